@@ -1,0 +1,244 @@
+//! Layered settings: built-in defaults < config file < environment < command-line flags.
+//! This is the only module that reads settings; everything else receives a [`Settings`].
+//! Paths (config file, models, sessions) come from `directories` so they follow each
+//! platform's conventions. Other layers add their own sections here as they grow.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Errors while reading settings.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("config file {path} is not valid TOML: {source}")]
+    Parse {
+        path: PathBuf,
+        source: toml::de::Error,
+    },
+}
+
+/// Flags shared by every subcommand that touches the model. `None` means "not given": the
+/// lower layers decide.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct EngineFlags {
+    /// GGUF model file [env: LILYPAD_MODEL]
+    #[arg(long, global = true, env = "LILYPAD_MODEL", hide_env = true)]
+    pub model: Option<PathBuf>,
+    /// Layers to offload to the GPU (needs a build with `cuda`, `vulkan` or `metal`)
+    #[arg(long, global = true)]
+    pub gpu_layers: Option<u32>,
+    /// Context size in tokens
+    #[arg(long, global = true)]
+    pub ctx: Option<u32>,
+    /// CPU threads for generation
+    #[arg(long, global = true)]
+    pub threads: Option<u32>,
+    /// Cap on generated tokens per model turn
+    #[arg(long, global = true)]
+    pub max_turn_tokens: Option<u32>,
+    /// Sampling seed (runs with the same seed and prompt give the same text)
+    #[arg(long, global = true)]
+    pub seed: Option<u32>,
+    /// Greedy decoding instead of sampling
+    #[arg(long, global = true)]
+    pub greedy: bool,
+    /// Config file (default: the platform config dir's lilypad/config.toml) [env: LILYPAD_CONFIG]
+    #[arg(long, global = true, env = "LILYPAD_CONFIG", hide_env = true)]
+    pub config: Option<PathBuf>,
+}
+
+/// Sampling parameters. Defaults are the ones the model was trained and evaluated with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SamplingSettings {
+    pub temperature: f32,
+    pub top_p: f32,
+    pub top_k: i32,
+    pub min_p: f32,
+    /// `None`: a fresh seed per run.
+    pub seed: Option<u32>,
+    /// Always take the most likely token (ignores the other fields).
+    pub greedy: bool,
+}
+
+impl Default for SamplingSettings {
+    fn default() -> Self {
+        Self {
+            temperature: 0.6,
+            top_p: 0.95,
+            top_k: 20,
+            min_p: 0.0,
+            seed: None,
+            greedy: false,
+        }
+    }
+}
+
+/// Everything the in-process engine needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EngineSettings {
+    /// GGUF file; `None` means "look in the models directory".
+    pub model: Option<PathBuf>,
+    /// Layers offloaded to the GPU; `None` means all of them when offload is compiled in.
+    pub gpu_layers: Option<u32>,
+    pub ctx: u32,
+    /// `0` means "let the engine choose".
+    pub threads: u32,
+    /// Tokens per logical batch when reading a prompt.
+    pub batch: u32,
+    /// Tokens per physical batch; the logits buffer scales with it times the vocabulary.
+    pub ubatch: u32,
+    pub max_turn_tokens: u32,
+    /// State snapshots kept for rewinds (each costs about 50 MiB on the real model).
+    pub max_snapshots: usize,
+    pub sampling: SamplingSettings,
+}
+
+impl Default for EngineSettings {
+    fn default() -> Self {
+        Self {
+            model: None,
+            gpu_layers: None,
+            ctx: 131_072,
+            threads: 0,
+            batch: 512,
+            ubatch: 512,
+            max_turn_tokens: 8192,
+            max_snapshots: 4,
+            sampling: SamplingSettings::default(),
+        }
+    }
+}
+
+/// All settings, after layering.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    pub engine: EngineSettings,
+}
+
+impl Settings {
+    /// Defaults, then the config file (if any), then the environment, then `flags`.
+    pub fn load(flags: &EngineFlags) -> Result<Self, ConfigError> {
+        let path = flags.config.clone().or_else(default_config_path);
+        let mut settings = match path {
+            Some(p) if p.exists() => Self::from_file(&p)?,
+            _ => Self::default(),
+        };
+        settings.apply_env(|k| std::env::var(k).ok());
+        settings.apply_flags(flags);
+        Ok(settings)
+    }
+
+    /// Read one TOML config file (missing fields keep their defaults).
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|source| ConfigError::Parse {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
+    /// Environment layer. Only variables that are not also flags live here; flags read their
+    /// own variables through clap.
+    fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) {
+        if let Some(v) = get("LILYPAD_GPU_LAYERS").and_then(|v| v.parse().ok()) {
+            self.engine.gpu_layers = Some(v);
+        }
+        if let Some(v) = get("LILYPAD_CTX").and_then(|v| v.parse().ok()) {
+            self.engine.ctx = v;
+        }
+        if let Some(v) = get("LILYPAD_THREADS").and_then(|v| v.parse().ok()) {
+            self.engine.threads = v;
+        }
+    }
+
+    fn apply_flags(&mut self, f: &EngineFlags) {
+        let e = &mut self.engine;
+        if f.model.is_some() {
+            e.model.clone_from(&f.model);
+        }
+        if f.gpu_layers.is_some() {
+            e.gpu_layers = f.gpu_layers;
+        }
+        if let Some(v) = f.ctx {
+            e.ctx = v;
+        }
+        if let Some(v) = f.threads {
+            e.threads = v;
+        }
+        if let Some(v) = f.max_turn_tokens {
+            e.max_turn_tokens = v;
+        }
+        if f.seed.is_some() {
+            e.sampling.seed = f.seed;
+        }
+        if f.greedy {
+            e.sampling.greedy = true;
+        }
+    }
+}
+
+fn project_dirs() -> Option<directories::ProjectDirs> {
+    directories::ProjectDirs::from("", "", "lilypad")
+}
+
+/// `…/lilypad/config.toml` in the platform's config directory.
+pub fn default_config_path() -> Option<PathBuf> {
+    project_dirs().map(|d| d.config_dir().join("config.toml"))
+}
+
+/// Where downloaded or converted models are looked for when no `--model` is given.
+pub fn models_dir() -> Option<PathBuf> {
+    project_dirs().map(|d| d.data_dir().join("models"))
+}
+
+/// Where session logs live.
+pub fn sessions_dir() -> Option<PathBuf> {
+    project_dirs().map(|d| d.data_dir().join("sessions"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layers_apply_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "[engine]\nctx = 4096\nthreads = 3\n[engine.sampling]\ntop_k = 5\n")
+            .unwrap();
+        let mut s = Settings::from_file(&path).unwrap();
+        assert_eq!(s.engine.ctx, 4096);
+        assert_eq!(s.engine.sampling.top_k, 5);
+        assert_eq!(s.engine.sampling.top_p, 0.95, "unset fields keep defaults");
+        s.apply_env(|k| (k == "LILYPAD_CTX").then(|| "2048".to_string()));
+        assert_eq!(s.engine.ctx, 2048, "environment overrides the file");
+        s.apply_flags(&EngineFlags {
+            ctx: Some(1024),
+            greedy: true,
+            ..Default::default()
+        });
+        assert_eq!(s.engine.ctx, 1024, "flags override the environment");
+        assert_eq!(s.engine.threads, 3);
+        assert!(s.engine.sampling.greedy);
+    }
+
+    #[test]
+    fn bad_config_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "[engine]\nctxx = 1\n").unwrap();
+        let err = Settings::from_file(&path).unwrap_err().to_string();
+        assert!(err.contains("c.toml"), "{err}");
+    }
+}

@@ -1,0 +1,1 @@
+//! In-process model engine (llama.cpp). Work in progress.

@@ -1,0 +1,1 @@
+//! GGUF files: reading metadata and writing models. Work in progress.

@@ -1,0 +1,15 @@
+//! Lilypad: a terminal coding assistant that runs the FrogNano-4B agent model in-process
+//! (llama.cpp), executes its tool calls inside a sandbox, and puts every patch in front of a
+//! person before it touches the repository.
+//!
+//! The crate is a library plus a thin binary (`src/main.rs`). Dependency direction is the
+//! architecture: `protocol` at the bottom; `gguf`, `engine`, `prompt`, `tools`, `sandbox` in the
+//! middle; `agent` above them; the interface and the headless runner at the top. Nothing points
+//! upward. See `docs/architecture.md`.
+
+pub mod cli;
+pub mod config;
+pub mod engine;
+pub mod gguf;
+pub mod protocol;
+pub mod testmodel;

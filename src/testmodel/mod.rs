@@ -1,0 +1,1 @@
+//! Tiny random-weight models for tests. Work in progress.
