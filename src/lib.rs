@@ -9,6 +9,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod convert;
 pub mod engine;
 pub mod gguf;
 pub mod protocol;

@@ -2,6 +2,7 @@
 //! library. No logic lives here beyond turning arguments into settings and printing results.
 //! `anyhow` is allowed in this module (the binary's edge).
 
+mod convert;
 mod doctor;
 mod info;
 
@@ -25,6 +26,8 @@ pub struct Cli {
 pub enum Command {
     /// Print a GGUF model's metadata: architecture, size, context, vocabulary, template.
     Info(info::InfoArgs),
+    /// Convert a Hugging Face Qwen3.5 checkpoint (safetensors) to a GGUF file.
+    Convert(convert::ConvertArgs),
     /// Say what is available: model, GPU offload, layers that would be offloaded.
     Doctor(doctor::DoctorArgs),
 }
@@ -47,6 +50,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Info(args) => info::run(&args),
         Command::Doctor(args) => doctor::run(&args, &settings),
+        Command::Convert(args) => convert::run(&args),
     }
 }
 
