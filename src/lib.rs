@@ -13,4 +13,6 @@ pub mod convert;
 pub mod engine;
 pub mod gguf;
 pub mod protocol;
+pub mod sandbox;
 pub mod testmodel;
+pub mod tools;

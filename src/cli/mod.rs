@@ -5,6 +5,7 @@
 mod convert;
 mod doctor;
 mod info;
+mod tool;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -30,6 +31,8 @@ pub enum Command {
     Convert(convert::ConvertArgs),
     /// Say what is available: model, GPU offload, layers that would be offloaded.
     Doctor(doctor::DoctorArgs),
+    /// Run one tool call in a sandbox and print its result exactly as the model would see it.
+    Tool(tool::ToolArgs),
 }
 
 /// Parse the process arguments, run the subcommand, and turn its outcome into an exit code.
@@ -50,6 +53,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Info(args) => info::run(&args),
         Command::Doctor(args) => doctor::run(&args, &settings),
+        Command::Tool(args) => tool::run(&args),
         Command::Convert(args) => convert::run(&args),
     }
 }

@@ -1,0 +1,247 @@
+//! Where tool calls run: `host` (this machine, a copy of the repository), `docker` (one hardened
+//! container per session, bollard) and `kube` (one hardened pod per session, kube-rs).
+//!
+//! Owns: the [`Sandbox`] trait the tools are written against, the isolated workspace copy of the
+//! user's repository and the session patch ([`workspace`]), command execution with timeouts
+//! that kill inside the sandbox, and engine start-up and clean-up.
+//!
+//! Does not own: path policy (staying inside the workspace, `~`, display paths) or result
+//! formats; those live in `crate::tools`. A sandbox resolves and reads paths it is given; the
+//! tools decide whether a path may be touched at all.
+//!
+//! Invariant: every sandbox path is an absolute, `/`-separated string as seen *inside* the
+//! sandbox ([`Sandbox::root`] is `/workspace` in containers, the workspace copy on the host).
+
+pub mod docker;
+pub mod host;
+pub mod kube;
+pub mod output;
+mod remote;
+mod scripts;
+pub mod tarball;
+pub mod workspace;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use thiserror::Error;
+
+pub use output::{Captured, OutputChunk, StreamKind};
+
+/// Largest file the file primitives read or write (a Read of a larger file is refused).
+pub const MAX_FILE_BYTES: usize = 32 * 1024 * 1024;
+
+/// Which kind of sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxKind {
+    /// Commands run on this machine, with your permissions, in a copy of the repository.
+    Host,
+    /// One hardened container per session on a Docker engine.
+    Docker,
+    /// One hardened pod per session on a Kubernetes cluster.
+    Kube,
+}
+
+impl std::fmt::Display for SandboxKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SandboxKind::Host => "host",
+            SandboxKind::Docker => "docker",
+            SandboxKind::Kube => "kube",
+        })
+    }
+}
+
+/// Errors of the sandbox layer. File errors carry the sandbox path; the tools turn them into
+/// the `{ErrorKind}: {message}` results the model sees.
+#[derive(Debug, Error)]
+pub enum SandboxError {
+    #[error("no such file or directory: {path}")]
+    NotFound { path: String },
+    #[error("is a directory: {path}")]
+    IsADirectory { path: String },
+    #[error("not a directory: {path}")]
+    NotADirectory { path: String },
+    #[error("permission denied: {path}")]
+    PermissionDenied { path: String },
+    #[error("no space left on device while writing {path}")]
+    NoSpace { path: String },
+    #[error("file too large ({size} bytes, limit {limit}): {path}")]
+    TooLarge {
+        path: String,
+        size: usize,
+        limit: usize,
+    },
+    #[error("{op} {path}: {source}")]
+    Io {
+        op: &'static str,
+        path: String,
+        source: std::io::Error,
+    },
+    /// The engine (Docker, Kubernetes) answered with an error.
+    #[error("{engine}: {context}: {message}")]
+    Engine {
+        engine: &'static str,
+        context: String,
+        message: String,
+    },
+    /// The sandbox cannot start; `hint` says what the user can do about it.
+    #[error("{what}\n  hint: {hint}")]
+    Unavailable { what: String, hint: String },
+    /// A helper inside the sandbox answered something unexpected.
+    #[error("sandbox helper {helper} failed (exit {code}): {stderr}")]
+    Helper {
+        helper: &'static str,
+        code: i64,
+        stderr: String,
+    },
+    /// Computing the session patch failed.
+    #[error("exporting the patch: {0}")]
+    Patch(String),
+}
+
+impl SandboxError {
+    pub(crate) fn io(op: &'static str, path: impl Into<String>, source: std::io::Error) -> Self {
+        let path = path.into();
+        match source.kind() {
+            std::io::ErrorKind::NotFound => SandboxError::NotFound { path },
+            std::io::ErrorKind::PermissionDenied => SandboxError::PermissionDenied { path },
+            std::io::ErrorKind::IsADirectory => SandboxError::IsADirectory { path },
+            std::io::ErrorKind::NotADirectory => SandboxError::NotADirectory { path },
+            std::io::ErrorKind::StorageFull => SandboxError::NoSpace { path },
+            _ => SandboxError::Io { op, path, source },
+        }
+    }
+}
+
+/// What a path names after resolution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    File,
+    Dir,
+    /// Nothing there yet (some trailing components do not exist).
+    Missing,
+    /// A device, socket, fifo...
+    Other,
+}
+
+/// A path with every existing component's symlinks resolved (`realpath -m` semantics, except
+/// that a dangling final symlink counts as missing and is not followed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub path: String,
+    pub kind: EntryKind,
+}
+
+/// One command to run through the sandbox's shell.
+#[derive(Debug, Clone)]
+pub struct ExecRequest {
+    /// Shell command text (run as `/bin/bash -lc COMMAND`, or `sh -c` where bash is absent).
+    pub command: String,
+    /// Absolute sandbox directory to start in.
+    pub cwd: String,
+    pub timeout: Duration,
+    /// Bytes of each stream kept in memory (the rest is counted, not kept).
+    pub keep_bytes: usize,
+    /// Receives output as it arrives, for a live view.
+    pub stream: Option<tokio::sync::mpsc::UnboundedSender<OutputChunk>>,
+}
+
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecExit {
+    Exited(i64),
+    /// Killed at the timeout (with its whole process group, and any escapees).
+    TimedOut,
+}
+
+/// The outcome of [`Sandbox::exec`].
+#[derive(Debug, Clone)]
+pub struct ExecOutput {
+    pub exit: ExecExit,
+    pub stdout: Captured,
+    pub stderr: Captured,
+    pub elapsed: Duration,
+}
+
+/// The surface the tools are written against. Implementations: [`host::HostSandbox`],
+/// [`docker::DockerSandbox`], [`kube::KubeSandbox`].
+#[async_trait]
+pub trait Sandbox: Send + Sync {
+    fn kind(&self) -> SandboxKind;
+    /// The workspace root inside the sandbox (canonical: no symlinks in it).
+    fn root(&self) -> &str;
+    /// Where commands start and relative paths resolve (the root or a directory below it).
+    fn workdir(&self) -> &str;
+    /// A human-readable note on what the model's commands can reach (shown at start).
+    fn describe(&self) -> String;
+    /// Run a shell command; output is streamed and capped; the timeout kills inside.
+    async fn exec(&self, req: ExecRequest) -> Result<ExecOutput, SandboxError>;
+    /// Resolve an absolute, lexically normalised path (see [`Resolved`]).
+    async fn resolve(&self, path: &str) -> Result<Resolved, SandboxError>;
+    /// Read a whole file (at most [`MAX_FILE_BYTES`]).
+    async fn read(&self, path: &str) -> Result<Vec<u8>, SandboxError>;
+    /// Write a whole file atomically (temporary file then rename), creating parent
+    /// directories, keeping an existing file's mode.
+    async fn write(&self, path: &str, data: &[u8]) -> Result<(), SandboxError>;
+    /// Regular files below `dir` (relative to it, sorted), skipping `.git` and ignored files.
+    async fn list_files(&self, dir: &str) -> Result<Vec<String>, SandboxError>;
+    /// The session patch against the original repository (`git apply` accepts it there);
+    /// empty when nothing changed.
+    async fn export_patch(&self) -> Result<Vec<u8>, SandboxError>;
+    /// Remove everything the session created (container, pod, copies). Idempotent.
+    async fn close(&self) -> Result<(), SandboxError>;
+}
+
+/// Settings shared by every sandbox kind, plus each kind's own. The config layer will fill
+/// these from the config file, environment and flags.
+#[derive(Debug, Clone)]
+pub struct SandboxSpec {
+    pub kind: SandboxKind,
+    /// The user's repository (copied; never written).
+    pub repo: PathBuf,
+    pub docker: docker::DockerSettings,
+    pub kube: kube::KubeSettings,
+}
+
+/// Start a sandbox of the requested kind on a fresh copy of `spec.repo`.
+pub async fn open(spec: &SandboxSpec) -> Result<Arc<dyn Sandbox>, SandboxError> {
+    let ws = workspace::Workspace::create(&spec.repo)?;
+    Ok(match spec.kind {
+        SandboxKind::Host => Arc::new(host::HostSandbox::new(ws)?),
+        SandboxKind::Docker => Arc::new(docker::DockerSandbox::start(ws, &spec.docker).await?),
+        SandboxKind::Kube => kube::KubeSandbox::start(ws, &spec.kube).await?,
+    })
+}
+
+/// The warning shown whenever the host sandbox is chosen.
+pub const HOST_WARNING: &str = "warning: the host sandbox runs the model's commands directly on \
+this machine with your permissions (network included); only the files are a copy. Use \
+--sandbox docker or --sandbox kube to contain them.";
+
+/// A session-unique id for labels and names: `{unix seconds hex}-{pid hex}-{counter}`.
+pub(crate) fn session_id() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{secs:x}-{:x}-{n}", std::process::id())
+}
+
+/// Host name of this machine (for leftover sweeping: only our own dead sessions are swept).
+pub(crate) fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// True when a process with this pid is alive on this machine.
+pub(crate) fn pid_alive(pid: u32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}

@@ -1,0 +1,94 @@
+//! The small POSIX `sh` helpers that container sandboxes run through exec (`sh -c SCRIPT sh
+//! ARGS...`). They use only what busybox and coreutils both have, and report failures by exit
+//! code so the caller can name them: 2 not found, 13 permission, 20 not a directory, 21 is a
+//! directory, 27 too large, 28 no space.
+//!
+//! Data never travels in arguments: file contents go through stdin, sized by an argument
+//! (`head -c N`), because a Kubernetes exec stream cannot signal the end of stdin.
+
+/// `RESOLVE PATH`: prints `KIND\nREALPATH` (kind: file, dir, missing, other). The deepest
+/// existing ancestor is resolved with `readlink -f`; missing components are appended.
+pub const RESOLVE: &str = r#"p=$1; rest=
+while [ ! -e "$p" ]; do
+  case $p in /|'') break ;; esac
+  rest=/${p##*/}$rest; p=${p%/*}; [ -n "$p" ] || p=/
+done
+r=$(readlink -f "$p") || exit 13
+[ -n "$r" ] || exit 13
+if [ -n "$rest" ]; then k=missing; elif [ -d "$r" ]; then k=dir; elif [ -f "$r" ]; then k=file; else k=other; fi
+printf '%s\n%s' "$k" "$r$rest""#;
+
+/// `READ PATH MAXBYTES`: the file's bytes on stdout.
+pub const READ: &str = r#"[ -e "$1" ] || exit 2
+[ -d "$1" ] && exit 21
+[ -r "$1" ] || exit 13
+s=$(wc -c < "$1") || exit 13
+[ "$s" -le "$2" ] || exit 27
+exec cat "$1""#;
+
+/// `WRITE PATH SIZE`: SIZE bytes from stdin into PATH, atomically (temporary file in the same
+/// directory, then `mv`), keeping an existing file's mode.
+pub const WRITE: &str = r#"f=$1; d=${f%/*}; [ -n "$d" ] || d=/
+[ -d "$f" ] && exit 21
+if [ ! -d "$d" ]; then
+  mkdir -p "$d" 2>/dev/null || { head -c "$2" >/dev/null; exit 20; }
+fi
+t=$(mktemp "$d/.lilypad-write.XXXXXX" 2>/dev/null) || { head -c "$2" >/dev/null; exit 13; }
+if ! head -c "$2" > "$t"; then rm -f "$t"; exit 28; fi
+[ "$(wc -c < "$t")" -eq "$2" ] || { rm -f "$t"; exit 28; }
+if [ -f "$f" ]; then chmod "$(stat -c %a "$f")" "$t"; else chmod 644 "$t"; fi
+mv -f "$t" "$f" || { rm -f "$t"; exit 13; }"#;
+
+/// `LIST DIR`: NUL-separated `./`-relative paths of regular files below DIR, `.git` pruned.
+pub const LIST: &str = r#"cd "$1" || exit 2
+find . -name .git -prune -o -type f -print0"#;
+
+/// `CATS FILE...`: each readable file's content followed by a NUL (missing files: just NUL).
+pub const CATS: &str = r#"for f in "$@"; do cat "$f" 2>/dev/null; printf '\0'; done"#;
+
+/// `RUN ID CWD COMMAND SHELL...`: runs `SHELL... COMMAND` in CWD as the leader of a new
+/// session (so its process group id is its pid, recorded in /tmp/.lilypad/ID.pgid), after
+/// recording the pids that existed before it (ID.before), so that a timeout can find what it
+/// started even after a `setsid`.
+pub const RUN: &str = r#"id=$1; cwd=$2; cmd=$3; shift 3
+d=/tmp/.lilypad; mkdir -p "$d" 2>/dev/null
+for p in /proc/[0-9]*; do echo "${p#/proc/}"; done > "$d/$id.before" 2>/dev/null
+cd "$cwd" || exit 1
+if command -v setsid >/dev/null 2>&1; then
+  exec setsid sh -c 'echo $$ > "$1"; shift; exec "$@"' sh "$d/$id.pgid" "$@" "$cmd"
+fi
+echo $$ > "$d/$id.pgid"
+exec "$@" "$cmd""#;
+
+/// `KILL ID`: SIGKILL the process group of exec ID, then (up to three rounds) every process
+/// that did not exist before it; prints the pids still alive after that (escapees that need
+/// the heavier remedy).
+pub const KILL: &str = r#"d=/tmp/.lilypad; id=$1
+pg=$(cat "$d/$id.pgid" 2>/dev/null)
+[ -n "$pg" ] && kill -9 -"$pg" 2>/dev/null
+before=" $(tr '\n' ' ' < "$d/$id.before" 2>/dev/null) "
+fresh() {
+  for p in /proc/[0-9]*; do
+    p=${p#/proc/}
+    [ "$p" = "$$" ] && continue
+    case $before in *" $p "*) continue ;; esac
+    read -r line < "/proc/$p/stat" 2>/dev/null || continue
+    rest=${line##*) }
+    set -- $rest
+    [ "$2" = "$$" ] && continue
+    [ "$1" = Z ] && continue
+    echo "$p"
+  done
+}
+for i in 1 2 3; do
+  l=$(fresh)
+  [ -z "$l" ] && break
+  kill -9 $l 2>/dev/null
+  sleep 0.2
+done
+rm -f "$d/$id.pgid" "$d/$id.before"
+fresh"#;
+
+/// Picks the shell for commands: bash when the image has it (the model was trained on
+/// `bash -lc`), else plain `sh -c`. Prints `bash` or `sh`.
+pub const DETECT_SHELL: &str = r#"if [ -x /bin/bash ]; then echo bash; else echo sh; fi"#;

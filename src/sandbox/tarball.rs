@@ -1,0 +1,1 @@
+//! Tar archives of a workspace (placeholder).

@@ -1,0 +1,158 @@
+//! Read (numbered lines, capped) and Glob (sorted workdir-relative paths, capped).
+
+use super::args::Args;
+use super::format::{cap_chars, Failure};
+use super::paths::{self, Target};
+use super::ToolLimits;
+use crate::sandbox::{EntryKind, Sandbox};
+
+/// Bytes examined to decide that a file is binary (as git does: a NUL byte).
+const SNIFF_BYTES: usize = 8000;
+
+/// True for content that should not be shown or edited as text.
+pub(crate) fn is_binary(bytes: &[u8]) -> bool {
+    bytes[..bytes.len().min(SNIFF_BYTES)].contains(&0)
+}
+
+/// A target that must be an existing file.
+pub(crate) fn expect_file(t: &Target) -> Result<(), Failure> {
+    match t.kind {
+        EntryKind::File | EntryKind::Other => Ok(()),
+        EntryKind::Dir => Err(Failure::new(
+            "IsADirectoryError",
+            format!("[Errno 21] Is a directory: '{}'", t.shown),
+        )),
+        EntryKind::Missing => Err(Failure::new(
+            "FileNotFoundError",
+            format!("[Errno 2] No such file or directory: '{}'", t.shown),
+        )),
+    }
+}
+
+pub(crate) async fn read(
+    sb: &dyn Sandbox,
+    a: &Args<'_>,
+    lim: &ToolLimits,
+) -> Result<String, Failure> {
+    let raw = a.file_path()?;
+    let offset = a.int("offset")?.unwrap_or(1).max(1) as usize;
+    let limit = a.int("limit")?.filter(|l| *l > 0).map(|l| l as usize);
+    let t = paths::resolve(sb, &raw).await?;
+    expect_file(&t)?;
+    let bytes = sb
+        .read(&t.path)
+        .await
+        .map_err(|e| Failure::from_sandbox(&e, &t.shown))?;
+    if is_binary(&bytes) {
+        return Ok(format!(
+            "{}\n[binary file, {} bytes: not shown as text]",
+            t.shown,
+            bytes.len()
+        ));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let mut out = t.shown.clone();
+    let body = text.strip_suffix('\n').unwrap_or(&text);
+    if !text.is_empty() {
+        let lines = body.split('\n').enumerate().skip(offset - 1);
+        let lines: Box<dyn Iterator<Item = (usize, &str)>> = match limit {
+            Some(l) => Box::new(lines.take(l)),
+            None => Box::new(lines),
+        };
+        for (i, line) in lines {
+            out.push('\n');
+            out.push_str(&(i + 1).to_string());
+            out.push_str(". ");
+            out.push_str(line.strip_suffix('\r').unwrap_or(line));
+            if out.len() > lim.read_chars * 4 + 64 {
+                // Far past the cap already: the rest would only be cut. Count it instead.
+                return Ok(cap_with_rest(out, &text, i, lim.read_chars));
+            }
+        }
+    }
+    Ok(cap_chars(out, lim.read_chars))
+}
+
+/// Cap a Read result built up to line index `last` of `text`, counting the characters the
+/// remaining lines would have added.
+fn cap_with_rest(out: String, text: &str, last: usize, cap: usize) -> String {
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    let rest: u64 = body
+        .split('\n')
+        .enumerate()
+        .skip(last + 1)
+        .map(|(i, l)| {
+            (1 + (i + 1).to_string().len() + 2 + l.strip_suffix('\r').unwrap_or(l).chars().count())
+                as u64
+        })
+        .sum();
+    let total = out.chars().count() as u64 + rest;
+    super::format::cut_with_total(&out, cap, total)
+}
+
+pub(crate) async fn glob(
+    sb: &dyn Sandbox,
+    a: &Args<'_>,
+    lim: &ToolLimits,
+) -> Result<String, Failure> {
+    let pattern = a.required("pattern")?;
+    let dir = match a.string("path")? {
+        Some(p) if !p.is_empty() => p,
+        _ => sb.workdir().to_string(),
+    };
+    let t = paths::resolve(sb, &dir).await?;
+    match t.kind {
+        EntryKind::Dir => {}
+        EntryKind::Missing => {
+            return Err(Failure::new(
+                "FileNotFoundError",
+                format!("[Errno 2] No such file or directory: '{}'", t.shown),
+            ))
+        }
+        _ => {
+            return Err(Failure::new(
+                "NotADirectoryError",
+                format!("[Errno 20] Not a directory: '{}'", t.shown),
+            ))
+        }
+    }
+    let absolute = pattern.starts_with('/');
+    let pat = if absolute {
+        paths::normalize(&pattern)
+    } else {
+        pattern.trim_start_matches("./").to_string()
+    };
+    let matcher = globset::GlobBuilder::new(&pat)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map_err(|e| Failure::value(format!("invalid glob pattern '{pattern}': {e}")))?
+        .compile_matcher();
+    let files = sb
+        .list_files(&t.path)
+        .await
+        .map_err(|e| Failure::from_sandbox(&e, &t.shown))?;
+    let mut hits: Vec<String> = files
+        .iter()
+        .filter_map(|rel| {
+            let full = format!("{}/{rel}", t.path.trim_end_matches('/'));
+            let candidate = if absolute {
+                full.as_str()
+            } else {
+                rel.as_str()
+            };
+            matcher.is_match(candidate).then(|| paths::shown(sb, &full))
+        })
+        .collect();
+    if hits.is_empty() {
+        return Ok("No files matched.".into());
+    }
+    hits.sort();
+    let more = hits.len().saturating_sub(lim.glob_files);
+    hits.truncate(lim.glob_files);
+    let mut out = hits.join("\n");
+    if more > 0 {
+        out.push_str(&format!("\n... {more} more files"));
+    }
+    Ok(out)
+}

@@ -1,0 +1,51 @@
+//! The tools and the attack cases on the host sandbox (no engine needed). The host sandbox
+//! contains only files, environment and time: network, privileges and resource limits are
+//! the container sandboxes' job and are tested there.
+
+mod sandbox_suite;
+
+use lilypad::sandbox::{self, SandboxKind, SandboxSpec};
+use sandbox_suite::{attacks, fixture, formats, Harness};
+
+fn spec(repo: &std::path::Path) -> SandboxSpec {
+    SandboxSpec {
+        kind: SandboxKind::Host,
+        repo: repo.to_path_buf(),
+        docker: Default::default(),
+        kube: Default::default(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_tool_formats_paths_and_patch() {
+    let repo = fixture();
+    let sb = sandbox::open(&spec(repo.path())).await.unwrap();
+    let ws = sb.root().to_string();
+    let h = Harness::new(sb);
+    formats::reads_and_paths(&h).await;
+    formats::writes_and_edits(&h, repo.path()).await;
+    formats::commands(&h).await;
+    // The user's repository is untouched until the patch is applied.
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("src/app.py")).unwrap(),
+        "def f():\n    return 1\n"
+    );
+    assert!(!repo.path().join("new").exists());
+    h.sb().close().await.unwrap();
+    drop(h);
+    assert!(
+        !std::path::Path::new(&ws).exists(),
+        "workspace copy left behind"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_attacks() {
+    attacks::plant_secret();
+    let repo = fixture();
+    let h = Harness::new(sandbox::open(&spec(repo.path())).await.unwrap());
+    attacks::secrets_and_privileges(&h, false).await;
+    attacks::big_output(&h).await;
+    attacks::hung_and_escapee(&h, false).await;
+    h.sb().close().await.unwrap();
+}

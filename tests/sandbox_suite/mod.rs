@@ -1,0 +1,124 @@
+//! Checks shared by the sandbox test binaries (`tests/tools_host.rs`, `tests/sandbox_*.rs`):
+//! the tool formats and path rules, and the attack cases of TESTING.md, each asserted. Every
+//! sandbox kind runs the same checks; [`Containment`] says which guarantees a kind makes.
+#![allow(dead_code)]
+
+pub mod attacks;
+pub mod formats;
+
+use lilypad::protocol::ToolCall;
+use lilypad::sandbox::Sandbox;
+use lilypad::tools::{ToolLimits, ToolResult, Tools};
+use serde_json::{json, Value};
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::sync::Arc;
+
+/// An engine the tests need: present, or absent (skip locally, fail where required).
+pub fn engine_missing(name: &str, require_var: &str, why: &str) {
+    let required = std::env::var(require_var).is_ok_and(|v| v == "1");
+    if required {
+        panic!("{name} is required ({require_var}=1) but not available: {why}");
+    }
+    eprintln!(
+        "\n!!!!! SKIPPED: {name} is not available ({why}).\n!!!!! These tests did NOT run. \
+         Bring it up with scripts/{}-up.sh, or set {require_var}=1 to make this a failure.\n",
+        if name.contains("Kube") {
+            "k8s"
+        } else {
+            "docker"
+        }
+    );
+}
+
+/// The repository every check starts from.
+pub fn fixture() -> tempfile::TempDir {
+    let d = tempfile::Builder::new()
+        .prefix("lilypad-fixture-")
+        .tempdir()
+        .unwrap();
+    let r = d.path();
+    let w = |p: &str, s: &[u8]| {
+        let f = r.join(p);
+        fs::create_dir_all(f.parent().unwrap()).unwrap();
+        fs::write(f, s).unwrap();
+    };
+    w("src/app.py", b"def f():\n    return 1\n");
+    w("README.md", b"# demo\n");
+    w(".gitignore", b"build/\n*.log\n");
+    w("build/out.o", b"obj");
+    w("debug.log", b"log");
+    w("crlf.txt", b"a\r\nb\r\n");
+    w("bin.dat", &[0x89, b'P', 0, 1, 0xff]);
+    w("run.sh", b"#!/bin/sh\necho run\n");
+    fs::set_permissions(r.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    w("dup.txt", b"x x x\n");
+    w(".github/ci.yml", b"on: push\n");
+    std::os::unix::fs::symlink("/etc", r.join("link_out")).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", r.join("link_passwd")).unwrap();
+    std::os::unix::fs::symlink("src", r.join("link_in")).unwrap();
+    d
+}
+
+/// Tools over a sandbox, with a call helper.
+pub struct Harness {
+    pub tools: Tools,
+    n: std::sync::atomic::AtomicU32,
+}
+
+impl Harness {
+    pub fn new(sb: Arc<dyn Sandbox>) -> Self {
+        Self {
+            tools: Tools::new(sb, ToolLimits::default()),
+            n: Default::default(),
+        }
+    }
+
+    pub fn sb(&self) -> &Arc<dyn Sandbox> {
+        self.tools.sandbox()
+    }
+
+    pub fn call(&self, name: &str, args: Value) -> ToolCall {
+        let n = self.n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        ToolCall {
+            id: format!("call_{n}"),
+            name: name.into(),
+            arguments: args.as_object().cloned().unwrap_or_default(),
+        }
+    }
+
+    pub async fn run(&self, name: &str, args: Value) -> ToolResult {
+        self.tools.run(&self.call(name, args)).await
+    }
+
+    /// The result text of a call.
+    pub async fn text(&self, name: &str, args: Value) -> String {
+        self.run(name, args).await.content
+    }
+
+    /// Run a shell command (long default timeout), returning the Bash result text.
+    pub async fn sh(&self, command: &str) -> String {
+        self.text("Bash", json!({"command": command, "timeout": 60}))
+            .await
+    }
+
+    /// Run a shell command, returning its stdout (asserting exit 0).
+    pub async fn out(&self, command: &str) -> String {
+        let r = self.sh(command).await;
+        let rest = r
+            .strip_prefix("Exit code: 0\nSTDOUT:\n")
+            .unwrap_or_else(|| panic!("`{command}` failed: {r}"));
+        rest.split("\nSTDERR:\n").next().unwrap().to_string()
+    }
+}
+
+/// The expected Bash result for a finished command.
+pub fn bash_result(code: i64, out: &str, err: &str) -> String {
+    format!("Exit code: {code}\nSTDOUT:\n{out}\nSTDERR:\n{err}")
+}
+
+/// True when `path` exists on the host (for "nothing written outside" checks).
+pub fn host_exists(path: &str) -> bool {
+    Path::new(path).exists()
+}
