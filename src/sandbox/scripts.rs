@@ -49,13 +49,17 @@ pub const CATS: &str = r#"for f in "$@"; do cat "$f" 2>/dev/null; printf '\0'; d
 /// `RUN ID CWD COMMAND SHELL...`: runs `SHELL... COMMAND` in CWD as the leader of a new
 /// session (so its process group id is its pid, recorded in /tmp/.lilypad/ID.pgid), after
 /// recording the pids that existed before it (ID.before), so that a timeout can find what it
-/// started even after a `setsid`.
+/// started even after a `setsid`. `setsid` runs as a background job: not being a process
+/// group leader there, it does not fork, so `wait` gets the command's own exit status (an
+/// exec's first process often is a group leader, where `setsid` would fork and exit 0).
 pub const RUN: &str = r#"id=$1; cwd=$2; cmd=$3; shift 3
 d=/tmp/.lilypad; mkdir -p "$d" 2>/dev/null
 for p in /proc/[0-9]*; do echo "${p#/proc/}"; done > "$d/$id.before" 2>/dev/null
 cd "$cwd" || exit 1
 if command -v setsid >/dev/null 2>&1; then
-  exec setsid sh -c 'echo $$ > "$1"; shift; exec "$@"' sh "$d/$id.pgid" "$@" "$cmd"
+  setsid sh -c 'echo $$ > "$1"; shift; exec "$@"' sh "$d/$id.pgid" "$@" "$cmd" <&0 &
+  wait $!
+  exit $?
 fi
 echo $$ > "$d/$id.pgid"
 exec "$@" "$cmd""#;
