@@ -12,6 +12,7 @@ pub mod config;
 pub mod convert;
 pub mod engine;
 pub mod gguf;
+pub mod prompt;
 pub mod protocol;
 pub mod sandbox;
 pub mod testmodel;

@@ -5,6 +5,8 @@
 mod convert;
 mod doctor;
 mod info;
+mod parse;
+mod prompt;
 mod tool;
 
 use clap::{Parser, Subcommand};
@@ -33,6 +35,10 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     /// Run one tool call in a sandbox and print its result exactly as the model would see it.
     Tool(tool::ToolArgs),
+    /// Print the exact prompt text the model would see for a conversation file.
+    Prompt(prompt::PromptArgs),
+    /// Parse raw model output into reasoning, content and tool calls (JSON).
+    Parse(parse::ParseArgs),
 }
 
 /// Parse the process arguments, run the subcommand, and turn its outcome into an exit code.
@@ -53,6 +59,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Info(args) => info::run(&args),
         Command::Doctor(args) => doctor::run(&args, &settings),
+        Command::Prompt(args) => prompt::run(&args, &settings),
+        Command::Parse(args) => parse::run(&args),
         Command::Tool(args) => tool::run(&args),
         Command::Convert(args) => convert::run(&args),
     }
