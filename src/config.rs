@@ -97,6 +97,9 @@ pub struct EngineSettings {
     pub max_turn_tokens: u32,
     /// State snapshots kept for rewinds (each costs about 50 MiB on the real model).
     pub max_snapshots: usize,
+    /// A snapshot every this many generated tokens, so that a reply re-rendered differently
+    /// from how it was generated is not read again from its start. 0 turns them off.
+    pub snapshot_interval: u32,
     pub sampling: SamplingSettings,
 }
 
@@ -110,7 +113,8 @@ impl Default for EngineSettings {
             batch: 512,
             ubatch: 512,
             max_turn_tokens: 8192,
-            max_snapshots: 4,
+            max_snapshots: 8,
+            snapshot_interval: 512,
             sampling: SamplingSettings::default(),
         }
     }
@@ -202,6 +206,49 @@ pub fn models_dir() -> Option<PathBuf> {
     project_dirs().map(|d| d.data_dir().join("models"))
 }
 
+/// Where the model comes from, for messages.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelSource {
+    /// `--model`, `LILYPAD_MODEL` or the config file.
+    Configured(PathBuf),
+    /// Found in the models directory.
+    Discovered(PathBuf),
+    /// Nothing configured and nothing found in `searched`.
+    Missing { searched: Option<PathBuf> },
+}
+
+impl EngineSettings {
+    /// The model to use: the configured one, else the first `.gguf` in the models directory
+    /// (FrogNano files first, then by name).
+    pub fn model_source(&self) -> ModelSource {
+        if let Some(p) = &self.model {
+            return ModelSource::Configured(p.clone());
+        }
+        let dir = models_dir();
+        let found = dir.as_deref().and_then(find_gguf);
+        match found {
+            Some(p) => ModelSource::Discovered(p),
+            None => ModelSource::Missing { searched: dir },
+        }
+    }
+}
+
+fn find_gguf(dir: &Path) -> Option<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "gguf"))
+        .collect();
+    files.sort_by_key(|p| {
+        let name = p.file_name().map(|n| n.to_string_lossy().to_lowercase());
+        (
+            !name.as_deref().is_some_and(|n| n.contains("frognano")),
+            p.clone(),
+        )
+    });
+    files.into_iter().next()
+}
+
 /// Where session logs live.
 pub fn sessions_dir() -> Option<PathBuf> {
     project_dirs().map(|d| d.data_dir().join("sessions"))
@@ -215,8 +262,11 @@ mod tests {
     fn layers_apply_in_order() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.toml");
-        std::fs::write(&path, "[engine]\nctx = 4096\nthreads = 3\n[engine.sampling]\ntop_k = 5\n")
-            .unwrap();
+        std::fs::write(
+            &path,
+            "[engine]\nctx = 4096\nthreads = 3\n[engine.sampling]\ntop_k = 5\n",
+        )
+        .unwrap();
         let mut s = Settings::from_file(&path).unwrap();
         assert_eq!(s.engine.ctx, 4096);
         assert_eq!(s.engine.sampling.top_k, 5);

@@ -7,6 +7,7 @@ mod doctor;
 mod info;
 mod parse;
 mod prompt;
+mod tiny_model;
 mod tool;
 
 use clap::{Parser, Subcommand};
@@ -29,12 +30,14 @@ pub struct Cli {
 pub enum Command {
     /// Print a GGUF model's metadata: architecture, size, context, vocabulary, template.
     Info(info::InfoArgs),
-    /// Convert a Hugging Face Qwen3.5 checkpoint (safetensors) to a GGUF file.
-    Convert(convert::ConvertArgs),
     /// Say what is available: model, GPU offload, layers that would be offloaded.
     Doctor(doctor::DoctorArgs),
     /// Run one tool call in a sandbox and print its result exactly as the model would see it.
     Tool(tool::ToolArgs),
+    /// Convert a Hugging Face Qwen3.5 checkpoint (safetensors) to a GGUF file.
+    Convert(convert::ConvertArgs),
+    /// Write a tiny random-weight model (for tests and trying things out; its output is noise).
+    TinyModel(tiny_model::TinyModelArgs),
     /// Print the exact prompt text the model would see for a conversation file.
     Prompt(prompt::PromptArgs),
     /// Parse raw model output into reasoning, content and tool calls (JSON).
@@ -62,6 +65,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Prompt(args) => prompt::run(&args, &settings),
         Command::Parse(args) => parse::run(&args),
         Command::Tool(args) => tool::run(&args),
+        Command::TinyModel(args) => tiny_model::run(&args),
         Command::Convert(args) => convert::run(&args),
     }
 }

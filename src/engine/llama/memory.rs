@@ -1,0 +1,196 @@
+//! What the model has in memory and how a new prompt is matched against it. Invariant: the
+//! llama.cpp sequence 0 holds exactly the tokens in `cached`, and every snapshot's position is
+//! at most `cached.len()` and was taken when memory held `cached[..pos]`.
+//!
+//! The DeltaNet layers keep a recurrent state that cannot be cut back to an arbitrary token, so
+//! rewinds go through snapshots of the sequence state taken at turn boundaries (one token before
+//! the end of each prompt) and every `snapshot_interval` generated tokens: restore the newest
+//! snapshot at or before the common prefix, trim the attention cache past it, and read the
+//! rest. Only when no snapshot fits is the prompt read in full.
+
+use super::super::types::{EngineError, Reuse};
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::{LlamaStateSeqFlags, SeqState};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+const SEQ: i32 = 0;
+
+struct Snapshot {
+    pos: usize,
+    state: SeqState,
+}
+
+/// The outcome of reading a prompt. The last prompt token's logits are at batch index 0.
+pub struct Prefill {
+    pub reuse: Reuse,
+    pub reused: usize,
+    pub evaluated: usize,
+    pub cancelled: bool,
+}
+
+pub struct Memory {
+    cached: Vec<LlamaToken>,
+    snapshots: Vec<Snapshot>,
+    max_snapshots: usize,
+    n_batch: usize,
+    batch: LlamaBatch<'static>,
+}
+
+fn llama_err(doing: &'static str, e: impl std::fmt::Display) -> EngineError {
+    EngineError::Llama {
+        doing,
+        detail: e.to_string(),
+    }
+}
+
+impl Memory {
+    pub fn new(n_batch: usize, max_snapshots: usize) -> Self {
+        Self {
+            cached: Vec::new(),
+            snapshots: Vec::new(),
+            max_snapshots,
+            n_batch: n_batch.max(1),
+            batch: LlamaBatch::new(n_batch.max(1), 1),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.cached.len()
+    }
+
+    /// Bring memory to `prompt` and leave the last prompt token's logits ready.
+    pub fn prefill(
+        &mut self,
+        ctx: &mut LlamaContext<'_>,
+        prompt: &[LlamaToken],
+        cancel: &AtomicBool,
+    ) -> Result<Prefill, EngineError> {
+        let n = prompt.len();
+        if n == 0 {
+            return Err(EngineError::EmptyPrompt);
+        }
+        if n > ctx.n_ctx() as usize {
+            return Err(EngineError::PromptTooLong {
+                prompt: n,
+                ctx: ctx.n_ctx(),
+            });
+        }
+        let common = self
+            .cached
+            .iter()
+            .zip(prompt)
+            .take_while(|(a, b)| a == b)
+            .count();
+        // At least one token must be read to produce logits for the next one.
+        let keep = common.min(n - 1);
+        let (start, reuse) = if self.cached.is_empty() {
+            (0, Reuse::Fresh)
+        } else if keep == self.cached.len() {
+            (keep, Reuse::Extended)
+        } else {
+            self.rewind(ctx, keep)?
+        };
+        // Everything but the last token is read first and a snapshot taken there: a later
+        // prompt that shares at least those tokens (the next turn, or the same prompt again)
+        // can always come back to this point, since it must read at least one token anyway.
+        let last = n - 1;
+        let mut pos = start;
+        while pos < last {
+            if cancel.load(Ordering::Relaxed) {
+                return Ok(Prefill {
+                    reuse,
+                    reused: start,
+                    evaluated: pos - start,
+                    cancelled: true,
+                });
+            }
+            let end = (pos + self.n_batch).min(last);
+            self.decode(ctx, &prompt[pos..end], None)?;
+            pos = end;
+        }
+        self.snapshot(ctx)?;
+        self.decode(ctx, &prompt[last..], Some(0))?;
+        Ok(Prefill {
+            reuse,
+            reused: start,
+            evaluated: n - start,
+            cancelled: false,
+        })
+    }
+
+    /// Read `tokens` at the end of memory; `logits_at` asks for the logits of one of them.
+    fn decode(
+        &mut self,
+        ctx: &mut LlamaContext<'_>,
+        tokens: &[LlamaToken],
+        logits_at: Option<usize>,
+    ) -> Result<(), EngineError> {
+        self.batch.clear();
+        let base = self.cached.len();
+        for (i, &tok) in tokens.iter().enumerate() {
+            self.batch
+                .add(tok, (base + i) as i32, &[SEQ], logits_at == Some(i))
+                .map_err(|e| llama_err("filling a batch", e))?;
+        }
+        ctx.decode(&mut self.batch)
+            .map_err(|e| llama_err("reading tokens", e))?;
+        self.cached.extend_from_slice(tokens);
+        Ok(())
+    }
+
+    /// Read one generated token; its logits are then at batch index 0.
+    pub fn push(&mut self, ctx: &mut LlamaContext<'_>, tok: LlamaToken) -> Result<(), EngineError> {
+        self.decode(ctx, &[tok], Some(0))
+    }
+
+    /// Go back to at most `keep` tokens: the newest snapshot at or before it, or nothing.
+    fn rewind(
+        &mut self,
+        ctx: &mut LlamaContext<'_>,
+        keep: usize,
+    ) -> Result<(usize, Reuse), EngineError> {
+        self.snapshots.retain(|s| s.pos <= keep);
+        if let Some(snap) = self.snapshots.last() {
+            ctx.state_seq_set(&snap.state, SEQ)
+                .map_err(|e| llama_err("restoring a snapshot", e))?;
+            // With the recurrent part restored, trimming the attention cache past the snapshot
+            // succeeds; it would fail on the hybrid memory without the restore.
+            ctx.kv_cache_seq_rm(SEQ, Some(snap.pos as u32), None)
+                .map_err(|e| llama_err("trimming the attention cache", e))?;
+            self.cached.truncate(snap.pos);
+            return Ok((snap.pos, Reuse::Rewound { to: snap.pos }));
+        }
+        self.clear(ctx)?;
+        Ok((0, Reuse::Reprefilled))
+    }
+
+    /// Forget everything.
+    pub fn clear(&mut self, ctx: &mut LlamaContext<'_>) -> Result<(), EngineError> {
+        ctx.clear_kv_cache_seq(Some(SEQ as u32), None, None)
+            .map_err(|e| llama_err("clearing memory", e))?;
+        self.cached.clear();
+        self.snapshots.clear();
+        Ok(())
+    }
+
+    /// Keep the current state as a rewind point (the oldest is dropped past the limit).
+    pub fn snapshot(&mut self, ctx: &LlamaContext<'_>) -> Result<(), EngineError> {
+        if self.max_snapshots == 0 {
+            return Ok(());
+        }
+        let pos = self.cached.len();
+        if self.snapshots.last().is_some_and(|s| s.pos == pos) {
+            return Ok(());
+        }
+        let state = ctx
+            .state_seq_get(SEQ, LlamaStateSeqFlags::PARTIAL_ONLY)
+            .map_err(|e| llama_err("taking a snapshot", e))?;
+        self.snapshots.push(Snapshot { pos, state });
+        if self.snapshots.len() > self.max_snapshots {
+            self.snapshots.remove(0);
+        }
+        Ok(())
+    }
+}

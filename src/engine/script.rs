@@ -1,0 +1,255 @@
+//! The scripted engine: a mock of the model that replays raw model outputs from a file, one
+//! turn per request, streamed in small pieces like a real engine would. It exists so the demo,
+//! the interface tests and the agent tests get realistic model behaviour (reasoning, tool calls,
+//! malformed calls, truncated turns) without weights. It records every prompt it receives so
+//! tests can check what the model would have seen. It never looks at the prompt to decide what
+//! to answer: turn N of the script is the answer to request N.
+//!
+//! Script format: UTF-8 text; each turn starts with a line `=== turn ===` (or
+//! `=== turn: token_cap ===` for a turn cut by the token cap); everything up to the next such
+//! line, without its final newline, is the raw model output. Lines before the first marker are
+//! comments.
+
+use super::stream::GenerationStream;
+use super::types::{
+    EngineError, EngineEvent, Figures, GenerateRequest, Generation, Reuse, StopReason,
+};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc::unbounded_channel;
+
+/// One scripted model turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptTurn {
+    pub output: String,
+    pub stop: StopReason,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScriptError {
+    #[error("cannot read script {path}: {source}")]
+    Io {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("script {path} has no `=== turn ===` line")]
+    Empty { path: std::path::PathBuf },
+    #[error("script {path}, line {line}: unknown turn marker {marker:?} (use `=== turn ===` or `=== turn: token_cap ===`)")]
+    Marker {
+        path: std::path::PathBuf,
+        line: usize,
+        marker: String,
+    },
+}
+
+/// Parse a script's text.
+pub fn parse_script(text: &str, path: &Path) -> Result<Vec<ScriptTurn>, ScriptError> {
+    let mut turns: Vec<ScriptTurn> = Vec::new();
+    let mut current: Option<(StopReason, Vec<&str>)> = None;
+    for (i, line) in text.lines().enumerate() {
+        if let Some(marker) = line
+            .strip_prefix("=== turn")
+            .and_then(|r| r.strip_suffix("==="))
+        {
+            let stop = match marker.trim() {
+                "" => StopReason::EndOfGeneration,
+                ": token_cap" => StopReason::TokenCap,
+                other => {
+                    return Err(ScriptError::Marker {
+                        path: path.to_path_buf(),
+                        line: i + 1,
+                        marker: other.to_string(),
+                    })
+                }
+            };
+            if let Some((stop, lines)) = current.take() {
+                turns.push(ScriptTurn {
+                    output: lines.join("\n"),
+                    stop,
+                });
+            }
+            current = Some((stop, Vec::new()));
+        } else if let Some((_, lines)) = &mut current {
+            lines.push(line);
+        }
+    }
+    if let Some((stop, lines)) = current {
+        turns.push(ScriptTurn {
+            output: lines.join("\n"),
+            stop,
+        });
+    }
+    if turns.is_empty() {
+        return Err(ScriptError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(turns)
+}
+
+/// The scripted engine (a mock of the model; see the module docs).
+#[derive(Debug, Clone)]
+pub struct ScriptEngine {
+    turns: Arc<Vec<ScriptTurn>>,
+    next: Arc<Mutex<usize>>,
+    prompts: Arc<Mutex<Vec<String>>>,
+    /// Pause between pieces, so that streaming is visible in the interface.
+    pub piece_delay: Duration,
+    /// Characters per piece.
+    pub piece_chars: usize,
+}
+
+impl ScriptEngine {
+    pub fn from_file(path: &Path) -> Result<Self, ScriptError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ScriptError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(Self::new(parse_script(&text, path)?))
+    }
+
+    pub fn new(turns: Vec<ScriptTurn>) -> Self {
+        Self {
+            turns: Arc::new(turns),
+            next: Arc::new(Mutex::new(0)),
+            prompts: Arc::new(Mutex::new(Vec::new())),
+            piece_delay: Duration::ZERO,
+            piece_chars: 3,
+        }
+    }
+
+    /// Every prompt received so far, in order.
+    pub fn prompts(&self) -> Vec<String> {
+        self.prompts.lock().map(|p| p.clone()).unwrap_or_default()
+    }
+
+    /// Turns not yet played.
+    pub fn remaining(&self) -> usize {
+        let next = self.next.lock().map(|n| *n).unwrap_or(0);
+        self.turns.len().saturating_sub(next)
+    }
+
+    /// Play the next turn. Past the end of the script the engine answers with an empty final
+    /// reply, which ends any agent loop.
+    pub fn generate(&self, request: GenerateRequest) -> Result<GenerationStream, EngineError> {
+        let turn = {
+            let mut next = self.next.lock().map_err(|_| EngineError::Stopped)?;
+            let t = self.turns.get(*next).cloned().unwrap_or(ScriptTurn {
+                output: String::new(),
+                stop: StopReason::EndOfGeneration,
+            });
+            *next += 1;
+            t
+        };
+        let prompt_chars = request.prompt.chars().count();
+        if let Ok(mut p) = self.prompts.lock() {
+            p.push(request.prompt);
+        }
+        let (tx, rx) = unbounded_channel();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let flag = cancel.clone();
+        let (delay, chunk) = (self.piece_delay, self.piece_chars.max(1));
+        let max = request.max_tokens as usize;
+        std::thread::spawn(move || {
+            let chars: Vec<char> = turn.output.chars().collect();
+            let mut sent = 0;
+            let mut stop = turn.stop;
+            for piece in chars.chunks(chunk) {
+                if flag.load(Ordering::Relaxed) {
+                    stop = StopReason::Cancelled;
+                    break;
+                }
+                // One piece stands for one token: the cap applies to pieces.
+                if sent >= max {
+                    stop = StopReason::TokenCap;
+                    break;
+                }
+                if tx.send(EngineEvent::Piece(piece.iter().collect())).is_err() {
+                    return;
+                }
+                sent += 1;
+                if !delay.is_zero() {
+                    std::thread::sleep(delay);
+                }
+            }
+            let figures = Figures {
+                // A scripted engine has no tokenizer: a character stands for a token.
+                prompt_tokens: prompt_chars,
+                reused_tokens: 0,
+                evaluated_tokens: prompt_chars,
+                reuse: Reuse::Fresh,
+                generated_tokens: sent,
+                prefill_seconds: 0.0,
+                decode_seconds: 0.0,
+            };
+            let _ = tx.send(EngineEvent::Done(Generation {
+                stop,
+                figures,
+                tokens: Vec::new(),
+            }));
+        });
+        Ok(GenerationStream::new(rx, cancel))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::SamplingParams;
+
+    fn req() -> GenerateRequest {
+        GenerateRequest {
+            prompt: "p".into(),
+            max_tokens: 8192,
+            sampling: SamplingParams::greedy(),
+        }
+    }
+
+    #[test]
+    fn parses_turns_and_markers() {
+        let text = "comment\n=== turn ===\nthink\n</think>\n\nhi\n=== turn: token_cap ===\ncut off";
+        let turns = parse_script(text, Path::new("s")).unwrap();
+        assert_eq!(turns.len(), 2);
+        assert_eq!(turns[0].output, "think\n</think>\n\nhi");
+        assert_eq!(turns[1].stop, StopReason::TokenCap);
+        assert!(parse_script("no turns", Path::new("s")).is_err());
+        assert!(parse_script("=== turn: what ===\n", Path::new("s")).is_err());
+    }
+
+    #[test]
+    fn replays_turns_in_order_and_records_prompts() {
+        let e = ScriptEngine::new(vec![
+            ScriptTurn {
+                output: "héllo wörld".into(),
+                stop: StopReason::EndOfGeneration,
+            },
+            ScriptTurn {
+                output: "second".into(),
+                stop: StopReason::TokenCap,
+            },
+        ]);
+        let (t1, g1) = e.generate(req()).unwrap().wait().unwrap();
+        assert_eq!(t1, "héllo wörld");
+        assert_eq!(g1.stop, StopReason::EndOfGeneration);
+        let (t2, g2) = e.generate(req()).unwrap().wait().unwrap();
+        assert_eq!((t2.as_str(), g2.stop), ("second", StopReason::TokenCap));
+        let (t3, _) = e.generate(req()).unwrap().wait().unwrap();
+        assert_eq!(t3, "", "past the end: an empty final answer");
+        assert_eq!(e.prompts().len(), 3);
+    }
+
+    #[test]
+    fn token_cap_applies_to_pieces() {
+        let e = ScriptEngine::new(vec![ScriptTurn {
+            output: "x".repeat(300),
+            stop: StopReason::EndOfGeneration,
+        }]);
+        let mut r = req();
+        r.max_tokens = 4;
+        let (text, g) = e.generate(r).unwrap().wait().unwrap();
+        assert_eq!(g.stop, StopReason::TokenCap);
+        assert_eq!(text.len(), 12);
+    }
+}

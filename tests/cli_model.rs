@@ -1,0 +1,119 @@
+//! The model-facing subcommands through the real binary: `tiny-model`, `info`, `doctor`.
+
+use std::process::Command;
+
+fn lilypad() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lilypad"));
+    // Keep the user's own config and models out of the tests.
+    c.env("LILYPAD_CONFIG", "/nonexistent/lilypad-test-config.toml")
+        .env("XDG_DATA_HOME", "/nonexistent/lilypad-test-data")
+        .env_remove("LILYPAD_MODEL");
+    c
+}
+
+fn tiny(dir: &std::path::Path) -> std::path::PathBuf {
+    let path = dir.join("tiny.gguf");
+    let out = lilypad().arg("tiny-model").arg(&path).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    path
+}
+
+#[test]
+fn info_describes_the_tiny_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tiny(dir.path());
+    let out = lilypad().arg("info").arg(&path).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        "architecture    qwen35",
+        "layers          4",
+        "trained context 32768",
+        "vocabulary      287 tokens, gpt2 (pre-tokenizer qwen35)",
+        "chat template   absent",
+        "Q8_0 x32",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+    let out = lilypad()
+        .args(["info", "--json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["architecture"], "qwen35");
+    assert_eq!(v["vocabulary"], 287);
+    assert_eq!(v["chat_template"], false);
+    let file = lilypad::gguf::GgufFile::open(&path).unwrap();
+    assert_eq!(v["parameters"], file.parameter_count());
+    assert_eq!(v["file_bytes"], std::fs::metadata(&path).unwrap().len());
+}
+
+#[test]
+fn info_refuses_broken_files_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tiny(dir.path());
+    let bytes = std::fs::read(&path).unwrap();
+    let cut = dir.path().join("cut.gguf");
+    std::fs::write(&cut, &bytes[..bytes.len() / 3]).unwrap();
+    let out = lilypad().arg("info").arg(&cut).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("truncated") && err.contains("cut.gguf"),
+        "{err}"
+    );
+    let out = lilypad()
+        .arg("info")
+        .arg(dir.path().join("none.gguf"))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8(out.stderr)
+        .unwrap()
+        .contains("does not exist"));
+}
+
+#[test]
+fn doctor_reports_model_offload_and_layers() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tiny(dir.path());
+    let out = lilypad()
+        .arg("--model")
+        .arg(&path)
+        .args(["--ctx", "8192", "doctor"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains(&format!("model           {} (configured)", path.display())),
+        "{text}"
+    );
+    assert!(text.contains("context         8192 tokens"), "{text}");
+    if cfg!(any(feature = "cuda", feature = "vulkan", feature = "metal")) {
+        assert!(text.contains("gpu layers      all 4"), "{text}");
+    } else {
+        assert!(text.contains("gpu offload     not compiled in"), "{text}");
+        assert!(text.contains("gpu layers      0 (CPU build)"), "{text}");
+    }
+    // Without a model it says how to get one, and still succeeds.
+    let out = lilypad().arg("doctor").output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8(out.stdout)
+        .unwrap()
+        .contains("model           none"));
+    // A configured model that is broken is a failure.
+    let junk = dir.path().join("junk.gguf");
+    std::fs::write(&junk, b"nope").unwrap();
+    let out = lilypad()
+        .arg("--model")
+        .arg(&junk)
+        .arg("doctor")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
