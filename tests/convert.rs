@@ -32,7 +32,10 @@ struct Converted {
     tensors: BTreeMap<String, fx::Tensor>,
 }
 
-fn run(opts: &fx::Options, ty: OutType, mtp: Mtp) -> Result<Converted, (ConvertError, PathBuf)> {
+/// Convert a fresh fixture; a refusal comes back with the output path it must not have created.
+type Refusal = Box<(ConvertError, PathBuf)>;
+
+fn run(opts: &fx::Options, ty: OutType, mtp: Mtp) -> Result<Converted, Refusal> {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("FrogNano-tiny");
     std::fs::create_dir(&input).unwrap();
@@ -53,9 +56,11 @@ fn run(opts: &fx::Options, ty: OutType, mtp: Mtp) -> Result<Converted, (ConvertE
             tensors,
         }),
         Err(e) => {
-            let left: Vec<_> = std::fs::read_dir(output.parent().unwrap()).unwrap().collect();
+            let left: Vec<_> = std::fs::read_dir(output.parent().unwrap())
+                .unwrap()
+                .collect();
             assert!(left.is_empty(), "a failed conversion left {left:?}");
-            Err((e, output))
+            Err(Box::new((e, output)))
         }
     }
 }
@@ -83,7 +88,15 @@ fn tiled_index(out_head: usize) -> usize {
 
 #[test]
 fn transforms_are_exact_on_the_stored_values() {
-    let c = run(&fx::Options { mixed: true, ..Default::default() }, OutType::F32, Mtp::Keep).unwrap();
+    let c = run(
+        &fx::Options {
+            mixed: true,
+            ..Default::default()
+        },
+        OutType::F32,
+        Mtp::Keep,
+    )
+    .unwrap();
     let g = GgufFile::open(&c.output).unwrap();
     let p = "model.language_model.layers.0.linear_attn.";
     // A_log: head-reordered and stored as -exp.
@@ -101,7 +114,11 @@ fn transforms_are_exact_on_the_stored_values() {
     let (row, hd) = (fx::HIDDEN as usize, fx::LIN_DIM as usize);
     for r in 0..(fx::VALUE_DIM as usize) {
         let src = tiled_index(r / hd) * hd + r % hd;
-        assert_eq!(z[r * row..(r + 1) * row], z_hf[src * row..(src + 1) * row], "attn_gate row {r}");
+        assert_eq!(
+            z[r * row..(r + 1) * row],
+            z_hf[src * row..(src + 1) * row],
+            "attn_gate row {r}"
+        );
     }
     // in_proj_qkv: q and k rows stay, value rows move.
     let qkv = f32s(&g, "blk.0.attn_qkv.weight");
@@ -135,18 +152,36 @@ fn transforms_are_exact_on_the_stored_values() {
     let n = f32s(&g, "blk.3.attn_q_norm.weight");
     let n_hf = hf(&c, "model.language_model.layers.3.self_attn.q_norm.weight");
     assert!(n.iter().zip(n_hf).all(|(a, b)| *a == b + 1.0));
-    assert_eq!(f32s(&g, "blk.0.ssm_norm.weight"), hf(&c, &format!("{p}norm.weight")));
+    assert_eq!(
+        f32s(&g, "blk.0.ssm_norm.weight"),
+        hf(&c, &format!("{p}norm.weight"))
+    );
     let on = f32s(&g, "output_norm.weight");
-    assert!(on.iter().zip(hf(&c, "model.language_model.norm.weight")).all(|(a, b)| *a == b + 1.0));
+    assert!(on
+        .iter()
+        .zip(hf(&c, "model.language_model.norm.weight"))
+        .all(|(a, b)| *a == b + 1.0));
     // MTP block as block 4, its norms +1, its F16 projection read exactly.
     assert_eq!(g.arch_u64("block_count"), Some(5));
     assert_eq!(g.arch_u64("nextn_predict_layers"), Some(1));
     let en = f32s(&g, "blk.4.nextn.enorm.weight");
-    assert!(en.iter().zip(hf(&c, "mtp.pre_fc_norm_embedding.weight")).all(|(a, b)| *a == b + 1.0));
-    assert_eq!(f32s(&g, "blk.4.nextn.eh_proj.weight"), hf(&c, "mtp.fc.weight"));
-    assert_eq!(g.tensor("blk.4.nextn.eh_proj.weight").unwrap().dims, vec![2 * fx::HIDDEN, fx::HIDDEN]);
+    assert!(en
+        .iter()
+        .zip(hf(&c, "mtp.pre_fc_norm_embedding.weight"))
+        .all(|(a, b)| *a == b + 1.0));
+    assert_eq!(
+        f32s(&g, "blk.4.nextn.eh_proj.weight"),
+        hf(&c, "mtp.fc.weight")
+    );
+    assert_eq!(
+        g.tensor("blk.4.nextn.eh_proj.weight").unwrap().dims,
+        vec![2 * fx::HIDDEN, fx::HIDDEN]
+    );
     assert!(g.tensor("blk.4.attn_q.weight").is_some());
-    assert!(g.tensors.iter().all(|t| !t.name.contains("visual")), "vision tensors dropped");
+    assert!(
+        g.tensors.iter().all(|t| !t.name.contains("visual")),
+        "vision tensors dropped"
+    );
     assert!(g.tensor("output.weight").is_none(), "tied embeddings");
 }
 
@@ -156,8 +191,18 @@ fn types_q8_0_blocks_and_no_mtp() {
     let g = GgufFile::open(&c.output).unwrap();
     assert_eq!(g.arch_u64("block_count"), Some(4));
     assert_eq!(g.arch_u64("nextn_predict_layers"), None);
-    assert!(g.tensors.iter().all(|t| !t.name.starts_with("blk.4.")), "no MTP block");
-    for name in ["blk.0.attn_norm.weight", "blk.0.ssm_conv1d.weight", "blk.0.ssm_a", "blk.0.ssm_dt.bias", "blk.0.ssm_norm.weight", "blk.3.attn_k_norm.weight"] {
+    assert!(
+        g.tensors.iter().all(|t| !t.name.starts_with("blk.4.")),
+        "no MTP block"
+    );
+    for name in [
+        "blk.0.attn_norm.weight",
+        "blk.0.ssm_conv1d.weight",
+        "blk.0.ssm_a",
+        "blk.0.ssm_dt.bias",
+        "blk.0.ssm_norm.weight",
+        "blk.3.attn_k_norm.weight",
+    ] {
         assert_eq!(g.tensor(name).unwrap().ty, GgmlType::F32, "{name}");
     }
     // Q8_0 of an unmoved and of a moved matrix: bit-identical to quantising the same values.
@@ -166,7 +211,10 @@ fn types_q8_0_blocks_and_no_mtp() {
     let hf_down = hf(&c, "model.language_model.layers.1.mlp.down_proj.weight");
     assert_eq!(g.tensor_data(t).unwrap(), quantize_q8_0(hf_down).as_slice());
     let t = g.tensor("blk.1.ssm_beta.weight").unwrap();
-    let b = hf(&c, "model.language_model.layers.1.linear_attn.in_proj_b.weight");
+    let b = hf(
+        &c,
+        "model.language_model.layers.1.linear_attn.in_proj_b.weight",
+    );
     let row = fx::HIDDEN as usize;
     let moved: Vec<f32> = (0..fx::V_HEADS as usize)
         .flat_map(|h| b[tiled_index(h) * row..(tiled_index(h) + 1) * row].to_vec())
@@ -181,18 +229,43 @@ fn vocabulary_specials_and_template() {
     let g = GgufFile::open(&c.output).unwrap();
     let v = vocab::synthetic();
     let tokens = g.get("tokenizer.ggml.tokens").unwrap().as_array().unwrap();
-    assert_eq!(tokens.len(), fx::ROWS as usize, "padded to the embedding rows");
+    assert_eq!(
+        tokens.len(),
+        fx::ROWS as usize,
+        "padded to the embedding rows"
+    );
     assert_eq!(tokens[300].as_str(), Some("[PAD300]"));
-    let types = g.get("tokenizer.ggml.token_type").unwrap().as_array().unwrap();
+    let types = g
+        .get("tokenizer.ggml.token_type")
+        .unwrap()
+        .as_array()
+        .unwrap();
     let ty = |t: &str| types[v.id_of(t).unwrap() as usize].as_u64();
     assert_eq!(ty("<|im_end|>"), Some(vocab::TOKEN_CONTROL as u64));
     assert_eq!(ty("<think>"), Some(vocab::TOKEN_USER_DEFINED as u64));
     assert_eq!(ty("th"), Some(vocab::TOKEN_NORMAL as u64));
     assert_eq!(types[300].as_u64(), Some(vocab::TOKEN_UNUSED as u64));
-    assert_eq!(g.get("tokenizer.ggml.merges").unwrap().as_array().unwrap().len(), v.merges.len());
-    assert_eq!(g.get_u64("tokenizer.ggml.eos_token_id"), Some(v.id_of("<|im_end|>").unwrap() as u64));
-    assert_eq!(g.get_u64("tokenizer.ggml.padding_token_id"), Some(v.id_of("<|endoftext|>").unwrap() as u64));
-    assert_eq!(g.get_u64("tokenizer.ggml.bos_token_id"), None, "an out-of-range config id is ignored");
+    assert_eq!(
+        g.get("tokenizer.ggml.merges")
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        v.merges.len()
+    );
+    assert_eq!(
+        g.get_u64("tokenizer.ggml.eos_token_id"),
+        Some(v.id_of("<|im_end|>").unwrap() as u64)
+    );
+    assert_eq!(
+        g.get_u64("tokenizer.ggml.padding_token_id"),
+        Some(v.id_of("<|endoftext|>").unwrap() as u64)
+    );
+    assert_eq!(
+        g.get_u64("tokenizer.ggml.bos_token_id"),
+        None,
+        "an out-of-range config id is ignored"
+    );
     assert_eq!(g.get_str("tokenizer.ggml.pre"), Some("qwen35"));
     assert_eq!(g.chat_template(), Some(fx::TEMPLATE));
     assert_eq!(g.tensor("token_embd.weight").unwrap().ty, GgmlType::BF16);
@@ -204,7 +277,7 @@ fn refusals_name_the_problem_and_leave_no_file() {
         architecture: "LlamaForCausalLM".into(),
         ..Default::default()
     };
-    let (e, out) = run(&opts, OutType::Bf16, Mtp::Keep).err().expect("refused");
+    let (e, out) = *run(&opts, OutType::Bf16, Mtp::Keep).err().expect("refused");
     assert!(matches!(e, ConvertError::UnknownArchitecture { .. }), "{e}");
     assert!(e.to_string().contains("LlamaForCausalLM"), "{e}");
     assert!(!out.exists());
@@ -213,7 +286,7 @@ fn refusals_name_the_problem_and_leave_no_file() {
         bad_shape: Some((name.into(), vec![fx::VALUE_DIM + 1, fx::HIDDEN])),
         ..Default::default()
     };
-    let (e, out) = run(&opts, OutType::Q8_0, Mtp::Keep).err().expect("refused");
+    let (e, out) = *run(&opts, OutType::Q8_0, Mtp::Keep).err().expect("refused");
     assert!(matches!(e, ConvertError::Shape { .. }), "{e}");
     assert!(e.to_string().contains(name), "{e}");
     assert!(!out.exists());
@@ -230,13 +303,25 @@ fn loads_in_llama_cpp_and_matches_the_reference_forward_pass() {
     let prompt = "<|im_start|>user\nthe file<|im_end|>\n<|im_start|>assistant\n<think>\n";
     let mut all = BTreeMap::new();
     for ty in [OutType::F32, OutType::F16, OutType::Bf16, OutType::Q8_0] {
-        let c = run(&fx::Options { mixed: ty == OutType::F32, ..Default::default() }, ty, Mtp::Keep).unwrap();
+        let c = run(
+            &fx::Options {
+                mixed: ty == OutType::F32,
+                ..Default::default()
+            },
+            ty,
+            Mtp::Keep,
+        )
+        .unwrap();
         let e = load(&c.output);
         assert_eq!(e.model().architecture, "qwen35");
         let ids = e.tokenize(prompt).unwrap();
         assert_eq!(ids[0], v.id_of("<|im_start|>").unwrap());
         assert!(ids.contains(&v.id_of("<|im_end|>").unwrap()));
-        assert_eq!(*ids.last().unwrap(), v.id_of("\u{010a}").unwrap(), "newline byte token");
+        assert_eq!(
+            *ids.last().unwrap(),
+            v.id_of("\u{010a}").unwrap(),
+            "newline byte token"
+        );
         assert_eq!(ids[ids.len() - 2], v.id_of("<think>").unwrap());
         assert!(ids.contains(&v.id_of("the").unwrap()));
         let (logits, _) = e.logits(prompt).unwrap();
@@ -244,7 +329,10 @@ fn loads_in_llama_cpp_and_matches_the_reference_forward_pass() {
         assert!(logits.iter().all(|x| x.is_finite()));
         let reference = fx::reference::logits(&c.tensors, &ids);
         let scale = reference.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-        let diff = logits.iter().zip(&reference).fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
+        let diff = logits
+            .iter()
+            .zip(&reference)
+            .fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
         let tolerance = match ty {
             // Measured: about 4e-5, 2e-4, 4e-3 and 6e-3 of the largest logit.
             OutType::F32 => 1e-3,
@@ -252,8 +340,15 @@ fn loads_in_llama_cpp_and_matches_the_reference_forward_pass() {
             OutType::Bf16 => 1e-2,
             OutType::Q8_0 => 2e-2,
         };
-        eprintln!("{}: max |logit| {scale:.3}, max diff from the reference {diff:.5}", ty.name());
-        assert!(diff <= tolerance * scale, "{}: diff {diff} vs scale {scale}", ty.name());
+        eprintln!(
+            "{}: max |logit| {scale:.3}, max diff from the reference {diff:.5}",
+            ty.name()
+        );
+        assert!(
+            diff <= tolerance * scale,
+            "{}: diff {diff} vs scale {scale}",
+            ty.name()
+        );
         let req = GenerateRequest {
             prompt: prompt.to_string(),
             max_tokens: 4,
@@ -267,6 +362,12 @@ fn loads_in_llama_cpp_and_matches_the_reference_forward_pass() {
     // BF16 and F16 of the same BF16 checkpoint compute nearly the same thing.
     // (llama.cpp rounds activations to BF16 for BF16 weights, hence the looser bound.)
     let scale = all["f16"].iter().fold(0.0f32, |m, x| m.max(x.abs()));
-    let d = all["bf16"].iter().zip(&all["f16"]).fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
-    assert!(d < 1e-2 * scale, "bf16 vs f16 logits differ by {d} (largest {scale})");
+    let d = all["bf16"]
+        .iter()
+        .zip(&all["f16"])
+        .fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
+    assert!(
+        d < 1e-2 * scale,
+        "bf16 vs f16 logits differ by {d} (largest {scale})"
+    );
 }

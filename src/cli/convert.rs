@@ -77,7 +77,11 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
     tensor.finish_and_clear();
     overall.finish_and_clear();
     let report = report?;
-    let types: Vec<String> = report.types.iter().map(|(t, n)| format!("{n} {t}")).collect();
+    let types: Vec<String> = report
+        .types
+        .iter()
+        .map(|(t, n)| format!("{n} {t}"))
+        .collect();
     eprintln!(
         "wrote {} ({:.2} GB from {:.2} GB of checkpoint tensors) in {:.1} s",
         report.output.display(),
@@ -92,7 +96,11 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
         report.dropped.len(),
         report.vocabulary,
         report.defined_tokens,
-        if report.chat_template { "included" } else { "absent" }
+        if report.chat_template {
+            "included"
+        } else {
+            "absent"
+        }
     );
     Ok(ExitCode::SUCCESS)
 }

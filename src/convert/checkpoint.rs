@@ -182,14 +182,25 @@ impl Checkpoint {
 
     /// Bytes of the checkpoint's tensors.
     pub fn total_bytes(&self) -> u64 {
-        self.tensors.values().map(|t| (t.end - t.start) as u64).sum()
+        self.tensors
+            .values()
+            .map(|t| (t.end - t.start) as u64)
+            .sum()
     }
 
     /// Elements `[first, first + out.len())` of `t` (flat, row-major) as f32.
-    pub fn read(&self, t: &SourceTensor, first: usize, out: &mut [f32]) -> Result<(), ConvertError> {
+    pub fn read(
+        &self,
+        t: &SourceTensor,
+        first: usize,
+        out: &mut [f32],
+    ) -> Result<(), ConvertError> {
         let ty = t.ty.ok_or_else(|| ConvertError::Tensor {
             name: t.name.clone(),
-            what: format!("stored as {}, which the converter cannot read (only BF16, F16, F32)", t.type_name),
+            what: format!(
+                "stored as {}, which the converter cannot read (only BF16, F16, F32)",
+                t.type_name
+            ),
         })?;
         let size = ty.size();
         let lo = t.start + first * size;
@@ -216,9 +227,8 @@ impl Checkpoint {
         // SAFETY: DontNeed on a private read-only file mapping only discards pages that are
         // re-read from the file on the next access; no slice into this map is alive here
         // (every read copies into an f32 buffer).
-        let _ = unsafe {
-            map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, len)
-        };
+        let _ =
+            unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, len) };
     }
 }
 

@@ -106,11 +106,10 @@ impl ModelConfig {
                 merged.insert(k.clone(), v.clone());
             }
         }
-        let c = Fields {
-            map: &merged,
-            path,
-        };
-        let rope = c.object("rope_parameters").or_else(|| c.object("rope_scaling"));
+        let c = Fields { map: &merged, path };
+        let rope = c
+            .object("rope_parameters")
+            .or_else(|| c.object("rope_scaling"));
         let in_rope = |key: &str| rope.and_then(|r| r.get(key));
 
         let hidden = c.u64("hidden_size")?;
@@ -119,13 +118,14 @@ impl ModelConfig {
             Some(d) => d,
             None => hidden / n_head.max(1),
         };
-        let partial = match in_rope("partial_rotary_factor").or_else(|| c.get("partial_rotary_factor")) {
-            Some(v) => v
-                .as_f64()
-                .ok_or_else(|| bad("partial_rotary_factor is not a number".into()))?,
-            // The Python converter's default for this family.
-            None => 0.25,
-        };
+        let partial =
+            match in_rope("partial_rotary_factor").or_else(|| c.get("partial_rotary_factor")) {
+                Some(v) => v
+                    .as_f64()
+                    .ok_or_else(|| bad("partial_rotary_factor is not a number".into()))?,
+                // The Python converter's default for this family.
+                None => 0.25,
+            };
         let rope_theta = in_rope("rope_theta")
             .or_else(|| c.get("rope_theta"))
             .and_then(|v| v.as_f64())
@@ -158,14 +158,14 @@ impl ModelConfig {
                 linear.head_dim
             )));
         }
-        if linear.k_heads == 0 || linear.v_heads % linear.k_heads != 0 {
+        if linear.k_heads == 0 || !linear.v_heads.is_multiple_of(linear.k_heads) {
             return Err(bad(format!(
                 "linear_num_value_heads {} is not a multiple of linear_num_key_heads {}",
                 linear.v_heads, linear.k_heads
             )));
         }
         let n_head_kv = c.u64("num_key_value_heads")?;
-        if n_head_kv == 0 || n_head % n_head_kv != 0 {
+        if n_head_kv == 0 || !n_head.is_multiple_of(n_head_kv) {
             return Err(bad(format!(
                 "num_attention_heads {n_head} is not a multiple of num_key_value_heads {n_head_kv}"
             )));
@@ -201,7 +201,7 @@ impl ModelConfig {
 
     /// Whether layer `il` (of the main stack) is a full-attention layer.
     pub fn is_attention(&self, il: u64) -> bool {
-        (il + 1) % self.full_attention_interval == 0
+        (il + 1).is_multiple_of(self.full_attention_interval)
     }
 
     /// Blocks written: the main layers, plus the MTP block when kept.
@@ -226,16 +226,25 @@ impl ModelConfig {
             .set(k("attention.head_count_kv"), u(self.n_head_kv))
             .set(k("attention.key_length"), u(self.head_dim))
             .set(k("attention.value_length"), u(self.head_dim))
-            .set(k("attention.layer_norm_rms_epsilon"), Value::F32(self.rms_eps as f32))
+            .set(
+                k("attention.layer_norm_rms_epsilon"),
+                Value::F32(self.rms_eps as f32),
+            )
             .set(k("rope.freq_base"), Value::F32(self.rope_theta as f32))
             .set(k("rope.dimension_count"), u(self.rope_dims))
-            .set(k("rope.dimension_sections"), Value::i32s(self.mrope_sections))
+            .set(
+                k("rope.dimension_sections"),
+                Value::i32s(self.mrope_sections),
+            )
             .set(k("ssm.conv_kernel"), u(self.linear.conv_kernel))
             .set(k("ssm.state_size"), u(self.linear.head_dim))
             .set(k("ssm.group_count"), u(self.linear.k_heads))
             .set(k("ssm.time_step_rank"), u(self.linear.v_heads))
             .set(k("ssm.inner_size"), u(self.linear.value_dim()))
-            .set(k("full_attention_interval"), u(self.full_attention_interval));
+            .set(
+                k("full_attention_interval"),
+                u(self.full_attention_interval),
+            );
         if mtp == Mtp::Keep && self.mtp_layers > 0 {
             w.set(k("nextn_predict_layers"), u(self.mtp_layers));
         }
@@ -277,7 +286,7 @@ fn attention_interval(c: &Fields<'_>, n_layer: u64) -> Result<u64, ConvertError>
             )));
         }
         for (i, kind) in t.iter().enumerate() {
-            let want = if (i as u64 + 1) % interval == 0 {
+            let want = if (i as u64 + 1).is_multiple_of(interval) {
                 "full_attention"
             } else {
                 "linear_attention"

@@ -71,13 +71,43 @@ fn attention_block(c: &ModelConfig, p: &str, b: &str, out: &mut Vec<Expected>) {
     let q = c.n_head * hd;
     let kv = c.n_head_kv * hd;
     // q_proj yields, per head, the query then the output gate: llama.cpp views it the same way.
-    out.push(matrix(format!("{p}self_attn.q_proj.weight"), format!("{b}attn_q.weight"), 2 * q, h));
-    out.push(matrix(format!("{p}self_attn.k_proj.weight"), format!("{b}attn_k.weight"), kv, h));
-    out.push(matrix(format!("{p}self_attn.v_proj.weight"), format!("{b}attn_v.weight"), kv, h));
-    out.push(matrix(format!("{p}self_attn.o_proj.weight"), format!("{b}attn_output.weight"), h, q));
+    out.push(matrix(
+        format!("{p}self_attn.q_proj.weight"),
+        format!("{b}attn_q.weight"),
+        2 * q,
+        h,
+    ));
+    out.push(matrix(
+        format!("{p}self_attn.k_proj.weight"),
+        format!("{b}attn_k.weight"),
+        kv,
+        h,
+    ));
+    out.push(matrix(
+        format!("{p}self_attn.v_proj.weight"),
+        format!("{b}attn_v.weight"),
+        kv,
+        h,
+    ));
+    out.push(matrix(
+        format!("{p}self_attn.o_proj.weight"),
+        format!("{b}attn_output.weight"),
+        h,
+        q,
+    ));
     let plus = ElementOp::PlusOne;
-    out.push(vector(format!("{p}self_attn.q_norm.weight"), format!("{b}attn_q_norm.weight"), hd, plus));
-    out.push(vector(format!("{p}self_attn.k_norm.weight"), format!("{b}attn_k_norm.weight"), hd, plus));
+    out.push(vector(
+        format!("{p}self_attn.q_norm.weight"),
+        format!("{b}attn_q_norm.weight"),
+        hd,
+        plus,
+    ));
+    out.push(vector(
+        format!("{p}self_attn.k_norm.weight"),
+        format!("{b}attn_k_norm.weight"),
+        hd,
+        plus,
+    ));
 }
 
 /// The tensors of a Gated DeltaNet block.
@@ -139,7 +169,12 @@ fn deltanet_block(c: &ModelConfig, p: &str, b: &str, out: &mut Vec<Expected>) {
         },
     ));
     // The gated norm multiplies by w itself: no +1 here.
-    out.push(vector(la("norm.weight"), format!("{b}ssm_norm.weight"), hd, ElementOp::Identity));
+    out.push(vector(
+        la("norm.weight"),
+        format!("{b}ssm_norm.weight"),
+        hd,
+        ElementOp::Identity,
+    ));
     out.push(expect(
         la("out_proj.weight"),
         format!("{b}ssm_out.weight"),
@@ -155,21 +190,46 @@ fn deltanet_block(c: &ModelConfig, p: &str, b: &str, out: &mut Vec<Expected>) {
 fn common_block(c: &ModelConfig, p: &str, b: &str, out: &mut Vec<Expected>) {
     let (h, ff) = (c.hidden, c.n_ff);
     let plus = ElementOp::PlusOne;
-    out.push(vector(format!("{p}input_layernorm.weight"), format!("{b}attn_norm.weight"), h, plus));
+    out.push(vector(
+        format!("{p}input_layernorm.weight"),
+        format!("{b}attn_norm.weight"),
+        h,
+        plus,
+    ));
     out.push(vector(
         format!("{p}post_attention_layernorm.weight"),
         format!("{b}post_attention_norm.weight"),
         h,
         plus,
     ));
-    out.push(matrix(format!("{p}mlp.gate_proj.weight"), format!("{b}ffn_gate.weight"), ff, h));
-    out.push(matrix(format!("{p}mlp.up_proj.weight"), format!("{b}ffn_up.weight"), ff, h));
-    out.push(matrix(format!("{p}mlp.down_proj.weight"), format!("{b}ffn_down.weight"), h, ff));
+    out.push(matrix(
+        format!("{p}mlp.gate_proj.weight"),
+        format!("{b}ffn_gate.weight"),
+        ff,
+        h,
+    ));
+    out.push(matrix(
+        format!("{p}mlp.up_proj.weight"),
+        format!("{b}ffn_up.weight"),
+        ff,
+        h,
+    ));
+    out.push(matrix(
+        format!("{p}mlp.down_proj.weight"),
+        format!("{b}ffn_down.weight"),
+        h,
+        ff,
+    ));
 }
 
 fn expected(c: &ModelConfig, mtp: Mtp) -> Result<Vec<Expected>, ConvertError> {
     let (h, v) = (c.hidden, c.vocab_size);
-    let mut out = vec![matrix("model.embed_tokens.weight".into(), "token_embd.weight".into(), v, h)];
+    let mut out = vec![matrix(
+        "model.embed_tokens.weight".into(),
+        "token_embd.weight".into(),
+        v,
+        h,
+    )];
     for il in 0..c.n_layer {
         let (p, b) = (format!("model.layers.{il}."), format!("blk.{il}."));
         common_block(c, &p, &b, &mut out);
@@ -193,7 +253,12 @@ fn expected(c: &ModelConfig, mtp: Mtp) -> Result<Vec<Expected>, ConvertError> {
         let b = format!("blk.{bid}.");
         common_block(c, "mtp.layers.0.", &b, &mut out);
         attention_block(c, "mtp.layers.0.", &b, &mut out);
-        out.push(matrix("mtp.fc.weight".into(), format!("{b}nextn.eh_proj.weight"), h, 2 * h));
+        out.push(matrix(
+            "mtp.fc.weight".into(),
+            format!("{b}nextn.eh_proj.weight"),
+            h,
+            2 * h,
+        ));
         let plus = ElementOp::PlusOne;
         for (hf, gguf) in [
             ("mtp.pre_fc_norm_embedding.weight", "nextn.enorm.weight"),
@@ -203,9 +268,19 @@ fn expected(c: &ModelConfig, mtp: Mtp) -> Result<Vec<Expected>, ConvertError> {
             out.push(vector(hf.into(), format!("{b}{gguf}"), h, plus));
         }
     }
-    out.push(vector("model.norm.weight".into(), "output_norm.weight".into(), h, ElementOp::PlusOne));
+    out.push(vector(
+        "model.norm.weight".into(),
+        "output_norm.weight".into(),
+        h,
+        ElementOp::PlusOne,
+    ));
     if !c.tied_embeddings {
-        out.push(matrix("lm_head.weight".into(), "output.weight".into(), v, h));
+        out.push(matrix(
+            "lm_head.weight".into(),
+            "output.weight".into(),
+            v,
+            h,
+        ));
     }
     Ok(out)
 }
@@ -228,7 +303,12 @@ fn drop_reason(canonical: &str, c: &ModelConfig, mtp: Mtp) -> Option<&'static st
 }
 
 /// Check the checkpoint against the configuration and plan every tensor.
-pub fn plan(c: &ModelConfig, ckpt: &Checkpoint, out_type: OutType, mtp: Mtp) -> Result<Plan, ConvertError> {
+pub fn plan(
+    c: &ModelConfig,
+    ckpt: &Checkpoint,
+    out_type: OutType,
+    mtp: Mtp,
+) -> Result<Plan, ConvertError> {
     let mut by_canonical: BTreeMap<String, &str> = BTreeMap::new();
     let mut dropped = Vec::new();
     for t in ckpt.tensors() {
@@ -254,7 +334,9 @@ pub fn plan(c: &ModelConfig, ckpt: &Checkpoint, out_type: OutType, mtp: Mtp) -> 
         let Some(source) = by_canonical.remove(&e.hf) else {
             return Err(ConvertError::MissingTensor { name: e.hf });
         };
-        let t = ckpt.get(source).ok_or_else(|| ConvertError::MissingTensor { name: e.hf.clone() })?;
+        let t = ckpt
+            .get(source)
+            .ok_or_else(|| ConvertError::MissingTensor { name: e.hf.clone() })?;
         if t.shape != e.shape {
             return Err(ConvertError::Shape {
                 name: source.to_string(),

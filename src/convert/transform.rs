@@ -54,7 +54,11 @@ pub fn tile_v_heads(k_heads: u64, v_heads: u64, width: u64) -> Vec<u32> {
 /// `tile_v_heads` for the value part of a longer axis: the first `keep` positions stay.
 pub fn tile_after(keep: u64, k_heads: u64, v_heads: u64, width: u64) -> Vec<u32> {
     (0..keep as u32)
-        .chain(tile_v_heads(k_heads, v_heads, width).into_iter().map(|i| i + keep as u32))
+        .chain(
+            tile_v_heads(k_heads, v_heads, width)
+                .into_iter()
+                .map(|i| i + keep as u32),
+        )
         .collect()
 }
 
@@ -126,7 +130,11 @@ impl Transform {
             None => input.to_vec(),
             Some(map) => map
                 .iter()
-                .flat_map(|&r| input[r as usize * cols..(r as usize + 1) * cols].iter().copied())
+                .flat_map(|&r| {
+                    input[r as usize * cols..(r as usize + 1) * cols]
+                        .iter()
+                        .copied()
+                })
                 .collect(),
         };
         self.finish_rows(&mut out);
@@ -150,7 +158,7 @@ pub fn output_type(gguf_name: &str, n_dims: usize, row_len: u64, out: OutType) -
         OutType::F32 => GgmlType::F32,
         OutType::F16 => GgmlType::F16,
         OutType::Bf16 => GgmlType::BF16,
-        OutType::Q8_0 if row_len % 32 == 0 => GgmlType::Q8_0,
+        OutType::Q8_0 if row_len.is_multiple_of(32) => GgmlType::Q8_0,
         OutType::Q8_0 => GgmlType::F16,
     }
 }
@@ -186,14 +194,19 @@ mod tests {
     #[test]
     fn row_and_column_reorders_on_a_known_pattern() {
         // in_proj_z-like: 4 value heads of 2 rows, 3 columns; value = 10*row + col.
-        let input: Vec<f32> = (0..8).flat_map(|r| (0..3).map(move |c| (10 * r + c) as f32)).collect();
+        let input: Vec<f32> = (0..8)
+            .flat_map(|r| (0..3).map(move |c| (10 * r + c) as f32))
+            .collect();
         let t = Transform {
             row_src: Some(tile_v_heads(2, 4, 2)),
             ..Transform::identity(8, 3)
         };
         let out = t.apply_all(&input);
         let first_col: Vec<f32> = out.chunks(3).map(|r| r[0]).collect();
-        assert_eq!(first_col, vec![0.0, 10.0, 40.0, 50.0, 20.0, 30.0, 60.0, 70.0]);
+        assert_eq!(
+            first_col,
+            vec![0.0, 10.0, 40.0, 50.0, 20.0, 30.0, 60.0, 70.0]
+        );
         // out_proj-like: the same on columns.
         let t = Transform {
             col_src: Some(tile_v_heads(2, 4, 1)),
@@ -217,12 +230,24 @@ mod tests {
         let q = OutType::Q8_0;
         assert_eq!(output_type("blk.0.ffn_up.weight", 2, 64, q), GgmlType::Q8_0);
         assert_eq!(output_type("blk.0.ffn_up.weight", 2, 48, q), GgmlType::F16);
-        assert_eq!(output_type("blk.0.attn_norm.weight", 1, 64, q), GgmlType::F32);
-        assert_eq!(output_type("blk.0.ssm_conv1d.weight", 2, 4, q), GgmlType::F32);
+        assert_eq!(
+            output_type("blk.0.attn_norm.weight", 1, 64, q),
+            GgmlType::F32
+        );
+        assert_eq!(
+            output_type("blk.0.ssm_conv1d.weight", 2, 4, q),
+            GgmlType::F32
+        );
         assert_eq!(output_type("blk.0.ssm_a", 1, 4, q), GgmlType::F32);
         assert_eq!(output_type("blk.0.ssm_dt.bias", 1, 4, q), GgmlType::F32);
-        assert_eq!(output_type("token_embd.weight", 2, 64, OutType::Bf16), GgmlType::BF16);
-        assert_eq!(output_type("token_embd.weight", 2, 64, OutType::F16), GgmlType::F16);
+        assert_eq!(
+            output_type("token_embd.weight", 2, 64, OutType::Bf16),
+            GgmlType::BF16
+        );
+        assert_eq!(
+            output_type("token_embd.weight", 2, 64, OutType::F16),
+            GgmlType::F16
+        );
     }
 
     #[test]
@@ -234,12 +259,20 @@ mod tests {
         v[2] = 0.064;
         let q = encode(GgmlType::Q8_0, &v);
         assert_eq!(q.len(), 34);
-        assert_eq!(half::f16::from_le_bytes([q[0], q[1]]), half::f16::from_f32(0.02));
+        assert_eq!(
+            half::f16::from_le_bytes([q[0], q[1]]),
+            half::f16::from_f32(0.02)
+        );
         assert_eq!([q[2] as i8, q[3] as i8, q[4] as i8], [127, -50, 3]);
         // Chunked encoding of whole rows equals encoding the whole tensor.
-        let big: Vec<f32> = (0..256).map(|i| ((i * 37 % 101) as f32 - 50.0) / 7.0).collect();
+        let big: Vec<f32> = (0..256)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 7.0)
+            .collect();
         let whole = encode(GgmlType::Q8_0, &big);
-        let parts: Vec<u8> = big.chunks(64).flat_map(|c| encode(GgmlType::Q8_0, c)).collect();
+        let parts: Vec<u8> = big
+            .chunks(64)
+            .flat_map(|c| encode(GgmlType::Q8_0, c))
+            .collect();
         assert_eq!(whole, parts);
     }
 }

@@ -52,7 +52,9 @@ fn place(by_id: &mut [Option<(String, i32)>], id: u64, token: &str, ty: i32) -> 
         .get_mut(id as usize)
         .ok_or_else(|| format!("token {token:?} has id {id}, past the {rows} embedding rows"))?;
     match slot {
-        Some((prev, _)) if prev != token => Err(format!("id {id} is given to both {prev:?} and {token:?}")),
+        Some((prev, _)) if prev != token => {
+            Err(format!("id {id} is given to both {prev:?} and {token:?}"))
+        }
         _ => {
             *slot = Some((token.to_string(), ty));
             Ok(())
@@ -75,10 +77,14 @@ pub fn load(
         path: path.clone(),
         what,
     };
-    let model = json.get("model").ok_or_else(|| bad("no \"model\"".into()))?;
+    let model = json
+        .get("model")
+        .ok_or_else(|| bad("no \"model\"".into()))?;
     let kind = model.get("type").and_then(Json::as_str).unwrap_or("");
     if kind != "BPE" {
-        return Err(bad(format!("model type {kind:?}; only byte-level BPE is supported")));
+        return Err(bad(format!(
+            "model type {kind:?}; only byte-level BPE is supported"
+        )));
     }
     let rows = rows as usize;
     let mut by_id: Vec<Option<(String, i32)>> = vec![None; rows];
@@ -87,7 +93,9 @@ pub fn load(
         .and_then(Json::as_object)
         .ok_or_else(|| bad("model.vocab is not an object".into()))?;
     for (token, id) in vocab {
-        let id = id.as_u64().ok_or_else(|| bad(format!("token {token:?} has no integer id")))?;
+        let id = id
+            .as_u64()
+            .ok_or_else(|| bad(format!("token {token:?} has no integer id")))?;
         place(&mut by_id, id, token, TOKEN_NORMAL).map_err(bad)?;
     }
     let added = json.get("added_tokens").and_then(Json::as_array);
@@ -97,7 +105,10 @@ pub fn load(
         let (Some(content), Some(id)) = (content, id) else {
             return Err(bad(format!("added token without content or id: {entry}")));
         };
-        let special = entry.get("special").and_then(Json::as_bool).unwrap_or(false);
+        let special = entry
+            .get("special")
+            .and_then(Json::as_bool)
+            .unwrap_or(false);
         let ty = if special || looks_special(content) {
             TOKEN_CONTROL
         } else {
@@ -171,7 +182,10 @@ pub fn load(
     }
     let template_file = dir.join("chat_template.jinja");
     let chat_template = if template_file.is_file() {
-        Some(std::fs::read_to_string(&template_file).map_err(|e| ConvertError::io(&template_file, e))?)
+        Some(
+            std::fs::read_to_string(&template_file)
+                .map_err(|e| ConvertError::io(&template_file, e))?,
+        )
     } else {
         match tok_config.get("chat_template") {
             Some(Json::String(s)) => Some(s.clone()),
@@ -189,7 +203,10 @@ pub fn load(
         types,
         merges,
         special_ids,
-        add_bos: tok_config.get("add_bos_token").and_then(Json::as_bool).unwrap_or(false),
+        add_bos: tok_config
+            .get("add_bos_token")
+            .and_then(Json::as_bool)
+            .unwrap_or(false),
         add_eos: tok_config.get("add_eos_token").and_then(Json::as_bool),
         chat_template,
         defined,
@@ -201,9 +218,18 @@ impl GgufVocab {
     pub fn write(&self, w: &mut GgufWriter) {
         w.set("tokenizer.ggml.model", Value::String("gpt2".into()))
             .set("tokenizer.ggml.pre", Value::String("qwen35".into()))
-            .set("tokenizer.ggml.tokens", Value::strings(self.tokens.iter().cloned()))
-            .set("tokenizer.ggml.token_type", Value::i32s(self.types.iter().copied()))
-            .set("tokenizer.ggml.merges", Value::strings(self.merges.iter().cloned()))
+            .set(
+                "tokenizer.ggml.tokens",
+                Value::strings(self.tokens.iter().cloned()),
+            )
+            .set(
+                "tokenizer.ggml.token_type",
+                Value::i32s(self.types.iter().copied()),
+            )
+            .set(
+                "tokenizer.ggml.merges",
+                Value::strings(self.merges.iter().cloned()),
+            )
             .set("tokenizer.ggml.add_bos_token", Value::Bool(self.add_bos));
         if let Some(add_eos) = self.add_eos {
             w.set("tokenizer.ggml.add_eos_token", Value::Bool(add_eos));
@@ -217,7 +243,10 @@ impl GgufVocab {
     }
 
     pub fn id_of(&self, token: &str) -> Option<u32> {
-        self.tokens.iter().position(|t| t == token).map(|i| i as u32)
+        self.tokens
+            .iter()
+            .position(|t| t == token)
+            .map(|i| i as u32)
     }
 }
 
@@ -250,17 +279,41 @@ mod tests {
         );
         let root = json!({"bos_token_id": 3}).as_object().unwrap().clone();
         let v = load(dir.path(), 8, &root, &Map::new()).unwrap();
-        assert_eq!(v.tokens, ["a", "b", "ab", "<|endoftext|>", "<|im_end|>", "[PAD5]", "<think>", "[PAD7]"]);
+        assert_eq!(
+            v.tokens,
+            [
+                "a",
+                "b",
+                "ab",
+                "<|endoftext|>",
+                "<|im_end|>",
+                "[PAD5]",
+                "<think>",
+                "[PAD7]"
+            ]
+        );
         assert_eq!(
             v.types,
-            [1, 1, 1, TOKEN_CONTROL, TOKEN_CONTROL, TOKEN_UNUSED, TOKEN_USER_DEFINED, TOKEN_UNUSED]
+            [
+                1,
+                1,
+                1,
+                TOKEN_CONTROL,
+                TOKEN_CONTROL,
+                TOKEN_UNUSED,
+                TOKEN_USER_DEFINED,
+                TOKEN_UNUSED
+            ]
         );
         assert_eq!(v.merges, ["a b"]);
         assert_eq!(v.defined, 6);
         let ids: HashMap<_, _> = v.special_ids.iter().copied().collect();
         assert_eq!(ids["eos_token_id"], 4);
         assert_eq!(ids["padding_token_id"], 3);
-        assert_eq!(ids["bos_token_id"], 3, "from config.json when the tokenizer names none");
+        assert_eq!(
+            ids["bos_token_id"], 3,
+            "from config.json when the tokenizer names none"
+        );
         assert_eq!(v.chat_template.as_deref(), Some("{{ messages }}"));
         assert!(!v.add_bos);
         // Too few rows for the ids is an error naming the token.

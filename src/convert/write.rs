@@ -95,9 +95,11 @@ pub fn convert(
         .map_err(write_err)?;
     let mut buf = Vec::new();
     for (index, t) in tensors.iter().enumerate() {
-        let src = ckpt.get(&t.source).ok_or_else(|| ConvertError::MissingTensor {
-            name: t.source.clone(),
-        })?;
+        let src = ckpt
+            .get(&t.source)
+            .ok_or_else(|| ConvertError::MissingTensor {
+                name: t.source.clone(),
+            })?;
         let rows = t.transform.rows;
         let step = (CHUNK_ELEMENTS / t.transform.cols.max(1)).max(1);
         stream.start(&t.gguf_name).map_err(write_err)?;

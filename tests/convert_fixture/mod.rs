@@ -82,6 +82,9 @@ impl Noise {
     }
 }
 
+/// Adds one tensor: name, shape, noise scale, offset, storage.
+type AddFn<'a> = dyn FnMut(String, &[u64], f32, f32, Stored) + 'a;
+
 /// The tensors of the fixture, by Hugging Face name.
 pub fn tensors(opts: &Options) -> BTreeMap<String, Tensor> {
     let mut noise = Noise(7);
@@ -108,37 +111,149 @@ pub fn tensors(opts: &Options) -> BTreeMap<String, Tensor> {
             },
         );
     };
-    let vec_ty = if opts.mixed { Stored::F32 } else { Stored::Bf16 };
+    let vec_ty = if opts.mixed {
+        Stored::F32
+    } else {
+        Stored::Bf16
+    };
     let (h, ff) = (HIDDEN, FF);
     let mat = |cols: u64| 1.0 / (cols as f32).sqrt();
-    add("model.language_model.embed_tokens.weight".into(), &[ROWS, h], 1.0, 0.0, Stored::Bf16);
-    add("model.language_model.norm.weight".into(), &[h], 0.1, 0.0, vec_ty);
-    let block = |add: &mut dyn FnMut(String, &[u64], f32, f32, Stored), p: &str, attention: bool| {
+    add(
+        "model.language_model.embed_tokens.weight".into(),
+        &[ROWS, h],
+        1.0,
+        0.0,
+        Stored::Bf16,
+    );
+    add(
+        "model.language_model.norm.weight".into(),
+        &[h],
+        0.1,
+        0.0,
+        vec_ty,
+    );
+    let block = |add: &mut AddFn<'_>, p: &str, attention: bool| {
         add(format!("{p}input_layernorm.weight"), &[h], 0.1, 0.0, vec_ty);
-        add(format!("{p}post_attention_layernorm.weight"), &[h], 0.1, 0.0, vec_ty);
-        add(format!("{p}mlp.gate_proj.weight"), &[ff, h], mat(h), 0.0, Stored::Bf16);
-        add(format!("{p}mlp.up_proj.weight"), &[ff, h], mat(h), 0.0, Stored::Bf16);
-        add(format!("{p}mlp.down_proj.weight"), &[h, ff], mat(ff), 0.0, Stored::Bf16);
+        add(
+            format!("{p}post_attention_layernorm.weight"),
+            &[h],
+            0.1,
+            0.0,
+            vec_ty,
+        );
+        add(
+            format!("{p}mlp.gate_proj.weight"),
+            &[ff, h],
+            mat(h),
+            0.0,
+            Stored::Bf16,
+        );
+        add(
+            format!("{p}mlp.up_proj.weight"),
+            &[ff, h],
+            mat(h),
+            0.0,
+            Stored::Bf16,
+        );
+        add(
+            format!("{p}mlp.down_proj.weight"),
+            &[h, ff],
+            mat(ff),
+            0.0,
+            Stored::Bf16,
+        );
         if attention {
             let q = HEADS * HEAD_DIM;
             let kv = KV_HEADS * HEAD_DIM;
-            add(format!("{p}self_attn.q_proj.weight"), &[2 * q, h], mat(h), 0.0, Stored::Bf16);
-            add(format!("{p}self_attn.k_proj.weight"), &[kv, h], mat(h), 0.0, Stored::Bf16);
-            add(format!("{p}self_attn.v_proj.weight"), &[kv, h], mat(h), 0.0, Stored::Bf16);
-            add(format!("{p}self_attn.o_proj.weight"), &[h, q], mat(q), 0.0, Stored::Bf16);
-            add(format!("{p}self_attn.q_norm.weight"), &[HEAD_DIM], 0.1, 0.0, vec_ty);
-            add(format!("{p}self_attn.k_norm.weight"), &[HEAD_DIM], 0.1, 0.0, vec_ty);
+            add(
+                format!("{p}self_attn.q_proj.weight"),
+                &[2 * q, h],
+                mat(h),
+                0.0,
+                Stored::Bf16,
+            );
+            add(
+                format!("{p}self_attn.k_proj.weight"),
+                &[kv, h],
+                mat(h),
+                0.0,
+                Stored::Bf16,
+            );
+            add(
+                format!("{p}self_attn.v_proj.weight"),
+                &[kv, h],
+                mat(h),
+                0.0,
+                Stored::Bf16,
+            );
+            add(
+                format!("{p}self_attn.o_proj.weight"),
+                &[h, q],
+                mat(q),
+                0.0,
+                Stored::Bf16,
+            );
+            add(
+                format!("{p}self_attn.q_norm.weight"),
+                &[HEAD_DIM],
+                0.1,
+                0.0,
+                vec_ty,
+            );
+            add(
+                format!("{p}self_attn.k_norm.weight"),
+                &[HEAD_DIM],
+                0.1,
+                0.0,
+                vec_ty,
+            );
         } else {
             let la = |s: &str| format!("{p}linear_attn.{s}");
-            add(la("in_proj_qkv.weight"), &[CONV_DIM, h], mat(h), 0.0, Stored::Bf16);
-            add(la("in_proj_z.weight"), &[VALUE_DIM, h], mat(h), 0.0, Stored::Bf16);
-            add(la("in_proj_b.weight"), &[V_HEADS, h], mat(h), 0.0, Stored::Bf16);
-            add(la("in_proj_a.weight"), &[V_HEADS, h], mat(h), 0.0, Stored::Bf16);
-            add(la("conv1d.weight"), &[CONV_DIM, 1, KERNEL], 0.5, 0.0, Stored::Bf16);
+            add(
+                la("in_proj_qkv.weight"),
+                &[CONV_DIM, h],
+                mat(h),
+                0.0,
+                Stored::Bf16,
+            );
+            add(
+                la("in_proj_z.weight"),
+                &[VALUE_DIM, h],
+                mat(h),
+                0.0,
+                Stored::Bf16,
+            );
+            add(
+                la("in_proj_b.weight"),
+                &[V_HEADS, h],
+                mat(h),
+                0.0,
+                Stored::Bf16,
+            );
+            add(
+                la("in_proj_a.weight"),
+                &[V_HEADS, h],
+                mat(h),
+                0.0,
+                Stored::Bf16,
+            );
+            add(
+                la("conv1d.weight"),
+                &[CONV_DIM, 1, KERNEL],
+                0.5,
+                0.0,
+                Stored::Bf16,
+            );
             add(la("dt_bias"), &[V_HEADS], 1.0, 0.0, vec_ty);
             add(la("A_log"), &[V_HEADS], 0.5, 0.0, vec_ty);
             add(la("norm.weight"), &[LIN_DIM], 0.1, 1.0, vec_ty);
-            add(la("out_proj.weight"), &[h, VALUE_DIM], mat(VALUE_DIM), 0.0, Stored::Bf16);
+            add(
+                la("out_proj.weight"),
+                &[h, VALUE_DIM],
+                mat(VALUE_DIM),
+                0.0,
+                Stored::Bf16,
+            );
         }
     };
     for il in 0..LAYERS {
@@ -146,13 +261,33 @@ pub fn tensors(opts: &Options) -> BTreeMap<String, Tensor> {
         block(&mut add, &p, (il + 1) % 4 == 0);
     }
     block(&mut add, "mtp.layers.0.", true);
-    let fc_ty = if opts.mixed { Stored::F16 } else { Stored::Bf16 };
+    let fc_ty = if opts.mixed {
+        Stored::F16
+    } else {
+        Stored::Bf16
+    };
     add("mtp.fc.weight".into(), &[h, 2 * h], mat(2 * h), 0.0, fc_ty);
-    for n in ["mtp.pre_fc_norm_embedding.weight", "mtp.pre_fc_norm_hidden.weight", "mtp.norm.weight"] {
+    for n in [
+        "mtp.pre_fc_norm_embedding.weight",
+        "mtp.pre_fc_norm_hidden.weight",
+        "mtp.norm.weight",
+    ] {
         add(n.into(), &[h], 0.1, 0.0, vec_ty);
     }
-    add("model.visual.patch_embed.proj.weight".into(), &[16, 12], 0.1, 0.0, Stored::Bf16);
-    add("model.visual.blocks.0.norm1.weight".into(), &[16], 0.1, 0.0, Stored::Bf16);
+    add(
+        "model.visual.patch_embed.proj.weight".into(),
+        &[16, 12],
+        0.1,
+        0.0,
+        Stored::Bf16,
+    );
+    add(
+        "model.visual.blocks.0.norm1.weight".into(),
+        &[16],
+        0.1,
+        0.0,
+        Stored::Bf16,
+    );
     if let Some((name, shape)) = &opts.bad_shape {
         let t = out.get_mut(name).expect("bad_shape names a fixture tensor");
         let n: u64 = shape.iter().product();
@@ -166,13 +301,22 @@ fn encode(t: &Tensor) -> (Dtype, Vec<u8>) {
     match t.stored {
         Stored::Bf16 => (
             Dtype::BF16,
-            t.values.iter().flat_map(|&v| half::bf16::from_f32(v).to_le_bytes()).collect(),
+            t.values
+                .iter()
+                .flat_map(|&v| half::bf16::from_f32(v).to_le_bytes())
+                .collect(),
         ),
         Stored::F16 => (
             Dtype::F16,
-            t.values.iter().flat_map(|&v| half::f16::from_f32(v).to_le_bytes()).collect(),
+            t.values
+                .iter()
+                .flat_map(|&v| half::f16::from_f32(v).to_le_bytes())
+                .collect(),
         ),
-        Stored::F32 => (Dtype::F32, t.values.iter().flat_map(|v| v.to_le_bytes()).collect()),
+        Stored::F32 => (
+            Dtype::F32,
+            t.values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ),
     }
 }
 
@@ -200,7 +344,10 @@ pub fn write(dir: &Path, opts: &Options) -> BTreeMap<String, Tensor> {
             .iter()
             .map(|(n, s, d, b)| {
                 let shape = s.iter().map(|&x| x as usize).collect();
-                (n.clone(), TensorView::new(*d, shape, b).expect("valid view"))
+                (
+                    n.clone(),
+                    TensorView::new(*d, shape, b).expect("valid view"),
+                )
             })
             .collect();
         for (n, _) in &views {
@@ -241,7 +388,8 @@ pub fn config(opts: &Options) -> serde_json::Value {
     })
 }
 
-pub const TEMPLATE: &str = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}";
+pub const TEMPLATE: &str =
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}";
 
 /// tokenizer.json (the synthetic byte-level vocabulary of `testmodel`, chat tokens as added
 /// tokens) and tokenizer_config.json. Returns nothing: ids are those of `vocab::synthetic()`.
@@ -252,8 +400,10 @@ pub fn write_tokenizer(dir: &Path) {
     for (id, tok) in v.tokens.iter().enumerate() {
         if CHAT_SPECIALS.contains(&tok.as_str()) {
             let special = tok.starts_with("<|");
-            added.push(json!({"id": id, "content": tok, "single_word": false, "lstrip": false,
-                              "rstrip": false, "normalized": false, "special": special}));
+            added.push(
+                json!({"id": id, "content": tok, "single_word": false, "lstrip": false,
+                              "rstrip": false, "normalized": false, "special": special}),
+            );
         } else {
             model_vocab.insert(tok.clone(), json!(id));
         }

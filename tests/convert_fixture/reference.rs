@@ -8,7 +8,9 @@ use super::*;
 type Weights = BTreeMap<String, Tensor>;
 
 fn w<'a>(ws: &'a Weights, name: &str) -> &'a [f32] {
-    &ws.get(name).unwrap_or_else(|| panic!("fixture has {name}")).values
+    &ws.get(name)
+        .unwrap_or_else(|| panic!("fixture has {name}"))
+        .values
 }
 
 /// `W x` for a row-major `[rows, cols]` matrix.
@@ -22,7 +24,10 @@ fn matvec(m: &[f32], x: &[f32]) -> Vec<f32> {
 fn rms_norm_1p(x: &[f32], weight: &[f32]) -> Vec<f32> {
     let ms = x.iter().map(|v| v * v).sum::<f32>() / x.len() as f32;
     let r = 1.0 / (ms + EPS).sqrt();
-    x.iter().zip(weight).map(|(v, g)| v * r * (1.0 + g)).collect()
+    x.iter()
+        .zip(weight)
+        .map(|(v, g)| v * r * (1.0 + g))
+        .collect()
 }
 
 fn silu(x: f32) -> f32 {
@@ -102,7 +107,14 @@ fn attention(ws: &Weights, p: &str, hs: &[Vec<f32>]) -> Vec<Vec<f32>> {
             for head in 0..nh {
                 let g = head / (nh / nkv);
                 let scores: Vec<f32> = (0..=t)
-                    .map(|s| qs[t][head].iter().zip(&ks[s][g]).map(|(a, b)| a * b).sum::<f32>() * scale)
+                    .map(|s| {
+                        qs[t][head]
+                            .iter()
+                            .zip(&ks[s][g])
+                            .map(|(a, b)| a * b)
+                            .sum::<f32>()
+                            * scale
+                    })
                     .collect();
                 let m = scores.iter().cloned().fold(f32::MIN, f32::max);
                 let e: Vec<f32> = scores.iter().map(|s| (s - m).exp()).collect();
@@ -122,7 +134,10 @@ fn deltanet(ws: &Weights, p: &str, hs: &[Vec<f32>]) -> Vec<Vec<f32>> {
     let la = |s: &str| format!("{p}linear_attn.{s}");
     let (dk, nk, nv) = (LIN_DIM as usize, K_HEADS as usize, V_HEADS as usize);
     let (kdim, conv_dim, kernel) = (KEY_DIM as usize, CONV_DIM as usize, KERNEL as usize);
-    let mixed: Vec<Vec<f32>> = hs.iter().map(|h| matvec(w(ws, &la("in_proj_qkv.weight")), h)).collect();
+    let mixed: Vec<Vec<f32>> = hs
+        .iter()
+        .map(|h| matvec(w(ws, &la("in_proj_qkv.weight")), h))
+        .collect();
     let conv = w(ws, &la("conv1d.weight"));
     let a_log = w(ws, &la("A_log"));
     let dt_bias = w(ws, &la("dt_bias"));
@@ -188,7 +203,10 @@ fn deltanet(ws: &Weights, p: &str, hs: &[Vec<f32>]) -> Vec<Vec<f32>> {
 pub fn logits(ws: &Weights, tokens: &[u32]) -> Vec<f32> {
     let h = HIDDEN as usize;
     let emb = w(ws, "model.language_model.embed_tokens.weight");
-    let mut xs: Vec<Vec<f32>> = tokens.iter().map(|&t| emb[t as usize * h..(t as usize + 1) * h].to_vec()).collect();
+    let mut xs: Vec<Vec<f32>> = tokens
+        .iter()
+        .map(|&t| emb[t as usize * h..(t as usize + 1) * h].to_vec())
+        .collect();
     for il in 0..LAYERS {
         let p = format!("model.language_model.layers.{il}.");
         let normed: Vec<Vec<f32>> = xs
