@@ -164,6 +164,9 @@ start_bg kube-scheduler "$STATE/scheduler.pid" "$STATE/logs/scheduler.log" "$BIN
 # k8s-down.sh puts back the values saved here before its first start.
 [ -s "$STATE/sysctl.saved" ] || sysctl vm.overcommit_memory vm.panic_on_oom kernel.panic \
   kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes > "$STATE/sysctl.saved"
+# SizeMemoryBackedVolumes (alpha in 1.20, on by default from 1.22): a memory-backed emptyDir
+# gets a tmpfs of its sizeLimit, so filling the sandbox's /tmp fails with ENOSPC instead of
+# charging the pod's memory until the OOM killer takes its PID 1.
 # Every path under $STATE; no iptables chains; no read-only port; only the apiserver's client
 # certificate (our CA) may call it, authorised through the apiserver (Webhook). A few paths are
 # fixed whatever the flags (pod log links, the device-plugin socket): note which ones it creates.
@@ -180,7 +183,8 @@ start_bg kubelet "$STATE/kubelet.pid" "$STATE/logs/kubelet.log" "$BIN/kubelet" \
   --root-dir="$STATE/kubelet" --cert-dir="$STATE/kubelet/pki" --volume-plugin-dir="$STATE/kubelet/volume-plugins" \
   --pod-infra-container-image=k8s.gcr.io/pause:3.2 --cgroup-driver=cgroupfs --fail-swap-on=false \
   --make-iptables-util-chains=false --hairpin-mode=none \
-  --eviction-hard= --image-gc-high-threshold=100 --pod-max-pids=128 --max-pods=32
+  --eviction-hard= --image-gc-high-threshold=100 --pod-max-pids=128 --max-pods=32 \
+  --feature-gates=SizeMemoryBackedVolumes=true
 
 # kubelet 1.20 refuses a loopback node IP and so publishes no address; the apiserver could not
 # reach it for exec. A Hostname address "localhost" (resolves to 127.0.0.1) fixes that; the

@@ -8,7 +8,7 @@
 //! children that escaped with `setsid`; one that also cleared its environment cannot be found:
 //! that is what the container sandboxes are for).
 
-use super::output::Collector;
+use super::output::{pump, Collector};
 use super::workspace::Workspace;
 use super::{
     EntryKind, ExecExit, ExecOutput, ExecRequest, Resolved, Sandbox, SandboxError, SandboxKind,
@@ -21,7 +21,6 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-use tokio::io::AsyncReadExt;
 
 /// See the module docs.
 #[derive(Debug)]
@@ -179,38 +178,6 @@ impl Sandbox for HostSandbox {
     async fn close(&self) -> Result<(), SandboxError> {
         Ok(())
     }
-}
-
-/// Read both pipes to their end, or until the deadline. True when both ended in time.
-async fn pump<A, B>(
-    so: &mut Option<A>,
-    se: &mut Option<B>,
-    out: &mut Collector,
-    err: &mut Collector,
-    deadline: Instant,
-) -> bool
-where
-    A: tokio::io::AsyncRead + Unpin,
-    B: tokio::io::AsyncRead + Unpin,
-{
-    let mut b1 = vec![0u8; 16 * 1024];
-    let mut b2 = vec![0u8; 16 * 1024];
-    let sleep = tokio::time::sleep_until(deadline.into());
-    tokio::pin!(sleep);
-    while so.is_some() || se.is_some() {
-        tokio::select! {
-            r = async { so.as_mut().unwrap().read(&mut b1).await }, if so.is_some() => match r {
-                Ok(0) | Err(_) => *so = None,
-                Ok(n) => out.push(&b1[..n]),
-            },
-            r = async { se.as_mut().unwrap().read(&mut b2).await }, if se.is_some() => match r {
-                Ok(0) | Err(_) => *se = None,
-                Ok(n) => err.push(&b2[..n]),
-            },
-            _ = &mut sleep => return false,
-        }
-    }
-    true
 }
 
 fn exit_code(st: std::process::ExitStatus) -> i64 {

@@ -15,6 +15,7 @@
 pub mod docker;
 pub mod host;
 pub mod kube;
+mod kube_objects;
 pub mod output;
 mod remote;
 mod scripts;
@@ -213,7 +214,7 @@ pub async fn open(spec: &SandboxSpec) -> Result<Arc<dyn Sandbox>, SandboxError> 
     Ok(match spec.kind {
         SandboxKind::Host => Arc::new(host::HostSandbox::new(ws)?),
         SandboxKind::Docker => Arc::new(docker::DockerSandbox::start(ws, &spec.docker).await?),
-        SandboxKind::Kube => kube::KubeSandbox::start(ws, &spec.kube).await?,
+        SandboxKind::Kube => Arc::new(kube::KubeSandbox::start(ws, &spec.kube).await?),
     })
 }
 

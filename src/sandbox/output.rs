@@ -98,6 +98,39 @@ impl Collector {
     }
 }
 
+/// Read both pipes to their end, or until the deadline. True when both ended in time.
+pub(crate) async fn pump<A, B>(
+    so: &mut Option<A>,
+    se: &mut Option<B>,
+    out: &mut Collector,
+    err: &mut Collector,
+    deadline: std::time::Instant,
+) -> bool
+where
+    A: tokio::io::AsyncRead + Unpin,
+    B: tokio::io::AsyncRead + Unpin,
+{
+    use tokio::io::AsyncReadExt;
+    let mut b1 = vec![0u8; 16 * 1024];
+    let mut b2 = vec![0u8; 16 * 1024];
+    let sleep = tokio::time::sleep_until(deadline.into());
+    tokio::pin!(sleep);
+    while so.is_some() || se.is_some() {
+        tokio::select! {
+            r = async { so.as_mut().unwrap().read(&mut b1).await }, if so.is_some() => match r {
+                Ok(0) | Err(_) => *so = None,
+                Ok(n) => out.push(&b1[..n]),
+            },
+            r = async { se.as_mut().unwrap().read(&mut b2).await }, if se.is_some() => match r {
+                Ok(0) | Err(_) => *se = None,
+                Ok(n) => err.push(&b2[..n]),
+            },
+            _ = &mut sleep => return false,
+        }
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

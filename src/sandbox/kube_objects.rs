@@ -1,0 +1,245 @@
+//! The Kubernetes objects of one session, and waiting for its pod.
+//!
+//! A ConfigMap is the session's root object: the deny-all NetworkPolicy and the pod name it
+//! as their owner, so deleting the ConfigMap removes everything (garbage collection), and the
+//! policy exists before the pod. All three carry the session labels; the ConfigMap's
+//! annotations say who made it and until when it may live, for leftover sweeps.
+
+use super::kube::KubeSettings;
+use super::SandboxError;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
+pub const LABEL_SESSION: &str = "lilypad.dev/session";
+pub const ANN_HOST: &str = "lilypad.dev/host";
+pub const ANN_PID: &str = "lilypad.dev/pid";
+pub const ANN_EXPIRES: &str = "lilypad.dev/expires-unix";
+/// The label selector of every Lilypad object.
+pub const SELECTOR: &str = "app.kubernetes.io/managed-by=lilypad";
+pub const CONTAINER: &str = "sandbox";
+
+fn labels(session: &str) -> Value {
+    json!({ MANAGED_BY: "lilypad", LABEL_SESSION: session, "app.kubernetes.io/name": "lilypad-sandbox" })
+}
+
+fn parse<T: serde::de::DeserializeOwned>(v: Value, what: &str) -> Result<T, SandboxError> {
+    serde_json::from_value(v).map_err(|e| SandboxError::Engine {
+        engine: "kubernetes",
+        context: format!("building the {what}"),
+        message: e.to_string(),
+    })
+}
+
+pub fn config_map(
+    name: &str,
+    session: &str,
+    deadline_secs: i64,
+) -> Result<ConfigMap, SandboxError> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    parse(
+        json!({
+            "metadata": {
+                "name": name,
+                "labels": labels(session),
+                "annotations": {
+                    ANN_HOST: super::host_name(),
+                    ANN_PID: std::process::id().to_string(),
+                    // The pod's active deadline plus a margin: later, anyone may sweep it.
+                    ANN_EXPIRES: (now + deadline_secs + 600).to_string(),
+                }
+            },
+            "data": { "session": session }
+        }),
+        "session ConfigMap",
+    )
+}
+
+fn owner(cm: &ConfigMap) -> Value {
+    json!([{
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "name": cm.metadata.name,
+        "uid": cm.metadata.uid,
+    }])
+}
+
+/// No traffic in or out of the session's pod.
+pub fn network_policy(
+    name: &str,
+    session: &str,
+    cm: &ConfigMap,
+) -> Result<NetworkPolicy, SandboxError> {
+    parse(
+        json!({
+            "metadata": { "name": name, "labels": labels(session), "ownerReferences": owner(cm) },
+            "spec": {
+                "podSelector": { "matchLabels": { LABEL_SESSION: session } },
+                "policyTypes": ["Ingress", "Egress"],
+                "ingress": [],
+                "egress": []
+            }
+        }),
+        "NetworkPolicy",
+    )
+}
+
+/// The hardened pod: non-root, no capabilities, no privilege escalation, read-only root,
+/// seccomp RuntimeDefault, no service-account token, no service links, limits, never
+/// restarted, an active deadline; the workspace and /tmp are size-limited emptyDirs.
+pub fn pod(
+    name: &str,
+    session: &str,
+    cm: &ConfigMap,
+    s: &KubeSettings,
+) -> Result<Pod, SandboxError> {
+    let limits =
+        json!({ "cpu": s.cpu, "memory": s.memory, "ephemeral-storage": s.ephemeral_storage });
+    parse(
+        json!({
+            "metadata": { "name": name, "labels": labels(session), "ownerReferences": owner(cm) },
+            "spec": {
+                "automountServiceAccountToken": false,
+                "enableServiceLinks": false,
+                "restartPolicy": "Never",
+                "terminationGracePeriodSeconds": 1,
+                "activeDeadlineSeconds": s.active_deadline_secs,
+                "securityContext": {
+                    "runAsNonRoot": true, "runAsUser": s.uid, "runAsGroup": s.uid, "fsGroup": s.uid,
+                    "seccompProfile": { "type": "RuntimeDefault" }
+                },
+                "containers": [{
+                    "name": CONTAINER,
+                    "image": s.image,
+                    "imagePullPolicy": s.image_pull_policy,
+                    // PID 1 of the container: `kill -9 -1` (the timeout's last resort) spares
+                    // it, and as a shell waiting for its child it reaps orphans.
+                    "command": ["sh", "-c", "while :; do sleep 3600; done"],
+                    "workingDir": super::kube::WORKSPACE,
+                    "env": [
+                        { "name": "HOME", "value": "/tmp" },
+                        { "name": "LANG", "value": "C.UTF-8" },
+                        { "name": "TERM", "value": "dumb" }
+                    ],
+                    "securityContext": {
+                        "allowPrivilegeEscalation": false, "privileged": false,
+                        "readOnlyRootFilesystem": true, "runAsNonRoot": true,
+                        "capabilities": { "drop": ["ALL"] }
+                    },
+                    "resources": { "limits": limits, "requests": { "cpu": "50m", "memory": "32Mi" } },
+                    "volumeMounts": [
+                        { "name": "workspace", "mountPath": super::kube::WORKSPACE },
+                        { "name": "tmp", "mountPath": "/tmp" }
+                    ]
+                }],
+                "volumes": [
+                    { "name": "workspace", "emptyDir": { "sizeLimit": s.workspace_size } },
+                    { "name": "tmp", "emptyDir": { "medium": "Memory", "sizeLimit": s.tmp_size } }
+                ]
+            }
+        }),
+        "pod",
+    )
+}
+
+/// Container states that will not get better by waiting.
+const FATAL_WAITING: &[&str] = &[
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "ErrImageNeverPull",
+    "InvalidImageName",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "RunContainerError",
+];
+
+/// Wait until the pod is Ready; fail early with a clear message when it cannot become so.
+pub async fn wait_ready(
+    pods: &kube::Api<Pod>,
+    name: &str,
+    image: &str,
+    timeout: Duration,
+) -> Result<(), SandboxError> {
+    let start = Instant::now();
+    let mut unschedulable_since: Option<Instant> = None;
+    loop {
+        let pod = pods.get(name).await.map_err(|e| SandboxError::Engine {
+            engine: "kubernetes",
+            context: format!("reading pod {name}"),
+            message: e.to_string(),
+        })?;
+        let status = pod.status.unwrap_or_default();
+        let ready = status
+            .conditions
+            .iter()
+            .flatten()
+            .any(|c| c.type_ == "Ready" && c.status == "True");
+        if ready {
+            return Ok(());
+        }
+        let phase = status.phase.clone().unwrap_or_default();
+        if phase == "Failed" || phase == "Succeeded" {
+            return Err(SandboxError::Unavailable {
+                what: format!(
+                    "the sandbox pod {name} stopped ({phase}): {}",
+                    status.message.unwrap_or_default()
+                ),
+                hint: "check the image's entrypoint can run `sh` as a non-root user".into(),
+            });
+        }
+        for cs in status.container_statuses.iter().flatten() {
+            if let Some(w) = cs.state.as_ref().and_then(|s| s.waiting.as_ref()) {
+                let reason = w.reason.clone().unwrap_or_default();
+                if FATAL_WAITING.contains(&reason.as_str()) {
+                    return Err(SandboxError::Unavailable {
+                        what: format!(
+                            "the sandbox pod cannot start its container ({reason}): {}",
+                            w.message.clone().unwrap_or_default()
+                        ),
+                        hint: format!(
+                            "make the image {image} available to the cluster's nodes (or choose \
+                             another with --image); with imagePullPolicy Never it must already \
+                             be on the node"
+                        ),
+                    });
+                }
+            }
+        }
+        let unschedulable = status.conditions.iter().flatten().find(|c| {
+            c.type_ == "PodScheduled"
+                && c.status == "False"
+                && c.reason.as_deref() == Some("Unschedulable")
+        });
+        match (unschedulable, unschedulable_since) {
+            (Some(c), Some(t)) if t.elapsed() > Duration::from_secs(10) => {
+                return Err(SandboxError::Unavailable {
+                    what: format!(
+                        "the sandbox pod cannot be scheduled: {}",
+                        c.message.clone().unwrap_or_default()
+                    ),
+                    hint: "free capacity on a node or lower the sandbox's cpu/memory limits".into(),
+                });
+            }
+            (Some(_), None) => unschedulable_since = Some(Instant::now()),
+            (None, _) => unschedulable_since = None,
+            _ => {}
+        }
+        if start.elapsed() > timeout {
+            return Err(SandboxError::Unavailable {
+                what: format!(
+                    "the sandbox pod {name} was not ready after {}s (phase {phase})",
+                    timeout.as_secs()
+                ),
+                hint: "look at `kubectl describe pod` for the reason; pulling a large image may \
+                       need a longer start-up timeout"
+                    .into(),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
