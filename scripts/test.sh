@@ -8,6 +8,25 @@ export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
 # Tests that need fetched data or a real engine fail instead of skipping.
 export LILYPAD_TEST_STRICT=1
 eval "$(scripts/fetch-test-data.sh)"
+# Real engines for the sandbox tests (tests/sandbox_docker.rs, tests/sandbox_kube.rs): a
+# private Docker engine and a single-node Kubernetes on 127.0.0.1, built in the background
+# while the code compiles (the first Kubernetes build takes ~10 min; it is cached in
+# /var/cache/lilypad-k8s). Whatever this script started is stopped again on exit.
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+k8s_was_up="" k8s_pid=""
+[ -s /tmp/lilypad-k8s/apiserver.pid ] && kill -0 "$(cat /tmp/lilypad-k8s/apiserver.pid)" 2>/dev/null && k8s_was_up=1
+engines_down() {
+  [ -z "$k8s_pid" ] || wait "$k8s_pid" 2>/dev/null || true   # never under a running start
+  [ -n "$k8s_was_up" ] || $SUDO scripts/k8s-down.sh >/dev/null 2>&1 || true
+}
+trap engines_down EXIT
+mkdir -p target
+nice $SUDO scripts/k8s-up.sh >target/k8s-up.log 2>&1 &
+k8s_pid=$!
+export DOCKER_HOST=unix:///var/run/docker.sock
+export LILYPAD_TEST_KUBECONFIG=/tmp/lilypad-k8s/sandbox.kubeconfig
+export LILYPAD_REQUIRE_DOCKER=1 LILYPAD_REQUIRE_KUBE=1
 cargo fmt --check
 cargo clippy --all-targets -- -D warnings
+wait "$k8s_pid" || { tail -n 40 target/k8s-up.log >&2; echo "test: scripts/k8s-up.sh failed" >&2; exit 1; }
 cargo test --all-targets -- --test-threads=2

@@ -17,7 +17,8 @@ use std::sync::Arc;
 
 /// An engine the tests need: present, or absent (skip locally, fail where required).
 pub fn engine_missing(name: &str, require_var: &str, why: &str) {
-    let required = std::env::var(require_var).is_ok_and(|v| v == "1");
+    let set = |v: &str| std::env::var(v).is_ok_and(|v| v == "1");
+    let required = set(require_var) || set("LILYPAD_TEST_STRICT");
     if required {
         panic!("{name} is required ({require_var}=1) but not available: {why}");
     }
