@@ -371,3 +371,58 @@ fn loads_in_llama_cpp_and_matches_the_reference_forward_pass() {
         "bf16 vs f16 logits differ by {d} (largest {scale})"
     );
 }
+
+/// Peak memory and time of the real binary on a 0.5 GB checkpoint of fifteen 32 MiB FFN
+/// matrices (FFN width 262,144): streaming keeps the resident set far below its size. Run by hand:
+/// `cargo test --release --test convert -- --ignored --nocapture`.
+#[test]
+#[ignore = "writes 0.5 GB; a measurement, not a check"]
+fn measure_peak_memory_and_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("big");
+    std::fs::create_dir(&input).unwrap();
+    let opts = fx::Options {
+        ff: 1 << 18,
+        ..Default::default()
+    };
+    drop(fx::write(&input, &opts));
+    for ty in ["bf16", "q8_0"] {
+        let out = dir.path().join(format!("big-{ty}.gguf"));
+        let started = std::time::Instant::now();
+        let res = std::process::Command::new("/usr/bin/time")
+            .arg("-v")
+            .arg(env!("CARGO_BIN_EXE_lilypad"))
+            .args([
+                "convert",
+                input.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+                "--type",
+                ty,
+            ])
+            .output()
+            .expect("run /usr/bin/time lilypad convert");
+        let err = String::from_utf8_lossy(&res.stderr);
+        assert!(res.status.success(), "{err}");
+        let peak = err
+            .lines()
+            .find_map(|l| {
+                l.trim()
+                    .strip_prefix("Maximum resident set size (kbytes): ")
+            })
+            .unwrap_or("?");
+        eprintln!(
+            "{ty}: {:.1} s, peak RSS {peak} KiB, input {} MiB, output {} MiB",
+            started.elapsed().as_secs_f64(),
+            dir_size(&input) >> 20,
+            std::fs::metadata(&out).unwrap().len() >> 20
+        );
+    }
+}
+
+fn dir_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum()
+}

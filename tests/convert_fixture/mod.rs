@@ -56,6 +56,10 @@ pub struct Options {
     pub architecture: String,
     /// Replace a tensor's shape (for the refusal tests).
     pub bad_shape: Option<(String, Vec<u64>)>,
+    /// Embedding rows (`vocab_size`); large values make a big checkpoint for measurements.
+    pub rows: u64,
+    /// FFN width; large values make a big checkpoint of many big tensors.
+    pub ff: u64,
 }
 
 impl Default for Options {
@@ -64,6 +68,8 @@ impl Default for Options {
             mixed: false,
             architecture: "Qwen3_5ForConditionalGeneration".into(),
             bad_shape: None,
+            rows: ROWS,
+            ff: FF,
         }
     }
 }
@@ -116,11 +122,11 @@ pub fn tensors(opts: &Options) -> BTreeMap<String, Tensor> {
     } else {
         Stored::Bf16
     };
-    let (h, ff) = (HIDDEN, FF);
+    let (h, ff) = (HIDDEN, opts.ff);
     let mat = |cols: u64| 1.0 / (cols as f32).sqrt();
     add(
         "model.language_model.embed_tokens.weight".into(),
-        &[ROWS, h],
+        &[opts.rows, h],
         1.0,
         0.0,
         Stored::Bf16,
@@ -372,12 +378,12 @@ pub fn config(opts: &Options) -> serde_json::Value {
         "tie_word_embeddings": true,
         "bos_token_id": 999_999,
         "text_config": {
-            "hidden_size": HIDDEN, "num_hidden_layers": LAYERS, "intermediate_size": FF,
+            "hidden_size": HIDDEN, "num_hidden_layers": LAYERS, "intermediate_size": opts.ff,
             "num_attention_heads": HEADS, "num_key_value_heads": KV_HEADS, "head_dim": HEAD_DIM,
             "linear_conv_kernel_dim": KERNEL, "linear_num_key_heads": K_HEADS,
             "linear_num_value_heads": V_HEADS, "linear_key_head_dim": LIN_DIM,
             "linear_value_head_dim": LIN_DIM, "max_position_embeddings": 4096,
-            "vocab_size": ROWS, "rms_norm_eps": EPS, "mtp_num_hidden_layers": 1,
+            "vocab_size": opts.rows, "rms_norm_eps": EPS, "mtp_num_hidden_layers": 1,
             "full_attention_interval": 4,
             "layer_types": ["linear_attention", "linear_attention", "linear_attention", "full_attention"],
             "rope_parameters": {"rope_theta": THETA, "partial_rotary_factor": 0.25,
