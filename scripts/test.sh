@@ -13,20 +13,26 @@ eval "$(scripts/fetch-test-data.sh)"
 # while the code compiles (the first Kubernetes build takes ~10 min; it is cached in
 # /var/cache/lilypad-k8s). Whatever this script started is stopped again on exit.
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-k8s_was_up="" k8s_pid=""
-[ -s /tmp/lilypad-k8s/apiserver.pid ] && kill -0 "$(cat /tmp/lilypad-k8s/apiserver.pid)" 2>/dev/null && k8s_was_up=1
+running() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+k8s_was_up="" docker_was_up="" k8s_pid=""
+running /tmp/lilypad-k8s/apiserver.pid && k8s_was_up=1
+running /tmp/lilypad-docker/dockerd.pid && docker_was_up=1
 engines_down() {
   [ -z "$k8s_pid" ] || wait "$k8s_pid" 2>/dev/null || true   # never under a running start
   [ -n "$k8s_was_up" ] || $SUDO scripts/k8s-down.sh >/dev/null 2>&1 || true
+  [ -n "$docker_was_up" ] || $SUDO scripts/docker-down.sh >/dev/null 2>&1 || true
 }
 trap engines_down EXIT
 mkdir -p target
-nice $SUDO scripts/k8s-up.sh >target/k8s-up.log 2>&1 &
+# The engine with the bridge and clamp Kubernetes needs, plus a Debian image with bash.
+(nice $SUDO scripts/docker-up.sh --bridge --oom-clamp --debian && nice $SUDO scripts/k8s-up.sh) \
+  >target/engines-up.log 2>&1 &
 k8s_pid=$!
 export DOCKER_HOST=unix:///var/run/docker.sock
 export LILYPAD_TEST_KUBECONFIG=/tmp/lilypad-k8s/sandbox.kubeconfig
+export LILYPAD_TEST_IMAGE=lilypad-sandbox:busybox LILYPAD_TEST_BASH_IMAGE=lilypad-sandbox:debian
 export LILYPAD_REQUIRE_DOCKER=1 LILYPAD_REQUIRE_KUBE=1
 cargo fmt --check
 cargo clippy --all-targets -- -D warnings
-wait "$k8s_pid" || { tail -n 40 target/k8s-up.log >&2; echo "test: scripts/k8s-up.sh failed" >&2; exit 1; }
+wait "$k8s_pid" || { tail -n 40 target/engines-up.log >&2; echo "test: starting the engines failed" >&2; exit 1; }
 cargo test --all-targets -- --test-threads=2

@@ -85,6 +85,7 @@ async fn docker_attacks() {
     attacks::big_output(&h).await;
     attacks::hung_and_escapee(&h, true).await;
     attacks::fork_bomb(&h).await;
+    attacks::escaping_fork_bomb(&h).await;
     attacks::memory_hog(&h).await;
     let info = docker::connect()
         .await
@@ -158,4 +159,34 @@ async fn docker_sweeps_leftovers_of_dead_sessions() {
         d.inspect_container(&c.id, None).await.is_err(),
         "leftover not swept"
     );
+}
+
+/// The formats again on an image with bash (LILYPAD_TEST_BASH_IMAGE, e.g. the
+/// `lilypad-sandbox:debian` of `docker-up.sh --debian`): commands run with `/bin/bash -lc`
+/// there, as the model was trained.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn docker_tool_formats_with_bash() {
+    let Some(image) = sandbox_suite::bash_image() else {
+        return;
+    };
+    if !engine().await {
+        return;
+    }
+    let repo = fixture();
+    let s = DockerSettings {
+        image,
+        ..settings()
+    };
+    let sb = Arc::new(
+        DockerSandbox::start(Workspace::create(repo.path()).unwrap(), &s)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(sb.shell(), "/bin/bash -lc");
+    let h = Harness::new(sb.clone());
+    assert_eq!(h.out("echo $BASH_VERSION | cut -c1").await, "5\n");
+    formats::reads_and_paths(&h).await;
+    formats::writes_and_edits(&h, repo.path()).await;
+    formats::commands(&h).await;
+    sb.close().await.unwrap();
 }

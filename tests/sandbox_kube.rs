@@ -136,6 +136,7 @@ async fn kube_attacks() {
     attacks::big_output(&h).await;
     attacks::hung_and_escapee(&h, true).await;
     attacks::fork_bomb(&h).await;
+    attacks::escaping_fork_bomb(&h).await;
     attacks::memory_hog(&h).await;
     attacks::disk_filler(&h, 16).await;
     sb.close().await.unwrap();
@@ -193,4 +194,22 @@ async fn kube_sweeps_expired_sessions() {
             "expired session not swept"
         );
     }
+}
+
+/// The formats again on an image with bash (see tests/sandbox_docker.rs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kube_tool_formats_with_bash() {
+    let Some(image) = sandbox_suite::bash_image() else {
+        return;
+    };
+    let Some(s) = cluster().await else { return };
+    let repo = fixture();
+    let s = KubeSettings { image, ..s };
+    let sb = start(repo.path(), &s).await;
+    assert_eq!(sb.shell(), "/bin/bash -lc");
+    let h = Harness::new(sb.clone());
+    formats::reads_and_paths(&h).await;
+    formats::writes_and_edits(&h, repo.path()).await;
+    formats::commands(&h).await;
+    sb.close().await.unwrap();
 }

@@ -164,17 +164,23 @@ impl<B: Backend> Remote<B> {
         })
     }
 
-    /// Kill what a timed-out exec started; recycle the container if something survives.
+    /// Kill what a timed-out exec started; recycle the container if something survives, or
+    /// if the sandbox cannot even run the killer (a fork bomb holding every pid).
     async fn kill(&self, exec_id: &str) -> Result<(), SandboxError> {
-        let (_, out, _) = self
+        let outcome = self
             .helper("kill", sh(scripts::KILL, &[exec_id]), None, 64 * 1024)
-            .await?;
-        let left = String::from_utf8_lossy(&out);
-        if !left.trim().is_empty() {
-            tracing::warn!(pids = %left.trim(), "processes escaped the timeout; recycling the sandbox");
-            self.backend.recycle().await?;
-        }
-        Ok(())
+            .await;
+        let reason = match &outcome {
+            Ok((0, out, _)) if String::from_utf8_lossy(out).trim().is_empty() => return Ok(()),
+            Ok((0, out, _)) => format!(
+                "processes escaped the timeout: {}",
+                String::from_utf8_lossy(out).trim()
+            ),
+            Ok((code, _, err)) => format!("the killer failed (exit {code}): {err}"),
+            Err(e) => format!("the killer could not run: {e}"),
+        };
+        tracing::warn!("{reason}; recycling the sandbox");
+        self.backend.recycle().await
     }
 
     pub async fn resolve(&self, path: &str) -> Result<Resolved, SandboxError> {

@@ -48,13 +48,19 @@ pub const CATS: &str = r#"for f in "$@"; do cat "$f" 2>/dev/null; printf '\0'; d
 
 /// `RUN ID CWD COMMAND SHELL...`: runs `SHELL... COMMAND` in CWD as the leader of a new
 /// session (so its process group id is its pid, recorded in /tmp/.lilypad/ID.pgid), after
-/// recording the pids that existed before it (ID.before), so that a timeout can find what it
-/// started even after a `setsid`. `setsid` runs as a background job: not being a process
+/// recording the processes that existed before it (ID.before, `pid:starttime`, so a reused
+/// pid is not mistaken for an old process), so that a timeout can find what it started even
+/// after a `setsid`. The shell argv is split on spaces (it is `/bin/bash -lc` or `sh -c`). `setsid` runs as a background job: not being a process
 /// group leader there, it does not fork, so `wait` gets the command's own exit status (an
 /// exec's first process often is a group leader, where `setsid` would fork and exit 0).
 pub const RUN: &str = r#"id=$1; cwd=$2; cmd=$3; shift 3
+shell="$*"
 d=/tmp/.lilypad; mkdir -p "$d" 2>/dev/null
-for p in /proc/[0-9]*; do echo "${p#/proc/}"; done > "$d/$id.before" 2>/dev/null
+for p in /proc/[0-9]*; do
+  line=; read -r line < "$p/stat" 2>/dev/null || continue
+  set -- ${line##*) }; shift 19; echo "${p#/proc/}:$1"
+done > "$d/$id.before" 2>/dev/null
+set -- $shell
 cd "$cwd" || exit 1
 if command -v setsid >/dev/null 2>&1; then
   setsid sh -c 'echo $$ > "$1"; shift; exec "$@"' sh "$d/$id.pgid" "$@" "$cmd" <&0 &
@@ -64,34 +70,34 @@ fi
 echo $$ > "$d/$id.pgid"
 exec "$@" "$cmd""#;
 
-/// `KILL ID`: SIGKILL the process group of exec ID, then (up to three rounds) every process
-/// that did not exist before it; prints the pids still alive after that (escapees that need
-/// the heavier remedy).
-pub const KILL: &str = r#"d=/tmp/.lilypad; id=$1
-pg=$(cat "$d/$id.pgid" 2>/dev/null)
+/// `KILL ID`: SIGKILL the process group of exec ID, then (in rounds, until none is found)
+/// every process that did not exist before it; prints the pids still alive after that (escapees that need the
+/// heavier remedy). Uses only shell builtins after start-up, so it works while a fork bomb
+/// holds every pid the limit allows.
+pub const KILL: &str = r#"d=/tmp/.lilypad; id=$1; pg=
+read -r pg < "$d/$id.pgid" 2>/dev/null
 [ -n "$pg" ] && kill -9 -"$pg" 2>/dev/null
-before=" $(tr '\n' ' ' < "$d/$id.before" 2>/dev/null) "
-fresh() {
+before=" "
+while read -r p; do before="$before$p "; done < "$d/$id.before" 2>/dev/null
+sweep() {
+  mode=$1; found=
   for p in /proc/[0-9]*; do
     p=${p#/proc/}
     [ "$p" = "$$" ] && continue
-    case $before in *" $p "*) continue ;; esac
+    line=
     read -r line < "/proc/$p/stat" 2>/dev/null || continue
-    rest=${line##*) }
-    set -- $rest
+    set -- ${line##*) }
     [ "$2" = "$$" ] && continue
     [ "$1" = Z ] && continue
-    echo "$p"
+    shift 19
+    case $before in *" $p:$1 "*) continue ;; esac
+    found=1
+    if [ "$mode" = kill ]; then kill -9 "$p" 2>/dev/null; else echo "$p"; fi
   done
 }
-for i in 1 2 3; do
-  l=$(fresh)
-  [ -z "$l" ] && break
-  kill -9 $l 2>/dev/null
-  sleep 0.2
-done
-rm -f "$d/$id.pgid" "$d/$id.before"
-fresh"#;
+for i in 1 2 3 4 5 6 7 8; do sweep kill; [ -z "$found" ] && break; done
+rm -f "$d/$id.pgid" "$d/$id.before" 2>/dev/null
+sweep list"#;
 
 /// Picks the shell for commands: bash when the image has it (the model was trained on
 /// `bash -lc`), else plain `sh -c`. Prints `bash` or `sh`.

@@ -9,15 +9,26 @@
 use super::SandboxError;
 use std::path::{Component, Path};
 
-/// A tar of `dir`'s contents (paths relative to it; symlinks stored as symlinks).
+/// A tar of `dir`'s contents (paths relative to it; symlinks stored as symlinks). `dir`
+/// itself has no entry: the destination's own owner and mode must stay as they are (a
+/// non-root extractor may not change them).
 pub fn pack(dir: &Path) -> Result<Vec<u8>, SandboxError> {
+    let err = |e| SandboxError::io("archiving", dir.display().to_string(), e);
     let mut b = tar::Builder::new(Vec::new());
     b.follow_symlinks(false);
     b.mode(tar::HeaderMode::Complete);
-    b.append_dir_all(".", dir)
-        .map_err(|e| SandboxError::io("archiving", dir.display().to_string(), e))?;
-    b.into_inner()
-        .map_err(|e| SandboxError::io("archiving", dir.display().to_string(), e))
+    let mut children: Vec<_> = std::fs::read_dir(dir).map_err(err)?.flatten().collect();
+    children.sort_by_key(|e| e.file_name());
+    for child in children {
+        let path = child.path();
+        let name = child.file_name();
+        if child.file_type().map_err(err)?.is_dir() {
+            b.append_dir_all(&name, &path).map_err(err)?;
+        } else {
+            b.append_path_with_name(&path, &name).map_err(err)?;
+        }
+    }
+    b.into_inner().map_err(err)
 }
 
 /// Unpack `data` below `dest` (an existing directory), safely (see the module docs).
@@ -78,11 +89,12 @@ pub fn unpack(data: &[u8], dest: &Path) -> Result<usize, SandboxError> {
             }
             continue;
         }
-        let written = entry
-            .unpack_in(dest)
-            .map_err(|e| SandboxError::io("unpacking", path.display().to_string(), e))?;
-        if !written {
-            skipped += 1;
+        match entry.unpack_in(dest) {
+            Ok(true) => {}
+            Ok(false) => skipped += 1,
+            // tar-rs refuses to write through a symlink that leads outside: skip the entry.
+            Err(e) if e.to_string().contains("outside of destination") => skipped += 1,
+            Err(e) => return Err(SandboxError::io("unpacking", path.display().to_string(), e)),
         }
     }
     Ok(skipped)

@@ -101,7 +101,11 @@ pub async fn fork_bomb(h: &Harness) {
         r.starts_with("Timed out after 5.0s") || r.starts_with("Exit code:"),
         "{r}"
     );
-    // The sandbox answers again, with (almost) no processes left.
+    wait_quiet(h, "fork bomb").await;
+}
+
+/// Wait until the sandbox answers again with (almost) no processes left.
+async fn wait_quiet(h: &Harness, what: &str) {
     let t0 = Instant::now();
     loop {
         let n = h.sh("ls -d /proc/[0-9]* | wc -l").await;
@@ -111,15 +115,31 @@ pub async fn fork_bomb(h: &Harness) {
             .and_then(|s| s.trim().parse::<u32>().ok())
         {
             if count < 12 {
-                break;
+                return;
             }
         }
         assert!(
             t0.elapsed() < Duration::from_secs(60),
-            "fork bomb not cleaned up: {n}"
+            "{what} not cleaned up: {n}"
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
+}
+
+/// A fork bomb that left the command's session (`setsid`): found by the timeout's rounds
+/// over new processes or, failing those, stopped by recycling the sandbox. The workspace
+/// survives either way.
+pub async fn escaping_fork_bomb(h: &Harness) {
+    h.out("echo kept > kept.txt").await;
+    let r = h
+        .text(
+            "Bash",
+            json!({"command": "setsid sh -c 'b(){ b | b & }; b' & sleep 60", "timeout": 3}),
+        )
+        .await;
+    assert!(r.starts_with("Timed out after 3.0s"), "{r}");
+    wait_quiet(h, "escaped fork bomb").await;
+    assert_eq!(h.out("cat kept.txt && rm kept.txt").await, "kept\n");
 }
 
 /// A memory hog is killed by the memory limit; the sandbox survives.

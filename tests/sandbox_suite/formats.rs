@@ -370,6 +370,12 @@ pub async fn commands(h: &Harness) {
         "timeout took {:?}",
         t0.elapsed()
     );
+    // No stdin: a command reading it ends at once.
+    assert_eq!(
+        h.text("Bash", json!({"command": "cat", "timeout": 20}))
+            .await,
+        bash_result(0, "", "")
+    );
     // Still usable after a timeout.
     assert_eq!(h.out("echo alive").await, "alive\n");
 }

@@ -33,6 +33,23 @@ pub fn engine_missing(name: &str, require_var: &str, why: &str) {
     );
 }
 
+/// The image with bash for the `*_with_bash` tests (LILYPAD_TEST_BASH_IMAGE); `None` skips
+/// them loudly, or fails where engines are required.
+pub fn bash_image() -> Option<String> {
+    match std::env::var("LILYPAD_TEST_BASH_IMAGE") {
+        Ok(i) if !i.is_empty() => Some(i),
+        _ => {
+            let strict = std::env::var("LILYPAD_TEST_STRICT").is_ok_and(|v| v == "1");
+            assert!(
+                !strict,
+                "LILYPAD_TEST_BASH_IMAGE is not set (scripts/test.sh sets it)"
+            );
+            eprintln!("\n!!!!! SKIPPED: set LILYPAD_TEST_BASH_IMAGE (e.g. lilypad-sandbox:debian from `scripts/docker-up.sh --debian`) to run the bash-image tests\n");
+            None
+        }
+    }
+}
+
 /// The repository every check starts from.
 pub fn fixture() -> tempfile::TempDir {
     let d = tempfile::Builder::new()
@@ -70,6 +87,11 @@ pub struct Harness {
 
 impl Harness {
     pub fn new(sb: Arc<dyn Sandbox>) -> Self {
+        // Warnings (e.g. a sandbox recycled after a timeout) show with --nocapture.
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new("lilypad=info"))
+            .with_test_writer()
+            .try_init();
         Self {
             tools: Tools::new(sb, ToolLimits::default()),
             n: Default::default(),
