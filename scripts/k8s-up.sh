@@ -199,24 +199,24 @@ curl -sf --cacert "$PKI/ca.crt" -H "Authorization: Bearer $(token admin)" -X PAT
 log "node $NODE Ready"
 
 # --- 5. the test namespace and the least-privilege identity -----------------------------------
+# The Role is the one users get (docs/kube-rbac.yaml, moved to $NS), so the sandbox tests prove
+# it is enough; here it is bound to the token user sandbox-controller.
+rbac=$here/../docs/kube-rbac.yaml
+[ -f "$rbac" ] || die "missing $rbac"
+"${K[@]}" create namespace "$NS" --dry-run=client -o yaml | "${K[@]}" apply -f - >/dev/null
+# Earlier versions of this script bound a broader Role under this name (roleRef is immutable).
+"${K[@]}" -n "$NS" delete rolebinding sandbox-controller --ignore-not-found >/dev/null
+"${K[@]}" -n "$NS" delete role sandbox-controller --ignore-not-found >/dev/null
+sed -e "s/namespace: lilypad\$/namespace: $NS/" "$rbac" | awk '
+  /^---/ { if (keep) printf "%s---\n", buf; buf=""; keep=1; next }
+  /^kind: Namespace/ { keep=0 }
+  { buf = buf $0 "\n" }
+  END { if (keep) printf "%s", buf }' | "${K[@]}" apply -f - >/dev/null
 "${K[@]}" apply -f - >/dev/null <<EOF
-apiVersion: v1
-kind: Namespace
-metadata: {name: $NS}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: sandbox-controller, namespace: $NS}
-rules:
-- {apiGroups: [""], resources: [pods], verbs: [get, list, watch, create, update, patch, delete, deletecollection]}
-- {apiGroups: [""], resources: [pods/exec], verbs: [create, get]}
-- {apiGroups: [""], resources: [configmaps], verbs: [get, list, watch, create, update, patch, delete, deletecollection]}
-- {apiGroups: [networking.k8s.io], resources: [networkpolicies], verbs: [get, list, watch, create, update, patch, delete, deletecollection]}
----
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
-metadata: {name: sandbox-controller, namespace: $NS}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: sandbox-controller}
+metadata: {name: lilypad-sandbox-test, namespace: $NS}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: lilypad-sandbox}
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: sandbox-controller}]
 EOF
 # Pods are refused until the controller-manager has made the namespace's default ServiceAccount.
@@ -225,7 +225,7 @@ wait_until 60 "${K[@]}" -n "$NS" get serviceaccount default || die "no default S
 # --- 6. proof: the sandbox identity runs a hardened pod, execs in it, deletes it --------------
 if [ "${SMOKE:-1}" = 1 ]; then
   [ "$("${KS[@]}" auth can-i list secrets 2>/dev/null || true)" = no ] || die "sandbox-controller may list secrets"
-  "${KS[@]}" delete pod lilypad-smoke --ignore-not-found --wait=true >/dev/null
+  "${K[@]}" -n "$NS" delete pod lilypad-smoke --ignore-not-found --wait=true >/dev/null
   "${KS[@]}" apply -f - >/dev/null <<'EOF'
 apiVersion: v1
 kind: Pod
@@ -250,11 +250,12 @@ spec:
   - {name: workspace, emptyDir: {sizeLimit: 64Mi}}
   - {name: tmp, emptyDir: {medium: Memory, sizeLimit: 16Mi}}
 EOF
-  "${KS[@]}" wait --for=condition=Ready pod/lilypad-smoke --timeout=120s >/dev/null ||
+  # Waiting watches pods, which the sandbox Role does not allow: the admin waits.
+  "${K[@]}" -n "$NS" wait --for=condition=Ready pod/lilypad-smoke --timeout=120s >/dev/null ||
     die "smoke pod not Ready: $("${KS[@]}" get pod lilypad-smoke -o jsonpath='{.status}' 2>&1)"
   out=$("${KS[@]}" exec lilypad-smoke -- sh -c 'id -u; echo hello > /workspace/f && cat /workspace/f; grep CapEff /proc/self/status')
   [[ $(tr '\n' ' ' <<<"$out") == "1000 hello CapEff:"?"0000000000000000 " ]] || die "unexpected exec output: $out"
-  "${KS[@]}" delete pod lilypad-smoke --wait=true --timeout=60s >/dev/null
+  "${KS[@]}" delete pod lilypad-smoke --wait=false >/dev/null
   log "smoke test passed: pod Running as uid 1000, exec ok, no capabilities, deleted"
 fi
 
