@@ -25,6 +25,15 @@ pub struct ToolArgs {
     /// Container image for the docker and kube sandboxes
     #[arg(long)]
     pub image: Option<String>,
+    /// Kubeconfig for the kube sandbox [default: KUBECONFIG, ~/.kube/config, in-cluster]
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context for the kube sandbox
+    #[arg(long)]
+    pub kube_context: Option<String>,
+    /// Namespace for the kube sandbox [default: the context's]
+    #[arg(long)]
+    pub kube_namespace: Option<String>,
     /// Apply the call's changes to --workdir afterwards (git apply)
     #[arg(long)]
     pub apply: bool,
@@ -60,6 +69,9 @@ pub fn run(args: &ToolArgs) -> anyhow::Result<ExitCode> {
         spec.docker.image = image.clone();
         spec.kube.image = image.clone();
     }
+    spec.kube.kubeconfig = args.kubeconfig.clone();
+    spec.kube.context = args.kube_context.clone();
+    spec.kube.namespace = args.kube_namespace.clone();
     if args.sandbox == SandboxKind::Host {
         eprintln!("{}", sandbox::HOST_WARNING);
     }
