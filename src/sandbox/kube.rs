@@ -11,7 +11,8 @@
 //! Exec over the websocket protocol of older clusters cannot close stdin, so every upload
 //! carries its size and the reader stops after that many bytes.
 
-use super::kube_objects::{self as objects, ANN_EXPIRES, ANN_HOST, ANN_PID, CONTAINER, SELECTOR};
+pub use super::kube_objects::sweep_leftovers;
+use super::kube_objects::{self as objects, delete_session, CONTAINER};
 use super::output::{pump, Collector};
 use super::remote::{Backend, RawExit, Remote};
 use super::workspace::Workspace;
@@ -19,7 +20,7 @@ use super::{ExecOutput, ExecRequest, Resolved, Sandbox, SandboxError, SandboxKin
 use async_trait::async_trait;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
-use kube::api::{Api, AttachParams, DeleteParams, ListParams, PostParams, PropagationPolicy};
+use kube::api::{Api, AttachParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use std::path::PathBuf;
@@ -73,7 +74,7 @@ impl Default for KubeSettings {
     }
 }
 
-fn engine_err(context: impl Into<String>) -> impl FnOnce(kube::Error) -> SandboxError {
+pub(crate) fn engine_err(context: impl Into<String>) -> impl FnOnce(kube::Error) -> SandboxError {
     let context = context.into();
     move |e| match &e {
         kube::Error::Api(s) if s.code == 403 => SandboxError::Unavailable {
@@ -128,61 +129,6 @@ pub async fn connect(s: &KubeSettings) -> Result<(Client, String), SandboxError>
         .await
         .map_err(|e| unavailable(format!("cannot reach the Kubernetes API at {url}: {e}")))?;
     Ok((client, ns))
-}
-
-/// Delete the sessions of this namespace that expired, or belong to dead processes of this
-/// host. Returns how many were deleted.
-pub async fn sweep_leftovers(client: &Client, ns: &str) -> Result<usize, SandboxError> {
-    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
-    let list = cms
-        .list(&ListParams::default().labels(SELECTOR))
-        .await
-        .map_err(engine_err("listing sessions"))?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    let host = super::host_name();
-    let mut n = 0;
-    for cm in list {
-        let ann = cm.metadata.annotations.clone().unwrap_or_default();
-        let expired = ann
-            .get(ANN_EXPIRES)
-            .and_then(|v| v.parse::<i64>().ok())
-            .is_some_and(|t| t < now);
-        let dead = ann.get(ANN_HOST) == Some(&host)
-            && ann
-                .get(ANN_PID)
-                .and_then(|p| p.parse::<u32>().ok())
-                .is_some_and(|p| !super::pid_alive(p));
-        if let (true, Some(name)) = (expired || dead, cm.metadata.name) {
-            delete_session(client, ns, &name).await?;
-            n += 1;
-        }
-    }
-    Ok(n)
-}
-
-/// Delete a session's objects: the pod at once, the rest through its owner.
-async fn delete_session(client: &Client, ns: &str, name: &str) -> Result<(), SandboxError> {
-    let now = DeleteParams {
-        grace_period_seconds: Some(0),
-        propagation_policy: Some(PropagationPolicy::Background),
-        ..Default::default()
-    };
-    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
-    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
-    for r in [
-        pods.delete(name, &now).await.map(|_| ()),
-        cms.delete(name, &now).await.map(|_| ()),
-    ] {
-        match r {
-            Ok(()) => {}
-            Err(kube::Error::Api(s)) if s.code == 404 => {}
-            Err(e) => return Err(engine_err(format!("deleting session {name}"))(e)),
-        }
-    }
-    Ok(())
 }
 
 /// Exec into the session's pod.

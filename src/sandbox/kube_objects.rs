@@ -5,10 +5,12 @@
 //! policy exists before the pod. All three carry the session labels; the ConfigMap's
 //! annotations say who made it and until when it may live, for leftover sweeps.
 
-use super::kube::KubeSettings;
+use super::kube::{engine_err, KubeSettings};
 use super::SandboxError;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
+use kube::api::{Api, DeleteParams, ListParams, PropagationPolicy};
+use kube::Client;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -145,6 +147,65 @@ pub fn pod(
         }),
         "pod",
     )
+}
+
+/// Delete the sessions of this namespace that expired, or belong to dead processes of this
+/// host. Returns how many were deleted.
+pub async fn sweep_leftovers(client: &Client, ns: &str) -> Result<usize, SandboxError> {
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let list = cms
+        .list(&ListParams::default().labels(SELECTOR))
+        .await
+        .map_err(engine_err("listing sessions"))?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let host = super::host_name();
+    let mut n = 0;
+    for cm in list {
+        let ann = cm.metadata.annotations.clone().unwrap_or_default();
+        let expired = ann
+            .get(ANN_EXPIRES)
+            .and_then(|v| v.parse::<i64>().ok())
+            .is_some_and(|t| t < now);
+        let dead = ann.get(ANN_HOST) == Some(&host)
+            && ann
+                .get(ANN_PID)
+                .and_then(|p| p.parse::<u32>().ok())
+                .is_some_and(|p| !super::pid_alive(p));
+        if let (true, Some(name)) = (expired || dead, cm.metadata.name) {
+            delete_session(client, ns, &name).await?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// Delete a session's objects: the pod at once, the rest through its owner.
+pub(crate) async fn delete_session(
+    client: &Client,
+    ns: &str,
+    name: &str,
+) -> Result<(), SandboxError> {
+    let now = DeleteParams {
+        grace_period_seconds: Some(0),
+        propagation_policy: Some(PropagationPolicy::Background),
+        ..Default::default()
+    };
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    for r in [
+        pods.delete(name, &now).await.map(|_| ()),
+        cms.delete(name, &now).await.map(|_| ()),
+    ] {
+        match r {
+            Ok(()) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(engine_err(format!("deleting session {name}"))(e)),
+        }
+    }
+    Ok(())
 }
 
 /// Container states that will not get better by waiting.
