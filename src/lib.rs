@@ -7,13 +7,16 @@
 //! middle; `agent` above them; the interface and the headless runner at the top. Nothing points
 //! upward. See `docs/architecture.md`.
 
+pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod convert;
+pub mod diff;
 pub mod engine;
 pub mod gguf;
 pub mod prompt;
 pub mod protocol;
 pub mod sandbox;
 pub mod testmodel;
+pub mod tui;
 pub mod tools;

@@ -4,6 +4,7 @@
 
 mod convert;
 mod doctor;
+mod generate;
 mod info;
 mod parse;
 mod prompt;
@@ -36,6 +37,8 @@ pub enum Command {
     Tool(tool::ToolArgs),
     /// Convert a Hugging Face Qwen3.5 checkpoint (safetensors) to a GGUF file.
     Convert(convert::ConvertArgs),
+    /// Generate from a raw prompt with the in-process engine and print the figures.
+    Generate(generate::GenerateArgs),
     /// Write a tiny random-weight model (for tests and trying things out; its output is noise).
     TinyModel(tiny_model::TinyModelArgs),
     /// Print the exact prompt text the model would see for a conversation file.
@@ -66,6 +69,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Parse(args) => parse::run(&args),
         Command::Tool(args) => tool::run(&args),
         Command::TinyModel(args) => tiny_model::run(&args),
+        Command::Generate(args) => generate::run(&args, &settings),
         Command::Convert(args) => convert::run(&args),
     }
 }

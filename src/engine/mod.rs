@@ -9,6 +9,7 @@
 
 mod backend;
 pub mod llama;
+pub mod remote;
 pub mod script;
 mod stream;
 mod types;
@@ -18,7 +19,7 @@ pub use llama::{EngineHandle, LoadedModel};
 pub use script::ScriptEngine;
 pub use stream::GenerationStream;
 pub use types::{
-    EngineError, EngineEvent, Figures, GenerateRequest, Generation, Reuse, SamplingParams,
-    StopReason,
+    EngineError, EngineEvent, Figures, GenerateRequest, Generation, ParsedOutput, Reuse,
+    SamplingParams, StopReason,
 };
 pub use utf8::Utf8Stream;

@@ -27,12 +27,14 @@ impl GenerationStream {
         self.cancel.clone()
     }
 
-    /// Block until the end; returns the text and the outcome.
+    /// Block until the end; returns the raw text and the outcome.
     pub fn wait(mut self) -> Result<(String, Generation), EngineError> {
         let mut text = String::new();
         while let Some(ev) = self.events.blocking_recv() {
             match ev {
                 EngineEvent::Piece(p) => text.push_str(&p),
+                // Raw text only: parsed output has no single text form.
+                EngineEvent::Parsed(_) => {}
                 EngineEvent::Done(g) => return Ok((text, g)),
                 EngineEvent::Failed(e) => {
                     return Err(EngineError::Llama {

@@ -1,6 +1,15 @@
 //! Plain data shared by every layer: chat messages, tool calls, operations sent to the agent
 //! (`Op`) and events it emits (`Event`). Serde types only; nothing heavy may be imported here.
 
+mod events;
+mod usage;
+
+pub use events::{
+    ApprovalKind, ApprovalRequest, Event, FinishReason, Op, RequestId, Resolution,
+    ReviewDecision, ToolCategory,
+};
+pub use usage::{Figures, Reuse, StopReason};
+
 use serde::{Deserialize, Serialize};
 
 /// One tool call the model asked for, with arguments already typed by the tool's schema.

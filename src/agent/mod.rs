@@ -1,0 +1,87 @@
+//! The agent: the turn loop that renders the conversation, runs the model, parses its output,
+//! asks for approval where the policy says so, runs tool calls one after the other, and stops
+//! for a reported reason. It speaks only [`Op`] in and [`Event`] out, runs on tokio, and keeps
+//! the engine thread behind the [`Model`] trait.
+//!
+//! The rules are the ones the model was trained with (MODEL.md section 2): a reply without tool
+//! calls ends the task and its content is the answer; a turn cut by the token cap does not run
+//! its calls and ends the task; steps, context and wall time are limited; a malformed call is
+//! answered with a readable error. Does not own: drawing, sandboxes (it calls [`Tools`]),
+//! prompt text (the model adapter renders it), the log format (`session`).
+
+mod approval;
+pub mod model;
+mod run;
+
+pub use approval::{ApprovalPolicy, Policy};
+pub use model::{LocalModel, Model, ScriptModel, TurnRequest};
+
+use crate::engine::SamplingParams;
+use crate::prompt::ToolSpec;
+use crate::protocol::{Event, Message, Op};
+use crate::tools::Tools;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+
+/// Limits and behaviour of one agent session.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    pub max_steps: u32,
+    /// Context limit in tokens, counted from the engine's real token counts.
+    pub context_limit: u32,
+    /// Wall-time limit for one task.
+    pub wall_time: Option<Duration>,
+    pub max_turn_tokens: u32,
+    pub sampling: SamplingParams,
+    pub policy: ApprovalPolicy,
+    /// Pause after every turn until [`Op::Step`].
+    pub step_mode: bool,
+    pub system_prompt: String,
+    pub tools: Vec<ToolSpec>,
+    /// Shown in [`Event::SessionStarted`].
+    pub session_id: String,
+}
+
+impl AgentConfig {
+    /// The limits the model was evaluated with, the default system prompt and the five tools.
+    pub fn new(system_prompt: String, tools: Vec<ToolSpec>, sampling: SamplingParams) -> Self {
+        Self {
+            max_steps: 150,
+            context_limit: 131_072,
+            wall_time: Some(Duration::from_secs(10_800)),
+            max_turn_tokens: 8192,
+            sampling,
+            policy: ApprovalPolicy::default(),
+            step_mode: false,
+            system_prompt,
+            tools,
+            session_id: String::new(),
+        }
+    }
+}
+
+/// A running agent: send [`Op`]s, receive [`Event`]s. Dropping `ops` ends the session.
+pub struct AgentHandle {
+    pub ops: UnboundedSender<Op>,
+    pub events: UnboundedReceiver<Event>,
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+/// Start an agent on the current tokio runtime. `history` resumes an earlier conversation
+/// (empty for a new session: the system prompt is added from `config`).
+pub fn spawn(
+    model: Arc<dyn Model>,
+    tools: Tools,
+    config: AgentConfig,
+    history: Vec<Message>,
+) -> AgentHandle {
+    let (op_tx, op_rx) = unbounded_channel();
+    let (ev_tx, ev_rx) = unbounded_channel();
+    let task = tokio::spawn(run::Agent::new(model, tools, config, history, ev_tx).run(op_rx));
+    AgentHandle {
+        ops: op_tx,
+        events: ev_rx,
+        task,
+    }
+}

@@ -1,0 +1,407 @@
+//! The turn loop itself. One [`Agent`] per session; it owns the conversation. While a model
+//! turn streams or a tool runs, operations are still read, so an interrupt takes effect at
+//! once: generation is cancelled, a running command's future is dropped (which kills it), and
+//! nothing that was not approved is applied.
+
+use super::model::{Model, TurnRequest};
+use super::AgentConfig;
+use crate::engine::{EngineEvent, Generation, ParsedOutput};
+use crate::prompt::{CallEnd, ParseEvent, Parser, Start, ToolSchemas};
+use crate::protocol::{
+    Event, FinishReason, Message, Op, RequestId, Resolution, StopReason, ToolCall,
+};
+use crate::tools::{ToolResult, Tools};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+
+/// Why the current task must stop early, decided while waiting on operations.
+enum Halt {
+    Interrupted,
+    Shutdown,
+}
+
+/// A model turn as parsed: calls and malformed-call messages in the order they appeared.
+#[derive(Default)]
+struct Turn {
+    reasoning: String,
+    content: String,
+    items: Vec<(usize, Item)>,
+}
+
+enum Item {
+    Call(ToolCall),
+    Malformed(String),
+}
+
+pub(super) struct Agent {
+    model: Arc<dyn Model>,
+    tools: Tools,
+    config: AgentConfig,
+    schemas: ToolSchemas,
+    messages: Vec<Message>,
+    events: UnboundedSender<Event>,
+    step: u32,
+    next_request: RequestId,
+    next_call: usize,
+    context_tokens: usize,
+    step_mode: bool,
+    queued: VecDeque<String>,
+    shutdown: bool,
+}
+
+impl Agent {
+    pub(super) fn new(
+        model: Arc<dyn Model>,
+        tools: Tools,
+        config: AgentConfig,
+        history: Vec<Message>,
+        events: UnboundedSender<Event>,
+    ) -> Self {
+        let mut messages = history;
+        if messages.is_empty() {
+            messages.push(Message::system(config.system_prompt.clone()));
+        }
+        let step = messages
+            .iter()
+            .filter(|m| matches!(m, Message::Assistant { .. }))
+            .count() as u32;
+        let next_call = messages
+            .iter()
+            .map(|m| match m {
+                Message::Assistant { tool_calls, .. } => tool_calls.len(),
+                _ => 0,
+            })
+            .sum::<usize>()
+            + 1;
+        Self {
+            schemas: ToolSchemas::new(&config.tools),
+            step_mode: config.step_mode,
+            model,
+            tools,
+            config,
+            messages,
+            events,
+            step,
+            next_request: 1,
+            next_call,
+            context_tokens: 0,
+            queued: VecDeque::new(),
+            shutdown: false,
+        }
+    }
+
+    fn emit(&self, e: Event) {
+        // A consumer that went away is not an error for the agent: it finishes quietly.
+        let _ = self.events.send(e);
+    }
+
+    pub(super) async fn run(mut self, mut ops: UnboundedReceiver<Op>) {
+        self.emit(Event::SessionStarted {
+            session_id: self.config.session_id.clone(),
+            model: self.model.describe(),
+            sandbox: self.tools.sandbox().describe(),
+            workdir: self.tools.sandbox().workdir().to_string(),
+            max_steps: self.config.max_steps,
+            context_limit: self.config.context_limit,
+        });
+        while !self.shutdown {
+            let text = match self.queued.pop_front() {
+                Some(t) => t,
+                None => match ops.recv().await {
+                    None | Some(Op::Shutdown) => break,
+                    Some(Op::UserMessage { text }) => text,
+                    Some(Op::SetStepMode { on }) => {
+                        self.step_mode = on;
+                        continue;
+                    }
+                    Some(Op::Interrupt | Op::Step | Op::Review { .. }) => continue,
+                },
+            };
+            self.messages.push(Message::user(text.clone()));
+            self.emit(Event::UserMessage { text });
+            let (reason, answer) = self.task(&mut ops).await;
+            self.emit(Event::TaskFinished {
+                reason,
+                final_answer: answer,
+            });
+        }
+        self.emit(Event::SessionEnded);
+    }
+
+    /// Run turns until the task ends; returns why, and the final answer if there is one.
+    async fn task(&mut self, ops: &mut UnboundedReceiver<Op>) -> (FinishReason, Option<String>) {
+        let started = Instant::now();
+        let mut steps_this_task = 0u32;
+        loop {
+            if self.step >= self.config.max_steps {
+                return (FinishReason::StepLimit, None);
+            }
+            if self
+                .config
+                .wall_time
+                .is_some_and(|limit| started.elapsed() >= limit)
+            {
+                return (FinishReason::TimeLimit, None);
+            }
+            if self.context_tokens >= self.config.context_limit as usize {
+                return (FinishReason::ContextLimit, None);
+            }
+            if self.step_mode && steps_this_task > 0 {
+                self.emit(Event::Paused { step: self.step });
+                if let Err(h) = self.wait_for_step(ops).await {
+                    return self.halted(h);
+                }
+            }
+            self.step += 1;
+            steps_this_task += 1;
+            self.emit(Event::TurnStarted { step: self.step });
+            let (turn, generation, halt) = match self.model_turn(ops).await {
+                Ok(t) => t,
+                Err(message) => {
+                    self.emit(Event::Error { message });
+                    return (FinishReason::Error, None);
+                }
+            };
+            let f = &generation.figures;
+            let finished = Event::TurnFinished {
+                step: self.step,
+                stop: generation.stop,
+                figures: generation.figures.clone(),
+                context_tokens: f.prompt_tokens + f.generated_tokens,
+            };
+            if generation.stop == StopReason::Cancelled {
+                // A cancelled turn is shown but not kept: the model starts afresh next time.
+                self.emit(finished);
+                return self.halted(halt.unwrap_or(Halt::Interrupted));
+            }
+            let calls: Vec<ToolCall> = turn
+                .items
+                .iter()
+                .filter_map(|(_, i)| match i {
+                    Item::Call(c) => Some(c.clone()),
+                    Item::Malformed(_) => None,
+                })
+                .collect();
+            self.messages.push(Message::assistant(
+                (!turn.reasoning.is_empty()).then(|| turn.reasoning.clone()),
+                turn.content.clone(),
+                calls.clone(),
+            ));
+            self.context_tokens = f.prompt_tokens + f.generated_tokens;
+            self.emit(finished);
+            match generation.stop {
+                StopReason::TokenCap => return (FinishReason::TokenCap, None),
+                StopReason::ContextFull => return (FinishReason::ContextLimit, None),
+                StopReason::EndOfGeneration | StopReason::Cancelled => {}
+            }
+            if let Some(h) = halt {
+                // The interrupt came just as the turn ended: keep the turn, run nothing.
+                for c in &calls {
+                    self.answer_unrun(c, "was not run: the user interrupted");
+                }
+                return self.halted(h);
+            }
+            if turn.items.is_empty() {
+                return (FinishReason::Answered, Some(turn.content));
+            }
+            let mut items = turn.items.into_iter();
+            while let Some((_, item)) = items.next() {
+                let (call_id, name, result, resolution) = match item {
+                    Item::Malformed(message) => {
+                        let id = format!("call_{}", self.next_call);
+                        self.next_call += 1;
+                        (
+                            id,
+                            String::new(),
+                            ToolResult {
+                                content: message,
+                                is_error: true,
+                            },
+                            Resolution::Skipped,
+                        )
+                    }
+                    Item::Call(call) => match self.run_call(&call, ops).await {
+                        Ok((result, resolution)) => (call.id, call.name, result, resolution),
+                        Err(h) => {
+                            // Every call of the turn gets a result, so the conversation stays
+                            // well-formed for whatever comes next.
+                            self.answer_unrun(&call, "was interrupted by the user before it finished");
+                            for (_, rest) in items {
+                                if let Item::Call(c) = rest {
+                                    self.answer_unrun(&c, "was not run: the user interrupted");
+                                }
+                            }
+                            return self.halted(h);
+                        }
+                    },
+                };
+                self.messages
+                    .push(Message::tool(Some(call_id.clone()), result.content.clone()));
+                self.emit(Event::ToolResult {
+                    call_id,
+                    name,
+                    content: result.content,
+                    is_error: result.is_error,
+                    resolution,
+                });
+            }
+        }
+    }
+
+    fn answer_unrun(&mut self, call: &ToolCall, why: &str) {
+        let content = format!("This call {why}.");
+        self.messages
+            .push(Message::tool(Some(call.id.clone()), content.clone()));
+        self.emit(Event::ToolResult {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content,
+            is_error: true,
+            resolution: Resolution::Skipped,
+        });
+    }
+
+    fn halted(&mut self, h: Halt) -> (FinishReason, Option<String>) {
+        if matches!(h, Halt::Shutdown) {
+            self.shutdown = true;
+        }
+        (FinishReason::Interrupted, None)
+    }
+
+    /// Handle an operation that arrives while something else is going on. Returns a halt for
+    /// interrupt and shutdown; queues messages for after the task.
+    fn background_op(&mut self, op: Option<Op>) -> Option<Halt> {
+        match op {
+            None | Some(Op::Shutdown) => Some(Halt::Shutdown),
+            Some(Op::Interrupt) => Some(Halt::Interrupted),
+            Some(Op::SetStepMode { on }) => {
+                self.step_mode = on;
+                None
+            }
+            Some(Op::UserMessage { text }) => {
+                self.queued.push_back(text);
+                None
+            }
+            Some(Op::Step | Op::Review { .. }) => None,
+        }
+    }
+
+    async fn wait_for_step(&mut self, ops: &mut UnboundedReceiver<Op>) -> Result<(), Halt> {
+        loop {
+            match ops.recv().await {
+                Some(Op::Step) => return Ok(()),
+                Some(Op::SetStepMode { on: false }) => {
+                    self.step_mode = false;
+                    return Ok(());
+                }
+                other => {
+                    if let Some(h) = self.background_op(other) {
+                        return Err(h);
+                    }
+                }
+            }
+        }
+    }
+
+    async fn model_turn(
+        &mut self,
+        ops: &mut UnboundedReceiver<Op>,
+    ) -> Result<(Turn, Generation, Option<Halt>), String> {
+        let remaining = (self.config.context_limit as usize).saturating_sub(self.context_tokens);
+        let request = TurnRequest {
+            messages: self.messages.clone(),
+            tools: self.config.tools.clone(),
+            max_tokens: self.config.max_turn_tokens.min(remaining.max(1) as u32),
+            sampling: self.config.sampling.clone(),
+        };
+        let mut stream = self
+            .model
+            .start(&request)
+            .map_err(|e| e.to_string())?;
+        let mut parser = Parser::new(self.schemas.clone(), Start::Reasoning)
+            .with_first_call_number(self.next_call);
+        let mut turn = Turn::default();
+        let mut halt = None;
+        let generation = loop {
+            tokio::select! {
+                ev = stream.events.recv() => match ev {
+                    Some(EngineEvent::Piece(p)) => {
+                        for e in parser.push(&p) {
+                            self.apply(&mut turn, e);
+                        }
+                    }
+                    Some(EngineEvent::Parsed(p)) => self.apply_parsed(&mut turn, p),
+                    Some(EngineEvent::Done(g)) => break g,
+                    Some(EngineEvent::Failed(e)) => return Err(e),
+                    None => return Err("the model stopped without finishing its turn".into()),
+                },
+                op = ops.recv(), if halt.is_none() => {
+                    if let Some(h) = self.background_op(op) {
+                        stream.cancel();
+                        halt = Some(h);
+                    }
+                }
+            }
+        };
+        for e in parser.finish() {
+            self.apply(&mut turn, e);
+        }
+        self.next_call = parser.next_call_number().max(self.next_call);
+        Ok((turn, generation, halt))
+    }
+
+    fn apply(&mut self, turn: &mut Turn, e: ParseEvent) {
+        match e {
+            ParseEvent::Reasoning(t) => {
+                turn.reasoning.push_str(&t);
+                self.emit(Event::ReasoningDelta { text: t });
+            }
+            ParseEvent::Content(t) => {
+                turn.content.push_str(&t);
+                self.emit(Event::ContentDelta { text: t });
+            }
+            ParseEvent::ToolCallStarted { name, .. } => self.emit(Event::ToolCallStarted { name }),
+            ParseEvent::ToolCallArgument { .. } => {}
+            // A call the output stopped inside is run like any other when the model ended its
+            // turn there; a turn cut by the token cap never runs any call.
+            ParseEvent::ToolCallComplete { index, call, .. } => {
+                self.emit(Event::ToolCallReady { call: call.clone() });
+                turn.items.push((index, Item::Call(call)));
+            }
+            ParseEvent::ToolCallError(err) => {
+                self.emit(Event::MalformedCall {
+                    message: err.message.clone(),
+                });
+                turn.items.push((err.index, Item::Malformed(err.message)));
+            }
+        }
+        turn.items.sort_by_key(|(i, _)| *i);
+    }
+
+    fn apply_parsed(&mut self, turn: &mut Turn, p: ParsedOutput) {
+        match p {
+            ParsedOutput::Reasoning(t) => self.apply(turn, ParseEvent::Reasoning(t)),
+            ParsedOutput::Content(t) => self.apply(turn, ParseEvent::Content(t)),
+            ParsedOutput::ToolCall(call) => {
+                let index = turn.items.len();
+                self.next_call += 1;
+                self.emit(Event::ToolCallStarted {
+                    name: call.name.clone(),
+                });
+                self.apply(
+                    turn,
+                    ParseEvent::ToolCallComplete {
+                        index,
+                        call,
+                        end: CallEnd::Closed,
+                    },
+                );
+            }
+        }
+    }
+}
+
+
+mod calls;

@@ -1,0 +1,196 @@
+//! The agent's two-way interface: operations in ([`Op`]), events out ([`Event`]). The
+//! interface, the headless runner, the session log and the tests all speak only these.
+//! An approval is a request/response pair: [`Event::ApprovalRequested`] carries an id, and
+//! [`Op::Review`] answers it.
+
+use super::usage::{Figures, StopReason};
+use super::ToolCall;
+use serde::{Deserialize, Serialize};
+
+/// Identifies an approval request within a session.
+pub type RequestId = u64;
+
+/// What a person (or a program) can tell the agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Op {
+    /// The task, or a follow-up instruction once the agent has answered.
+    UserMessage { text: String },
+    /// The answer to an approval request.
+    Review {
+        id: RequestId,
+        decision: ReviewDecision,
+    },
+    /// Stop what runs now (generation or a command); nothing is half-applied. The agent then
+    /// waits for the next message.
+    Interrupt,
+    /// Pause after every model turn (on) or run freely (off).
+    SetStepMode { on: bool },
+    /// In step mode: run one more turn.
+    Step,
+    /// End the session.
+    Shutdown,
+}
+
+/// How a person answered an approval request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum ReviewDecision {
+    Approve,
+    /// Apply the person's text instead of the proposal (the whole new file content). The
+    /// model is told its proposal was edited.
+    ApproveEdited { text: String },
+    /// Approve this and, for the rest of the session, every request of the same category.
+    ApproveForSession,
+    /// Do not run it; the feedback goes to the model as the tool's result.
+    Reject { feedback: String },
+}
+
+/// The category of a tool, which the approval policy is set by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCategory {
+    /// Read, Glob.
+    ReadOnly,
+    /// Write, Edit.
+    Edits,
+    /// Bash.
+    Commands,
+}
+
+/// What needs approval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ApprovalKind {
+    /// A file change: the whole text before (`None` for a new file) and after.
+    Change {
+        path: String,
+        before: Option<String>,
+        after: String,
+        /// The file was binary before (its text is not shown).
+        binary_before: bool,
+    },
+    /// A shell command.
+    Command {
+        command: String,
+        description: Option<String>,
+        timeout_seconds: f64,
+    },
+}
+
+/// A request for a decision; answer with [`Op::Review`] and the same id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    pub id: RequestId,
+    pub call: ToolCall,
+    pub category: ToolCategory,
+    pub kind: ApprovalKind,
+}
+
+/// Why a task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// A reply without tool calls: its content is the final answer.
+    Answered,
+    /// A turn hit the per-turn token cap; its calls were not run.
+    TokenCap,
+    /// The step limit was reached.
+    StepLimit,
+    /// The context limit was reached.
+    ContextLimit,
+    /// The wall-time limit was reached.
+    TimeLimit,
+    /// The person interrupted.
+    Interrupted,
+    /// The model or a sandbox failed.
+    Error,
+}
+
+impl FinishReason {
+    /// The process exit code a headless run reports for this ending.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Self::Answered => 0,
+            Self::Error => 1,
+            Self::TokenCap => 3,
+            Self::StepLimit => 4,
+            Self::ContextLimit => 5,
+            Self::TimeLimit => 6,
+            Self::Interrupted => 130,
+        }
+    }
+}
+
+/// How a tool call was settled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resolution {
+    /// Ran without asking (policy auto).
+    Auto,
+    Approved,
+    /// Approved with the person's own text.
+    Edited,
+    Rejected,
+    /// Refused by policy.
+    Denied,
+    /// Not run: malformed, or the turn was cut.
+    Skipped,
+}
+
+/// Everything the agent reports. Serialised one per line in session logs and `--json` output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// The session is ready.
+    SessionStarted {
+        session_id: String,
+        model: String,
+        sandbox: String,
+        workdir: String,
+        max_steps: u32,
+        context_limit: u32,
+    },
+    /// The person's message as the model will read it.
+    UserMessage { text: String },
+    /// A model turn begins (steps count from 1).
+    TurnStarted { step: u32 },
+    ReasoningDelta { text: String },
+    ContentDelta { text: String },
+    /// The model began a tool call (the name is known, arguments are still arriving).
+    ToolCallStarted { name: String },
+    /// A complete tool call, arguments typed.
+    ToolCallReady { call: ToolCall },
+    /// A tool call that could not be read; `message` is what the model is told.
+    MalformedCall { message: String },
+    ApprovalRequested(ApprovalRequest),
+    /// Live output of a running command.
+    ToolOutputDelta { call_id: String, text: String },
+    /// A tool call's result as the model reads it.
+    ToolResult {
+        call_id: String,
+        name: String,
+        content: String,
+        is_error: bool,
+        resolution: Resolution,
+    },
+    /// A model turn ended.
+    TurnFinished {
+        step: u32,
+        stop: StopReason,
+        figures: Figures,
+        /// Context in use after the turn, in tokens.
+        context_tokens: usize,
+    },
+    /// Step mode: waiting for [`Op::Step`] before the next turn.
+    Paused { step: u32 },
+    /// The task ended; the agent waits for a follow-up message or shutdown.
+    TaskFinished {
+        reason: FinishReason,
+        final_answer: Option<String>,
+    },
+    /// Something went wrong that the person should see (the session continues if it can).
+    Error { message: String },
+    /// The session ended; nothing follows.
+    SessionEnded,
+}

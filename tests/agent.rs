@@ -1,0 +1,418 @@
+//! The agent loop against the scripted engine (a mock of the model that replays raw outputs
+//! through the real parser) and a real host sandbox on a real git repository: every stop
+//! reason, truncated turns, malformed calls, rejections with feedback, edited approvals,
+//! interrupt, step mode, policies.
+
+use lilypad::agent::{self, AgentConfig, AgentHandle, ApprovalPolicy, Policy, ScriptModel};
+use lilypad::engine::script::ScriptTurn;
+use lilypad::engine::{SamplingParams, ScriptEngine, StopReason};
+use lilypad::prompt::{builtin_tools, PromptSettings, Renderer};
+use lilypad::protocol::{
+    ApprovalKind, Event, FinishReason, Op, Resolution, ReviewDecision, ToolCategory,
+};
+use lilypad::sandbox::{self, SandboxKind, SandboxSpec};
+use lilypad::tools::{ToolLimits, Tools};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::create_dir_all(p.join("src")).unwrap();
+    std::fs::write(p.join("src/app.py"), "def f():\n    return 1\n").unwrap();
+    std::fs::write(p.join("README.md"), "# demo\n").unwrap();
+    for args in [
+        vec!["init", "-q"],
+        vec!["add", "-A"],
+        vec!["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
+    ] {
+        let ok = std::process::Command::new("git")
+            .args(&args)
+            .current_dir(p)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    }
+    dir
+}
+
+fn turn(output: &str) -> ScriptTurn {
+    ScriptTurn {
+        output: output.to_string(),
+        stop: StopReason::EndOfGeneration,
+    }
+}
+
+fn call(name: &str, params: &[(&str, &str)]) -> String {
+    let mut s = format!("<tool_call>\n<function={name}>\n");
+    for (k, v) in params {
+        s.push_str(&format!("<parameter={k}>\n{v}\n</parameter>\n"));
+    }
+    s.push_str("</function>\n</tool_call>");
+    s
+}
+
+struct Session {
+    handle: AgentHandle,
+    engine: ScriptEngine,
+    _repo: tempfile::TempDir,
+    sandbox: Arc<dyn sandbox::Sandbox>,
+}
+
+async fn start(turns: Vec<ScriptTurn>, tweak: impl FnOnce(&mut AgentConfig)) -> Session {
+    start_with(turns, Duration::ZERO, tweak).await
+}
+
+async fn start_with(
+    turns: Vec<ScriptTurn>,
+    piece_delay: Duration,
+    tweak: impl FnOnce(&mut AgentConfig),
+) -> Session {
+    let repo = repo();
+    let sb = sandbox::open(&SandboxSpec {
+        kind: SandboxKind::Host,
+        repo: repo.path().to_path_buf(),
+        docker: Default::default(),
+        kube: Default::default(),
+    })
+    .await
+    .unwrap();
+    let mut engine = ScriptEngine::new(turns);
+    engine.piece_delay = piece_delay;
+    let settings = PromptSettings::default();
+    let model = ScriptModel {
+        engine: engine.clone(),
+        renderer: Renderer::builtin(&settings).unwrap(),
+        name: "test".into(),
+    };
+    let mut config = AgentConfig::new(
+        settings.system_prompt().unwrap(),
+        builtin_tools(),
+        SamplingParams::greedy(),
+    );
+    tweak(&mut config);
+    let tools = Tools::new(sb.clone(), ToolLimits::default());
+    let handle = agent::spawn(Arc::new(model), tools, config, Vec::new());
+    Session {
+        handle,
+        engine,
+        _repo: repo,
+        sandbox: sb,
+    }
+}
+
+impl Session {
+    fn send(&self, op: Op) {
+        self.handle.ops.send(op).unwrap();
+    }
+
+    async fn next(&mut self) -> Event {
+        tokio::time::timeout(Duration::from_secs(20), self.handle.events.recv())
+            .await
+            .expect("no event within 20 s")
+            .expect("event stream closed")
+    }
+
+    /// Events up to and including the first that matches.
+    async fn until(&mut self, pred: impl Fn(&Event) -> bool) -> Vec<Event> {
+        let mut seen = Vec::new();
+        loop {
+            let e = self.next().await;
+            let done = pred(&e);
+            seen.push(e);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    async fn finish(&mut self) -> (FinishReason, Option<String>, Vec<Event>) {
+        let seen = self
+            .until(|e| matches!(e, Event::TaskFinished { .. }))
+            .await;
+        match seen.last() {
+            Some(Event::TaskFinished {
+                reason,
+                final_answer,
+            }) => (*reason, final_answer.clone(), seen),
+            _ => unreachable!(),
+        }
+    }
+
+    async fn file(&self, rel: &str) -> String {
+        let path = format!("{}/{rel}", self.sandbox.root());
+        String::from_utf8(self.sandbox.read(&path).await.unwrap()).unwrap()
+    }
+}
+
+fn results(events: &[Event]) -> Vec<(String, bool, Resolution)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolResult {
+                content,
+                is_error,
+                resolution,
+                ..
+            } => Some((content.clone(), *is_error, *resolution)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_reply_without_calls_answers_and_results_reach_the_model() {
+    let mut s = start(
+        vec![
+            turn(&format!(
+                "Let me look.\n</think>\n\n{}",
+                call("Read", &[("file_path", "src/app.py")])
+            )),
+            turn("It returns 1.\n</think>\n\nThe function returns 1."),
+        ],
+        |_| {},
+    )
+    .await;
+    s.send(Op::UserMessage {
+        text: "what does f return?".into(),
+    });
+    let (reason, answer, events) = s.finish().await;
+    assert_eq!(reason, FinishReason::Answered);
+    assert_eq!(answer.as_deref(), Some("The function returns 1."));
+    let r = results(&events);
+    assert_eq!(r.len(), 1);
+    assert!(r[0].0.contains("1. def f():"), "{}", r[0].0);
+    assert_eq!(r[0].2, Resolution::Auto);
+    let prompts = s.engine.prompts();
+    assert_eq!(prompts.len(), 2);
+    assert!(prompts[0].ends_with("<|im_start|>assistant\n<think>\n"));
+    assert!(prompts[1].starts_with(&prompts[0][..prompts[0].len() - "<think>\n".len()]));
+    assert!(prompts[1].contains("<tool_response>\nsrc/app.py\n1. def f():"));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Event::ReasoningDelta { .. })));
+}
+
+#[tokio::test]
+async fn a_turn_cut_by_the_token_cap_runs_none_of_its_calls() {
+    let mut s = start(
+        vec![ScriptTurn {
+            output: format!(
+                "ok\n</think>\n\n{}",
+                call("Bash", &[("command", "touch cut")])
+            ),
+            stop: StopReason::TokenCap,
+        }],
+        |c| c.policy = ApprovalPolicy::all(Policy::Auto),
+    )
+    .await;
+    s.send(Op::UserMessage { text: "go".into() });
+    let (reason, _, events) = s.finish().await;
+    assert_eq!(reason, FinishReason::TokenCap);
+    assert!(results(&events).is_empty());
+    assert!(s.sandbox.read(&format!("{}/cut", s.sandbox.root())).await.is_err());
+}
+
+#[tokio::test]
+async fn malformed_calls_are_answered_with_a_readable_error() {
+    let mut s = start(
+        vec![
+            turn("x\n</think>\n\n<tool_call>\n{\"name\": \"Read\", \"arguments\": {}}\n</tool_call>"),
+            turn("sorry\n</think>\n\ndone"),
+        ],
+        |_| {},
+    )
+    .await;
+    s.send(Op::UserMessage { text: "go".into() });
+    let (reason, _, events) = s.finish().await;
+    assert_eq!(reason, FinishReason::Answered);
+    let r = results(&events);
+    assert_eq!(r.len(), 1);
+    assert!(r[0].1);
+    assert_eq!(r[0].2, Resolution::Skipped);
+    assert!(events.iter().any(|e| matches!(e, Event::MalformedCall { .. })));
+    let prompts = s.engine.prompts();
+    assert!(prompts[1].contains(&r[0].0), "the model reads the error");
+}
+
+#[tokio::test]
+async fn rejection_carries_feedback_and_edited_approval_applies_the_users_text() {
+    let write = call("Write", &[("file_path", "notes.txt"), ("content", "spaces")]);
+    let edit = call(
+        "Edit",
+        &[
+            ("file_path", "src/app.py"),
+            ("old_string", "return 1"),
+            ("new_string", "return 2"),
+        ],
+    );
+    let mut s = start(
+        vec![
+            turn(&format!("a\n</think>\n\n{write}")),
+            turn(&format!("b\n</think>\n\n{edit}")),
+            turn("c\n</think>\n\nfinished"),
+        ],
+        |_| {},
+    )
+    .await;
+    s.send(Op::UserMessage { text: "go".into() });
+    let ev = s
+        .until(|e| matches!(e, Event::ApprovalRequested(_)))
+        .await;
+    let Some(Event::ApprovalRequested(req)) = ev.last() else {
+        unreachable!()
+    };
+    assert_eq!(req.category, ToolCategory::Edits);
+    assert!(matches!(&req.kind, ApprovalKind::Change { path, before: None, after, .. } if path == "notes.txt" && after == "spaces"));
+    s.send(Op::Review {
+        id: req.id,
+        decision: ReviewDecision::Reject {
+            feedback: "use tabs".into(),
+        },
+    });
+    let ev = s
+        .until(|e| matches!(e, Event::ApprovalRequested(_)))
+        .await;
+    let r = results(&ev);
+    assert_eq!(r[0].2, Resolution::Rejected);
+    assert!(r[0].0.contains("use tabs"));
+    let Some(Event::ApprovalRequested(req)) = ev.last() else {
+        unreachable!()
+    };
+    match &req.kind {
+        ApprovalKind::Change { before, after, .. } => {
+            assert_eq!(before.as_deref(), Some("def f():\n    return 1\n"));
+            assert_eq!(after, "def f():\n    return 2\n");
+        }
+        other => panic!("{other:?}"),
+    }
+    s.send(Op::Review {
+        id: req.id,
+        decision: ReviewDecision::ApproveEdited {
+            text: "def f():\n    return 3\n".into(),
+        },
+    });
+    let (reason, _, events) = s.finish().await;
+    assert_eq!(reason, FinishReason::Answered);
+    let r = results(&events);
+    assert_eq!(r[0].2, Resolution::Edited);
+    assert!(r[0].0.contains("user edited"), "{}", r[0].0);
+    assert_eq!(s.file("src/app.py").await, "def f():\n    return 3\n");
+    assert!(s.sandbox.read(&format!("{}/notes.txt", s.sandbox.root())).await.is_err());
+    assert!(s.engine.prompts()[1].contains("use tabs"));
+    let patch = String::from_utf8(s.sandbox.export_patch().await.unwrap()).unwrap();
+    assert!(patch.contains("+    return 3"), "{patch}");
+}
+
+#[tokio::test]
+async fn approve_for_session_and_deny_policies() {
+    let w1 = call("Write", &[("file_path", "a.txt"), ("content", "1")]);
+    let w2 = call("Write", &[("file_path", "b.txt"), ("content", "2")]);
+    let bash = call("Bash", &[("command", "echo hi > c.txt")]);
+    let mut s = start(
+        vec![
+            turn(&format!("a\n</think>\n\n{w1}")),
+            turn(&format!("b\n</think>\n\n{w2}\n{bash}")),
+            turn("c\n</think>\n\nok"),
+        ],
+        |c| c.policy.commands = Policy::Deny,
+    )
+    .await;
+    s.send(Op::UserMessage { text: "go".into() });
+    let ev = s
+        .until(|e| matches!(e, Event::ApprovalRequested(_)))
+        .await;
+    let Some(Event::ApprovalRequested(req)) = ev.last() else {
+        unreachable!()
+    };
+    s.send(Op::Review {
+        id: req.id,
+        decision: ReviewDecision::ApproveForSession,
+    });
+    let (reason, _, events) = s.finish().await;
+    assert_eq!(reason, FinishReason::Answered);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::ApprovalRequested(_))),
+        "the second write ran without asking"
+    );
+    let r = results(&events);
+    assert_eq!(r[0].2, Resolution::Approved);
+    assert_eq!(r[1].2, Resolution::Auto);
+    assert_eq!(r[2].2, Resolution::Denied);
+    assert!(r[2].0.starts_with("PermissionError"));
+    assert_eq!(s.file("b.txt").await, "2");
+    assert!(s.sandbox.read(&format!("{}/c.txt", s.sandbox.root())).await.is_err());
+}
+
+#[tokio::test]
+async fn interrupt_stops_generation_and_the_session_continues() {
+    let repo_turns = vec![
+        turn(&"thinking very slowly ".repeat(200)),
+        turn("fine\n</think>\n\nanswer two"),
+    ];
+    let mut s = start_with(repo_turns, Duration::from_millis(5), |_| {}).await;
+    s.send(Op::UserMessage { text: "go".into() });
+    s.until(|e| matches!(e, Event::ReasoningDelta { .. })).await;
+    s.send(Op::Interrupt);
+    let (reason, _, events) = s.finish().await;
+    assert_eq!(reason, FinishReason::Interrupted);
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::TurnFinished {
+            stop: StopReason::Cancelled,
+            ..
+        }
+    )));
+    s.send(Op::UserMessage {
+        text: "again".into(),
+    });
+    let (reason, answer, _) = s.finish().await;
+    assert_eq!(reason, FinishReason::Answered);
+    assert_eq!(answer.as_deref(), Some("answer two"));
+}
+
+#[tokio::test]
+async fn step_mode_pauses_after_each_turn() {
+    let read = call("Glob", &[("pattern", "**/*.py")]);
+    let mut s = start(
+        vec![
+            turn(&format!("a\n</think>\n\n{read}")),
+            turn(&format!("b\n</think>\n\n{read}")),
+            turn("c\n</think>\n\ndone"),
+        ],
+        |c| c.step_mode = true,
+    )
+    .await;
+    s.send(Op::UserMessage { text: "go".into() });
+    let ev = s.until(|e| matches!(e, Event::Paused { .. })).await;
+    assert!(matches!(ev.last(), Some(Event::Paused { step: 1 })));
+    assert_eq!(s.engine.prompts().len(), 1, "nothing runs while paused");
+    s.send(Op::Step);
+    let ev = s.until(|e| matches!(e, Event::Paused { .. })).await;
+    assert!(matches!(ev.last(), Some(Event::Paused { step: 2 })));
+    s.send(Op::SetStepMode { on: false });
+    let (reason, answer, _) = s.finish().await;
+    assert_eq!(reason, FinishReason::Answered);
+    assert_eq!(answer.as_deref(), Some("done"));
+}
+
+#[tokio::test]
+async fn step_context_and_time_limits_stop_with_their_reason() {
+    let glob = call("Glob", &[("pattern", "*")]);
+    let looping = vec![turn(&format!("x\n</think>\n\n{glob}")); 5];
+    let mut s = start(looping.clone(), |c| c.max_steps = 2).await;
+    s.send(Op::UserMessage { text: "go".into() });
+    assert_eq!(s.finish().await.0, FinishReason::StepLimit);
+
+    // The scripted engine counts characters as tokens: a small limit is reached at once.
+    let mut s = start(looping.clone(), |c| c.context_limit = 50).await;
+    s.send(Op::UserMessage { text: "go".into() });
+    assert_eq!(s.finish().await.0, FinishReason::ContextLimit);
+
+    let mut s = start(looping, |c| c.wall_time = Some(Duration::ZERO)).await;
+    s.send(Op::UserMessage { text: "go".into() });
+    assert_eq!(s.finish().await.0, FinishReason::TimeLimit);
+}
