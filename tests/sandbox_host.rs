@@ -49,3 +49,33 @@ async fn host_attacks() {
     attacks::hung_and_escapee(&h, false).await;
     h.sb().close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_streams_command_output() {
+    let repo = fixture();
+    let h = Harness::new(sandbox::open(&spec(repo.path())).await.unwrap());
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let call = h.call(
+        "Bash",
+        serde_json::json!({"command": "echo a; sleep 0.3; echo b >&2"}),
+    );
+    let r = h.tools.run_streaming(&call, Some(tx)).await;
+    assert_eq!(r.content, "Exit code: 0\nSTDOUT:\na\n\nSTDERR:\nb\n");
+    let mut chunks = Vec::new();
+    while let Ok(c) = rx.try_recv() {
+        chunks.push((c.stream, String::from_utf8(c.data).unwrap()));
+    }
+    use lilypad::sandbox::StreamKind;
+    assert_eq!(
+        chunks,
+        vec![
+            (StreamKind::Stdout, "a\n".to_string()),
+            (StreamKind::Stderr, "b\n".to_string())
+        ]
+    );
+    assert_eq!(
+        lilypad::tools::category("Bash"),
+        lilypad::tools::Category::Command
+    );
+    h.sb().close().await.unwrap();
+}
