@@ -179,6 +179,7 @@ fn cancellation_stops_generation() {
             }
             EngineEvent::Done(g) => break g,
             EngineEvent::Failed(e) => panic!("{e}"),
+            EngineEvent::Parsed(p) => panic!("a raw engine sent parsed output {p:?}"),
         }
     };
     assert_eq!(done.stop, StopReason::Cancelled);
@@ -219,6 +220,7 @@ fn streamed_pieces_concatenate_to_the_detokenised_text() {
                 EngineEvent::Piece(p) => pieces.push(p),
                 EngineEvent::Done(g) => break g,
                 EngineEvent::Failed(e) => panic!("{e}"),
+                EngineEvent::Parsed(p) => panic!("a raw engine sent parsed output {p:?}"),
             }
         };
         assert!(!g.tokens.is_empty());

@@ -99,13 +99,13 @@ impl ApprovalPolicy {
     }
 }
 
-/// The category of a tool by name; `None` for tools Lilypad does not have.
+/// The approval category of a tool by name; `None` for tools Lilypad does not have.
 pub fn category_of(tool: &str) -> Option<ToolCategory> {
-    match tool {
-        "Read" | "Glob" => Some(ToolCategory::ReadOnly),
-        "Write" | "Edit" => Some(ToolCategory::Edits),
-        "Bash" => Some(ToolCategory::Commands),
-        _ => None,
+    match crate::tools::category(tool) {
+        crate::tools::Category::ReadOnly => Some(ToolCategory::ReadOnly),
+        crate::tools::Category::Edit => Some(ToolCategory::Edits),
+        crate::tools::Category::Command => Some(ToolCategory::Commands),
+        crate::tools::Category::Unknown => None,
     }
 }
 

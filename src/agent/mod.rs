@@ -11,10 +11,12 @@
 
 mod approval;
 pub mod model;
+pub mod remote_model;
 mod run;
 
-pub use approval::{ApprovalPolicy, Policy};
+pub use approval::{category_of, ApprovalPolicy, Policy, PolicyParseError};
 pub use model::{LocalModel, Model, ScriptModel, TurnRequest};
+pub use remote_model::RemoteModel;
 
 use crate::engine::SamplingParams;
 use crate::prompt::ToolSpec;

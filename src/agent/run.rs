@@ -108,10 +108,11 @@ impl Agent {
         });
         while !self.shutdown {
             let text = match self.queued.pop_front() {
-                Some(t) => t,
+                Some(t) => Some(t),
                 None => match ops.recv().await {
                     None | Some(Op::Shutdown) => break,
-                    Some(Op::UserMessage { text }) => text,
+                    Some(Op::UserMessage { text }) => Some(text),
+                    Some(Op::Continue) => None,
                     Some(Op::SetStepMode { on }) => {
                         self.step_mode = on;
                         continue;
@@ -119,8 +120,10 @@ impl Agent {
                     Some(Op::Interrupt | Op::Step | Op::Review { .. }) => continue,
                 },
             };
-            self.messages.push(Message::user(text.clone()));
-            self.emit(Event::UserMessage { text });
+            if let Some(text) = text {
+                self.messages.push(Message::user(text.clone()));
+                self.emit(Event::UserMessage { text });
+            }
             let (reason, answer) = self.task(&mut ops).await;
             self.emit(Event::TaskFinished {
                 reason,
@@ -284,7 +287,7 @@ impl Agent {
                 self.queued.push_back(text);
                 None
             }
-            Some(Op::Step | Op::Review { .. }) => None,
+            Some(Op::Step | Op::Review { .. } | Op::Continue) => None,
         }
     }
 

@@ -16,6 +16,8 @@ pub type RequestId = u64;
 pub enum Op {
     /// The task, or a follow-up instruction once the agent has answered.
     UserMessage { text: String },
+    /// Carry on with an unfinished task without a new message (after `resume`).
+    Continue,
     /// The answer to an approval request.
     Review {
         id: RequestId,

@@ -3,8 +3,9 @@
 //! at most `cached.len()` and was taken when memory held `cached[..pos]`.
 //!
 //! The DeltaNet layers keep a recurrent state that cannot be cut back to an arbitrary token, so
-//! rewinds go through snapshots of the sequence state taken at turn boundaries (one token before
-//! the end of each prompt) and every `snapshot_interval` generated tokens: restore the newest
+//! rewinds go through snapshots of the sequence state taken at turn boundaries (the start of
+//! the prompt's last message, and one token before its end) and every `snapshot_interval`
+//! generated tokens: restore the newest
 //! snapshot at or before the common prefix, trim the attention cache past it, and read the
 //! rest. Only when no snapshot fits is the prompt read in full.
 
@@ -15,7 +16,7 @@ use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::{LlamaStateSeqFlags, SeqState};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-const SEQ: i32 = 0;
+pub(super) const SEQ: i32 = 0;
 
 struct Snapshot {
     pos: usize,
@@ -28,6 +29,19 @@ pub struct Prefill {
     pub reused: usize,
     pub evaluated: usize,
     pub cancelled: bool,
+}
+
+/// A conversation's bookkeeping while it is parked in a slot (`super::slots`): its tokens and
+/// rewind points, kept with the sequence state saved beside them.
+pub struct Parts {
+    cached: Vec<LlamaToken>,
+    snapshots: Vec<Snapshot>,
+}
+
+impl Parts {
+    pub fn len(&self) -> usize {
+        self.cached.len()
+    }
 }
 
 pub struct Memory {
@@ -65,6 +79,7 @@ impl Memory {
         &mut self,
         ctx: &mut LlamaContext<'_>,
         prompt: &[LlamaToken],
+        boundary: Option<usize>,
         cancel: &AtomicBool,
     ) -> Result<Prefill, EngineError> {
         let n = prompt.len();
@@ -95,6 +110,8 @@ impl Memory {
         // Everything but the last token is read first and a snapshot taken there: a later
         // prompt that shares at least those tokens (the next turn, or the same prompt again)
         // can always come back to this point, since it must read at least one token anyway.
+        // A snapshot is also taken at `boundary` (the start of the last message), which a
+        // re-rendered last turn (earlier reasoning dropped, say) still shares.
         let last = n - 1;
         let mut pos = start;
         while pos < last {
@@ -106,9 +123,15 @@ impl Memory {
                     cancelled: true,
                 });
             }
-            let end = (pos + self.n_batch).min(last);
+            let mut end = (pos + self.n_batch).min(last);
+            if let Some(b) = boundary.filter(|&b| pos < b && b < end) {
+                end = b;
+            }
             self.decode(ctx, &prompt[pos..end], None)?;
             pos = end;
+            if Some(pos) == boundary {
+                self.snapshot(ctx)?;
+            }
         }
         self.snapshot(ctx)?;
         self.decode(ctx, &prompt[last..], Some(0))?;
@@ -164,6 +187,22 @@ impl Memory {
         }
         self.clear(ctx)?;
         Ok((0, Reuse::Reprefilled))
+    }
+
+    /// Hand the bookkeeping over for parking; the caller saves the sequence state first and
+    /// clears it after, which brings memory back to the invariant (empty and empty).
+    pub fn take_parts(&mut self) -> Parts {
+        Parts {
+            cached: std::mem::take(&mut self.cached),
+            snapshots: std::mem::take(&mut self.snapshots),
+        }
+    }
+
+    /// Take back parked bookkeeping; the caller has just restored the matching sequence state
+    /// into an empty sequence.
+    pub fn put_parts(&mut self, parts: Parts) {
+        self.cached = parts.cached;
+        self.snapshots = parts.snapshots;
     }
 
     /// Forget everything.

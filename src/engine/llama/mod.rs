@@ -5,6 +5,7 @@
 
 mod memory;
 mod sampler;
+mod slots;
 mod worker;
 
 use super::stream::GenerationStream;
@@ -55,6 +56,8 @@ pub(crate) enum Job {
         request: GenerateRequest,
         events: tokio::sync::mpsc::UnboundedSender<EngineEvent>,
         cancel: Arc<AtomicBool>,
+        /// The conversation slot to generate in (`slots`); `None`: the active one.
+        slot: Option<u64>,
     },
     Logits {
         prompt: PromptInput,
@@ -128,12 +131,32 @@ impl EngineHandle {
 
     /// Start generating; pieces stream in as they are decoded.
     pub fn generate(&self, request: GenerateRequest) -> Result<GenerationStream, EngineError> {
+        self.generate_job(request, None)
+    }
+
+    /// Start generating in conversation slot `slot`: the engine keeps up to
+    /// `EngineSettings::conversation_slots` conversations' memory and switches to this one
+    /// first (see `slots`), so interleaved conversations each keep their prefix reuse.
+    pub fn generate_in(
+        &self,
+        slot: u64,
+        request: GenerateRequest,
+    ) -> Result<GenerationStream, EngineError> {
+        self.generate_job(request, Some(slot))
+    }
+
+    fn generate_job(
+        &self,
+        request: GenerateRequest,
+        slot: Option<u64>,
+    ) -> Result<GenerationStream, EngineError> {
         let (tx, rx) = unbounded_channel();
         let cancel = Arc::new(AtomicBool::new(false));
         self.send(Job::Generate {
             request,
             events: tx,
             cancel: cancel.clone(),
+            slot,
         })?;
         Ok(GenerationStream::new(rx, cancel))
     }

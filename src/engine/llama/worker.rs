@@ -2,6 +2,7 @@
 //! until the handle is dropped. Everything that touches llama.cpp after loading happens here.
 
 use super::memory::Memory;
+use super::slots::Slots;
 use super::{sampler, Job, LoadedModel, PromptInput};
 use crate::config::EngineSettings;
 use crate::engine::types::{EngineError, EngineEvent, Figures, Generation, StopReason};
@@ -30,6 +31,7 @@ pub struct Plan {
     ubatch: u32,
     max_snapshots: usize,
     snapshot_interval: usize,
+    conversation_slots: usize,
     /// Attention-cache bytes per token, for the out-of-memory message.
     kv_bytes_per_token: u64,
 }
@@ -59,6 +61,7 @@ impl Plan {
             ubatch: s.ubatch.clamp(1, s.batch.max(1)),
             max_snapshots: s.max_snapshots,
             snapshot_interval: s.snapshot_interval as usize,
+            conversation_slots: s.conversation_slots.max(1) as usize,
             kv_bytes_per_token: super::kv_bytes_per_token(file),
         }
     }
@@ -127,13 +130,21 @@ pub fn run(
         return;
     }
     let mut memory = Memory::new(plan.batch as usize, plan.max_snapshots);
+    let mut slots = Slots::new(plan.conversation_slots - 1);
     while let Ok(job) = jobs.recv() {
         match job {
             Job::Generate {
                 request,
                 events,
                 cancel,
+                slot,
             } => {
+                if let Some(key) = slot {
+                    if let Err(e) = slots.switch(&mut ctx, &mut memory, key) {
+                        let _ = events.send(EngineEvent::Failed(e.to_string()));
+                        continue;
+                    }
+                }
                 let run = Run {
                     request: &request,
                     events: &events,
@@ -164,6 +175,16 @@ pub fn run(
     }
 }
 
+/// Where the prompt's last chat message starts: the last `<|im_start|>` token, if the
+/// vocabulary has one. A turn boundary that survives re-rendering of the turn after it.
+fn last_message_start(model: &LlamaModel, tokens: &[LlamaToken]) -> Option<usize> {
+    let marker = model.vocab().tokenize(b"<|im_start|>", false, true);
+    let [marker] = marker.as_slice() else {
+        return None;
+    };
+    tokens.iter().rposition(|t| t == marker).filter(|&i| i > 0)
+}
+
 fn tokenize(model: &LlamaModel, text: &str) -> Vec<LlamaToken> {
     model.vocab().tokenize(text.as_bytes(), false, true)
 }
@@ -185,7 +206,7 @@ fn logits(
     };
     let start = Instant::now();
     let never = AtomicBool::new(false);
-    let pre = memory.prefill(ctx, &tokens, &never)?;
+    let pre = memory.prefill(ctx, &tokens, last_message_start(model, &tokens), &never)?;
     let figures = Figures {
         prompt_tokens: tokens.len(),
         reused_tokens: pre.reused,
@@ -220,7 +241,7 @@ fn generate(
     } = run;
     let tokens = tokenize(model, &request.prompt);
     let started = Instant::now();
-    let pre = memory.prefill(ctx, &tokens, cancel)?;
+    let pre = memory.prefill(ctx, &tokens, last_message_start(model, &tokens), cancel)?;
     let mut figures = Figures {
         prompt_tokens: tokens.len(),
         reused_tokens: pre.reused,

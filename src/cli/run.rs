@@ -1,0 +1,111 @@
+//! `lilypad run`: headless runs of one task (`--task`/`--task-file`) or a batch (`--tasks`).
+
+use crate::config::Settings;
+use crate::headless::{self, BatchTask};
+use crate::launch::{self, EngineChoice, SessionOptions};
+use anyhow::Context;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The task text
+    #[arg(long, conflicts_with_all = ["task_file", "tasks"])]
+    pub task: Option<String>,
+    /// Read the task from a file
+    #[arg(long, conflicts_with = "tasks")]
+    pub task_file: Option<PathBuf>,
+    /// Run many tasks: a JSONL file with `instance_id`, `task` (or `problem_statement`) and
+    /// optionally `repo` per line
+    #[arg(long)]
+    pub tasks: Option<PathBuf>,
+    /// Tasks run at the same time in a batch
+    #[arg(long, default_value_t = 1)]
+    pub parallel: usize,
+    /// Print events as JSON lines
+    #[arg(long)]
+    pub json: bool,
+    /// Where to write the patch and trajectory (a batch: predictions.jsonl and trajectories/)
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub session: SessionOptions,
+}
+
+pub fn run(args: &RunArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+    let repo = match &args.session.repo {
+        Some(r) => r.clone(),
+        None => std::env::current_dir().context("finding the current directory")?,
+    };
+    let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    if let Some(file) = &args.tasks {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("reading {}", file.display()))?;
+        let mut tasks = Vec::new();
+        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let t: BatchTask = serde_json::from_str(line)
+                .with_context(|| format!("{} line {}", file.display(), i + 1))?;
+            tasks.push(t);
+        }
+        let out = args.out.clone().unwrap_or_else(|| PathBuf::from("lilypad-batch"));
+        let n = tasks.len();
+        let (good, bad) = rt.block_on(headless::run_batch(
+            settings,
+            &args.session,
+            tasks,
+            &repo,
+            args.parallel,
+            &out,
+        ))?;
+        eprintln!(
+            "{good} of {n} tasks ran ({bad} failed); predictions in {}",
+            out.join("predictions.jsonl").display()
+        );
+        return Ok(if bad == 0 {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        });
+    }
+    let task = match (&args.task, &args.task_file) {
+        (Some(t), _) => t.clone(),
+        (None, Some(f)) => {
+            std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?
+        }
+        (None, None) => anyhow::bail!("give --task TEXT, --task-file FILE or --tasks FILE"),
+    };
+    let choice = EngineChoice::from_options(&args.session, settings)?;
+    let kind = args
+        .session
+        .sandbox
+        .unwrap_or(crate::sandbox::SandboxKind::Docker);
+    if kind == crate::sandbox::SandboxKind::Host {
+        eprintln!("{}", crate::sandbox::HOST_WARNING);
+        if !args.session.allow_host {
+            eprintln!("note: commands are refused on the host in headless runs unless --allow-host is given");
+        }
+    }
+    let model = launch::build_model(&choice, settings, &settings.prompt, |_| {})?;
+    let mut stdout = std::io::stdout();
+    let outcome = rt.block_on(headless::run_task(
+        settings,
+        &args.session,
+        model,
+        &choice,
+        &task,
+        &repo,
+        args.out.as_deref(),
+        Some(&mut stdout),
+        args.json,
+    ))?;
+    eprintln!(
+        "session {}: {:?}; patch {} ({} bytes), trajectory {}, log {}",
+        outcome.session_id,
+        outcome.reason,
+        outcome.patch_path.display(),
+        outcome.patch.len(),
+        outcome.trajectory_path.display(),
+        outcome.log_path.display()
+    );
+    Ok(ExitCode::from(outcome.reason.exit_code()))
+}

@@ -1,0 +1,56 @@
+//! Readable one-line forms of events for headless output without `--json`. Deltas are printed
+//! as they come (reasoning dimmed by a `~` margin is left to terminals; here plain text).
+
+use crate::protocol::Event;
+
+/// The text to print for an event; empty for events not worth a line.
+pub fn render_line(e: &Event) -> String {
+    match e {
+        Event::SessionStarted {
+            session_id,
+            model,
+            sandbox,
+            ..
+        } => format!("session {session_id}: {model}; {sandbox}"),
+        Event::UserMessage { text } => format!("task: {text}"),
+        Event::TurnStarted { step } => format!("-- step {step}"),
+        Event::ReasoningDelta { .. } | Event::ContentDelta { .. } => String::new(),
+        Event::ToolCallStarted { .. } | Event::ToolOutputDelta { .. } => String::new(),
+        Event::ToolCallReady { call } => format!(
+            "call {} {}",
+            call.name,
+            serde_json::Value::Object(call.arguments.clone())
+        ),
+        Event::MalformedCall { message } => format!("malformed call: {message}"),
+        Event::ApprovalRequested(r) => format!("approval needed for {}", r.call.name),
+        Event::ToolResult {
+            name,
+            content,
+            resolution,
+            ..
+        } => {
+            let first = content.lines().next().unwrap_or("");
+            let more = content.lines().count().saturating_sub(1);
+            format!("result {name} ({resolution:?}): {first} [+{more} lines]")
+        }
+        Event::TurnFinished {
+            step,
+            stop,
+            figures,
+            context_tokens,
+        } => format!(
+            "   step {step} done ({stop:?}): {} prompt tokens ({} reused), {} generated; context {context_tokens}",
+            figures.prompt_tokens, figures.reused_tokens, figures.generated_tokens
+        ),
+        Event::Paused { step } => format!("paused after step {step}"),
+        Event::TaskFinished {
+            reason,
+            final_answer,
+        } => match final_answer {
+            Some(a) => format!("finished ({reason:?}): {a}"),
+            None => format!("finished ({reason:?})"),
+        },
+        Event::Error { message } => format!("error: {message}"),
+        Event::SessionEnded => String::new(),
+    }
+}

@@ -1,0 +1,234 @@
+//! Putting a session together from settings: the model (in-process, scripted, or remote), the
+//! sandbox on a copy of the repository, the agent, and the session log that records every
+//! event before passing it on. The interactive interface and the headless runner both start
+//! sessions through here, so they behave the same.
+
+mod options;
+mod recorder;
+pub mod resume;
+
+pub use options::SessionOptions;
+
+use crate::agent::{self, AgentConfig, ApprovalPolicy, LocalModel, Model, ScriptModel};
+use crate::config::{ModelSource, Settings};
+use crate::engine::{EngineHandle, SamplingParams, ScriptEngine};
+use crate::prompt::{PromptSettings, Renderer};
+use crate::protocol::{Event, Message, Op};
+use crate::sandbox::{self, Sandbox, SandboxKind, SandboxSpec};
+use crate::session::{SessionHeader, SessionLog};
+use crate::tools::{ToolLimits, Tools};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use thiserror::Error;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+
+#[derive(Debug, Error)]
+pub enum LaunchError {
+    #[error("no model: pass --model F.gguf, set LILYPAD_MODEL, or use --engine script:FILE (see `lilypad doctor`)")]
+    NoModel,
+    #[error("unknown engine {0:?}: use `llama` or `script:FILE`")]
+    UnknownEngine(String),
+    #[error(transparent)]
+    Engine(#[from] crate::engine::EngineError),
+    #[error(transparent)]
+    Script(#[from] crate::engine::script::ScriptError),
+    #[error(transparent)]
+    Prompt(#[from] crate::prompt::PromptError),
+    #[error(transparent)]
+    Sandbox(#[from] crate::sandbox::SandboxError),
+    #[error(transparent)]
+    Session(#[from] crate::session::SessionError),
+    #[error(transparent)]
+    Policy(#[from] crate::agent::PolicyParseError),
+    #[error("cannot find the sessions directory; pass --session-dir")]
+    NoSessionDir,
+    #[error("cannot resume: {0}")]
+    Resume(String),
+    #[error("{0} is not a directory")]
+    NotADirectory(PathBuf),
+}
+
+/// How the model is reached.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineChoice {
+    Llama(PathBuf),
+    Script(PathBuf),
+}
+
+impl EngineChoice {
+    pub fn from_options(opts: &SessionOptions, settings: &Settings) -> Result<Self, LaunchError> {
+        match opts.engine.as_deref() {
+            Some(s) if s.starts_with("script:") => Ok(Self::Script(PathBuf::from(&s[7..]))),
+            None | Some("llama") => match settings.engine.model_source() {
+                ModelSource::Configured(p) | ModelSource::Discovered(p) => Ok(Self::Llama(p)),
+                ModelSource::Missing { .. } => Err(LaunchError::NoModel),
+            },
+            Some(other) => Err(LaunchError::UnknownEngine(other.to_string())),
+        }
+    }
+
+    /// The form recorded in session headers.
+    pub fn label(&self) -> String {
+        match self {
+            Self::Llama(p) => format!("llama:{}", p.display()),
+            Self::Script(p) => format!("script:{}", p.display()),
+        }
+    }
+
+    pub fn parse_label(label: &str) -> Option<Self> {
+        let (kind, rest) = label.split_once(':')?;
+        match kind {
+            "llama" => Some(Self::Llama(rest.into())),
+            "script" => Some(Self::Script(rest.into())),
+            _ => None,
+        }
+    }
+}
+
+/// Build the model. `progress` receives model-loading progress (0 to 1).
+pub fn build_model(
+    choice: &EngineChoice,
+    settings: &Settings,
+    prompt: &PromptSettings,
+    progress: impl FnMut(f32) + Send + 'static,
+) -> Result<Arc<dyn Model>, LaunchError> {
+    Ok(match choice {
+        EngineChoice::Llama(path) => {
+            let engine = EngineHandle::load(path, &settings.engine, progress)?;
+            let template = prompt.choose_template(engine.model().chat_template.clone())?;
+            let renderer = Renderer::new(template, prompt)?;
+            Arc::new(LocalModel { engine, renderer })
+        }
+        EngineChoice::Script(path) => {
+            let mut engine = ScriptEngine::from_file(path)?;
+            if let Ok(ms) = std::env::var("LILYPAD_SCRIPT_DELAY_MS") {
+                engine.piece_delay = std::time::Duration::from_millis(ms.parse().unwrap_or(0));
+            }
+            Arc::new(ScriptModel {
+                engine,
+                renderer: Renderer::builtin(prompt)?,
+                name: path.display().to_string(),
+            })
+        }
+    })
+}
+
+/// The sandbox specification from the options.
+pub fn sandbox_spec(opts: &SessionOptions, repo: &Path, default: SandboxKind) -> SandboxSpec {
+    let mut spec = SandboxSpec {
+        kind: opts.sandbox.unwrap_or(default),
+        repo: repo.to_path_buf(),
+        docker: Default::default(),
+        kube: Default::default(),
+    };
+    if let Some(image) = &opts.image {
+        spec.docker.image = image.clone();
+        spec.kube.image = image.clone();
+    }
+    spec.kube.kubeconfig = opts.kubeconfig.clone();
+    spec.kube.context = opts.kube_context.clone();
+    spec.kube.namespace = opts.kube_namespace.clone();
+    spec
+}
+
+/// The sessions directory in force.
+pub fn session_dir(opts: &SessionOptions) -> Result<PathBuf, LaunchError> {
+    opts.session_dir
+        .clone()
+        .or_else(crate::config::sessions_dir)
+        .ok_or(LaunchError::NoSessionDir)
+}
+
+/// Agent limits and policy from settings and options.
+pub fn agent_config(
+    settings: &Settings,
+    opts: &SessionOptions,
+    prompt: &PromptSettings,
+    base_policy: ApprovalPolicy,
+    session_id: &str,
+) -> Result<AgentConfig, LaunchError> {
+    let mut c = AgentConfig::new(
+        prompt.system_prompt()?,
+        prompt.tools()?,
+        SamplingParams::from_settings(&settings.engine.sampling),
+    );
+    c.context_limit = settings.engine.ctx;
+    c.max_turn_tokens = settings.engine.max_turn_tokens;
+    if let Some(n) = opts.max_steps {
+        c.max_steps = n;
+    }
+    if let Some(s) = opts.wall_time {
+        c.wall_time = Some(std::time::Duration::from_secs(s));
+    }
+    c.step_mode = opts.step;
+    c.policy = match &opts.approve {
+        Some(text) => base_policy.parse_over(text)?,
+        None => base_policy,
+    };
+    c.session_id = session_id.to_string();
+    Ok(c)
+}
+
+/// A running session: send operations, receive events (already logged), and the sandbox
+/// for the final patch.
+pub struct Running {
+    pub ops: UnboundedSender<Op>,
+    pub events: UnboundedReceiver<Event>,
+    pub sandbox: Arc<dyn Sandbox>,
+    pub session_id: String,
+    pub log_path: PathBuf,
+    pub agent: tokio::task::JoinHandle<()>,
+}
+
+/// Start a session: the agent on `model` and `sandbox`, events logged to `log` before they
+/// are passed on. `history` resumes a conversation.
+pub fn start(
+    model: Arc<dyn Model>,
+    sandbox: Arc<dyn Sandbox>,
+    config: AgentConfig,
+    history: Vec<Message>,
+    log: SessionLog,
+) -> Running {
+    let session_id = config.session_id.clone();
+    let tools = Tools::new(sandbox.clone(), ToolLimits::default());
+    let handle = agent::spawn(model, tools, config, history);
+    let log_path = log.path().to_path_buf();
+    let events = recorder::record(handle.events, log, sandbox.clone());
+    Running {
+        ops: handle.ops,
+        events,
+        sandbox,
+        session_id,
+        log_path,
+        agent: handle.task,
+    }
+}
+
+/// Open a sandbox on `repo` (must be a directory).
+pub async fn open_sandbox(spec: &SandboxSpec) -> Result<Arc<dyn Sandbox>, LaunchError> {
+    if !spec.repo.is_dir() {
+        return Err(LaunchError::NotADirectory(spec.repo.clone()));
+    }
+    Ok(sandbox::open(spec).await?)
+}
+
+/// A header for a new session.
+pub fn header(
+    session_id: &str,
+    repo: &Path,
+    spec: &SandboxSpec,
+    engine: &EngineChoice,
+    task: &str,
+    system_prompt: &str,
+) -> SessionHeader {
+    SessionHeader {
+        lilypad: env!("CARGO_PKG_VERSION").to_string(),
+        session_id: session_id.to_string(),
+        created: crate::session::now_rfc3339(),
+        repo: repo.to_path_buf(),
+        sandbox: format!("{:?}", spec.kind).to_lowercase(),
+        engine: engine.label(),
+        task: task.to_string(),
+        system_prompt: system_prompt.to_string(),
+    }
+}

@@ -1,0 +1,50 @@
+//! Between the agent and whoever shows its events: every event is appended to the session log
+//! (synced) before it is passed on, and after each tool result that may have changed files the
+//! session patch is saved next to the log, so a crash leaves both a resumable log and the work.
+
+use crate::protocol::{Event, Resolution};
+use crate::sandbox::Sandbox;
+use crate::session::SessionLog;
+use std::sync::Arc;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
+
+pub fn record(
+    mut from: UnboundedReceiver<Event>,
+    mut log: SessionLog,
+    sandbox: Arc<dyn Sandbox>,
+) -> UnboundedReceiver<Event> {
+    let (tx, rx) = unbounded_channel();
+    tokio::spawn(async move {
+        while let Some(event) = from.recv().await {
+            if let Err(e) = log.append(&event) {
+                let _ = tx.send(Event::Error {
+                    message: format!("the session log could not be written: {e}"),
+                });
+            }
+            let changed = matches!(
+                &event,
+                Event::ToolResult { name, resolution, .. }
+                    if matches!(name.as_str(), "Write" | "Edit" | "Bash")
+                        && matches!(resolution, Resolution::Auto | Resolution::Approved | Resolution::Edited)
+            );
+            if changed {
+                match sandbox.export_patch().await {
+                    Ok(patch) => {
+                        if let Err(e) = log.save_patch(&patch) {
+                            let _ = tx.send(Event::Error {
+                                message: e.to_string(),
+                            });
+                        }
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Event::Error {
+                            message: format!("the session patch could not be saved: {e}"),
+                        });
+                    }
+                }
+            }
+            let _ = tx.send(event);
+        }
+    });
+    rx
+}

@@ -1,0 +1,244 @@
+//! Writing and reading session logs. Line 1 is a [`SessionHeader`]; every other line is one
+//! [`Event`] with its timestamp (`{"ts": ..., "event": "...", ...}`). Each line is written
+//! with one `write_all`, then flushed and `fsync`ed, so a crash loses at most the event being
+//! written, and a reader skips a torn final line.
+
+use crate::protocol::Event;
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum SessionError {
+    #[error("cannot write session log {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot read session log {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a Lilypad session log: {why}")]
+    Format { path: PathBuf, why: String },
+    #[error("no session {id} in {dir}")]
+    NotFound { id: String, dir: PathBuf },
+    #[error("no sessions in {dir}")]
+    NoSessions { dir: PathBuf },
+}
+
+/// What a session was started with: enough to resume it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionHeader {
+    pub lilypad: String,
+    pub session_id: String,
+    pub created: String,
+    /// The user's repository.
+    pub repo: PathBuf,
+    /// `host`, `docker` or `kube`.
+    pub sandbox: String,
+    /// How the model was reached: `llama:PATH`, `script:PATH`, `remote:URL`.
+    pub engine: String,
+    /// The first task, for listings.
+    pub task: String,
+    pub system_prompt: String,
+}
+
+#[derive(Serialize)]
+struct LineOut<'a> {
+    ts: String,
+    #[serde(flatten)]
+    event: &'a Event,
+}
+
+#[derive(Deserialize)]
+struct LineIn {
+    ts: String,
+    #[serde(flatten)]
+    event: Event,
+}
+
+/// An open session log.
+#[derive(Debug)]
+pub struct SessionLog {
+    path: PathBuf,
+    file: File,
+}
+
+impl SessionLog {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Create `{dir}/{id}.jsonl` and write the header.
+    pub fn create(dir: &Path, header: &SessionHeader) -> Result<Self, SessionError> {
+        let path = dir.join(format!("{}.jsonl", header.session_id));
+        let err = |source| SessionError::Write {
+            path: path.clone(),
+            source,
+        };
+        std::fs::create_dir_all(dir).map_err(err)?;
+        let file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(&path)
+            .map_err(err)?;
+        let line = serde_json::to_string(header).map_err(|e| err(e.into()))?;
+        let mut log = Self { path, file };
+        log.write_line(&line)?;
+        Ok(log)
+    }
+
+    /// Open an existing log to append to (resume).
+    pub fn append_to(path: &Path) -> Result<Self, SessionError> {
+        let file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|source| SessionError::Write {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    /// Append one event, durably.
+    pub fn append(&mut self, event: &Event) -> Result<(), SessionError> {
+        let line = serde_json::to_string(&LineOut {
+            ts: super::now_rfc3339(),
+            event,
+        })
+        .map_err(|e| SessionError::Write {
+            path: self.path.clone(),
+            source: e.into(),
+        })?;
+        self.write_line(&line)
+    }
+
+    fn write_line(&mut self, line: &str) -> Result<(), SessionError> {
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        let res = self
+            .file
+            .write_all(&bytes)
+            .and_then(|()| self.file.flush())
+            .and_then(|()| self.file.sync_data());
+        res.map_err(|source| SessionError::Write {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
+    /// Where the session's latest patch is kept.
+    pub fn patch_path(&self) -> PathBuf {
+        self.path.with_extension("patch")
+    }
+
+    /// Replace the saved session patch atomically.
+    pub fn save_patch(&self, patch: &[u8]) -> Result<(), SessionError> {
+        let path = self.patch_path();
+        let tmp = path.with_extension("patch.tmp");
+        let res = std::fs::write(&tmp, patch).and_then(|()| std::fs::rename(&tmp, &path));
+        res.map_err(|source| SessionError::Write { path, source })
+    }
+}
+
+/// Read a log: its header and its events with their timestamps. A torn last line (a crash
+/// mid-write) is skipped; a bad line elsewhere is an error.
+pub fn read_log(path: &Path) -> Result<(SessionHeader, Vec<(String, Event)>), SessionError> {
+    let file = File::open(path).map_err(|source| SessionError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let lines: Vec<String> = BufReader::new(file)
+        .lines()
+        .collect::<Result<_, _>>()
+        .map_err(|source| SessionError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let bad = |why: String| SessionError::Format {
+        path: path.to_path_buf(),
+        why,
+    };
+    let first = lines.first().ok_or_else(|| bad("it is empty".into()))?;
+    let header: SessionHeader =
+        serde_json::from_str(first).map_err(|e| bad(format!("line 1: {e}")))?;
+    let mut events = Vec::new();
+    let n = lines.len();
+    for (i, line) in lines.iter().enumerate().skip(1) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<LineIn>(line) {
+            Ok(l) => events.push((l.ts, l.event)),
+            Err(_) if i + 1 == n => break,
+            Err(e) => return Err(bad(format!("line {}: {e}", i + 1))),
+        }
+    }
+    Ok((header, events))
+}
+
+/// One line of `lilypad sessions`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionSummary {
+    pub id: String,
+    pub path: PathBuf,
+    pub created: String,
+    pub repo: PathBuf,
+    pub task: String,
+    pub turns: usize,
+    /// How the last task ended, if it did.
+    pub last_finish: Option<String>,
+}
+
+/// Every readable session in `dir`, oldest first.
+pub fn list_sessions(dir: &Path) -> Result<Vec<SessionSummary>, SessionError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => {
+            return Err(SessionError::Read {
+                path: dir.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|x| x != "jsonl") {
+            continue;
+        }
+        let Ok((h, events)) = read_log(&path) else {
+            continue;
+        };
+        let turns = events
+            .iter()
+            .filter(|(_, e)| matches!(e, Event::TurnFinished { .. }))
+            .count();
+        let last_finish = events.iter().rev().find_map(|(_, e)| match e {
+            Event::TaskFinished { reason, .. } => serde_json::to_value(reason)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string)),
+            _ => None,
+        });
+        out.push(SessionSummary {
+            id: h.session_id,
+            path,
+            created: h.created,
+            repo: h.repo,
+            task: h.task,
+            turns,
+            last_finish,
+        });
+    }
+    out.sort_by(|a, b| (&a.created, &a.id).cmp(&(&b.created, &b.id)));
+    Ok(out)
+}
