@@ -110,18 +110,17 @@ where
     A: tokio::io::AsyncRead + Unpin,
     B: tokio::io::AsyncRead + Unpin,
 {
-    use tokio::io::AsyncReadExt;
     let mut b1 = vec![0u8; 16 * 1024];
     let mut b2 = vec![0u8; 16 * 1024];
     let sleep = tokio::time::sleep_until(deadline.into());
     tokio::pin!(sleep);
     while so.is_some() || se.is_some() {
         tokio::select! {
-            r = async { so.as_mut().unwrap().read(&mut b1).await }, if so.is_some() => match r {
+            r = read_some(so, &mut b1), if so.is_some() => match r {
                 Ok(0) | Err(_) => *so = None,
                 Ok(n) => out.push(&b1[..n]),
             },
-            r = async { se.as_mut().unwrap().read(&mut b2).await }, if se.is_some() => match r {
+            r = read_some(se, &mut b2), if se.is_some() => match r {
                 Ok(0) | Err(_) => *se = None,
                 Ok(n) => err.push(&b2[..n]),
             },
@@ -129,6 +128,18 @@ where
         }
     }
     true
+}
+
+/// Read from a stream that may be gone (then: never ready).
+async fn read_some<R: tokio::io::AsyncRead + Unpin>(
+    r: &mut Option<R>,
+    buf: &mut [u8],
+) -> std::io::Result<usize> {
+    use tokio::io::AsyncReadExt;
+    match r {
+        Some(r) => r.read(buf).await,
+        None => std::future::pending().await,
+    }
 }
 
 #[cfg(test)]
