@@ -1,0 +1,207 @@
+//! Diffs for review: the hunks of a file change, word-level emphasis of the changed parts of
+//! paired removed/added lines, and syntax colours from syntect, all as plain styled data
+//! ([`FileDiff`] of [`DiffLine`]s of [`Segment`]s) that the interface turns into widgets.
+//!
+//! Owns: computing hunks from a before/after text ([`FileDiff::compute`]), reading a unified
+//! git patch back into the same shape ([`patch::parse`]), applying only some hunks of a
+//! change ([`apply_hunks`]), and the caps that keep this cheap (past [`PLAIN_TEXT_LINES`] lines
+//! a diff is shown without syntax colours and emphasis).
+//!
+//! Does not own: drawing, colours of roles (the theme decides what "added" looks like; here a
+//! line only says it *is* added), or when this work runs. Everything here is synchronous and
+//! may take tens of milliseconds on large files: callers run it off the draw path.
+//!
+//! Invariant: for a computed diff, applying every hunk gives exactly `after` and applying none
+//! gives exactly `before` (line endings and a missing final newline included).
+
+mod emphasis;
+pub mod highlight;
+mod hunks;
+pub mod patch;
+
+pub use highlight::{Highlighter, Rgb};
+pub use hunks::apply_hunks;
+
+/// Past this many lines (either side), a diff is shown as plain text: no syntax colours, no
+/// word emphasis.
+pub const PLAIN_TEXT_LINES: usize = 10_000;
+
+/// Lines of unchanged context around each change.
+pub const CONTEXT_LINES: usize = 3;
+
+/// What a diff line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineKind {
+    Context,
+    Added,
+    Removed,
+}
+
+/// A run of text within a line: its syntax colour (if highlighted) and whether it is a changed
+/// part of a paired line (word-level emphasis).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    pub text: String,
+    pub fg: Option<Rgb>,
+    pub emph: bool,
+}
+
+/// One line of a diff, without its line terminator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffLine {
+    pub kind: LineKind,
+    /// 1-based line number in the old text (absent for added lines).
+    pub old_no: Option<usize>,
+    /// 1-based line number in the new text (absent for removed lines).
+    pub new_no: Option<usize>,
+    pub segments: Vec<Segment>,
+    /// The line has no final newline in its file.
+    pub no_newline: bool,
+}
+
+impl DiffLine {
+    /// The line's text without styles.
+    pub fn text(&self) -> String {
+        self.segments.iter().map(|s| s.text.as_str()).collect()
+    }
+}
+
+/// A group of changes with their context, as in a unified diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hunk {
+    /// 1-based first old line and count (as in `@@ -a,b +c,d @@`).
+    pub old_start: usize,
+    pub old_len: usize,
+    pub new_start: usize,
+    pub new_len: usize,
+    /// 0-based line ranges this hunk covers in the old and new texts (context included).
+    pub old_lines: std::ops::Range<usize>,
+    pub new_lines: std::ops::Range<usize>,
+    pub lines: Vec<DiffLine>,
+}
+
+impl Hunk {
+    /// The `@@ -a,b +c,d @@` header.
+    pub fn header(&self) -> String {
+        format!(
+            "@@ -{},{} +{},{} @@",
+            self.old_start, self.old_len, self.new_start, self.new_len
+        )
+    }
+
+    pub fn added(&self) -> usize {
+        self.lines.iter().filter(|l| l.kind == LineKind::Added).count()
+    }
+
+    pub fn removed(&self) -> usize {
+        self.lines
+            .iter()
+            .filter(|l| l.kind == LineKind::Removed)
+            .count()
+    }
+}
+
+/// What happened to a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileStatus {
+    Modified,
+    Added,
+    Deleted,
+    /// Renamed from the given path.
+    Renamed { from: String },
+    /// A binary file changed: no text lines are shown.
+    Binary,
+}
+
+/// The diff of one file, ready to show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDiff {
+    pub path: String,
+    pub status: FileStatus,
+    pub hunks: Vec<Hunk>,
+    /// Syntax colours and word emphasis were applied (false past [`PLAIN_TEXT_LINES`]).
+    pub styled: bool,
+}
+
+impl FileDiff {
+    /// [`FileDiff::compute_with`] the default syntax theme.
+    pub fn compute(path: &str, before: Option<&str>, after: &str) -> Self {
+        Self::compute_with(path, before, after, &Highlighter::default())
+    }
+
+    /// The diff from `before` (`None`: a new file) to `after` for `path` (its extension picks
+    /// the syntax), coloured by `hl`.
+    pub fn compute_with(path: &str, before: Option<&str>, after: &str, hl: &Highlighter) -> Self {
+        let old = before.unwrap_or("");
+        let styled = line_count(old) <= PLAIN_TEXT_LINES && line_count(after) <= PLAIN_TEXT_LINES;
+        let mut hunks = hunks::compute(old, after);
+        if styled {
+            emphasis::emphasize(&mut hunks);
+            hl.colour_change(path, old, after, &mut hunks);
+        }
+        Self {
+            path: path.to_string(),
+            status: if before.is_none() {
+                FileStatus::Added
+            } else {
+                FileStatus::Modified
+            },
+            hunks,
+            styled,
+        }
+    }
+
+    /// Lines added in all hunks.
+    pub fn added(&self) -> usize {
+        self.hunks.iter().map(Hunk::added).sum()
+    }
+
+    /// Lines removed in all hunks.
+    pub fn removed(&self) -> usize {
+        self.hunks.iter().map(Hunk::removed).sum()
+    }
+
+    /// Lines in all hunks.
+    pub fn line_count(&self) -> usize {
+        self.hunks.iter().map(|h| h.lines.len()).sum()
+    }
+}
+
+fn line_count(text: &str) -> usize {
+    text.lines().count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_headers() {
+        let d = FileDiff::compute("a.py", Some("a\nb\nc\n"), "a\nB\nc\nd\n");
+        assert_eq!((d.added(), d.removed()), (2, 1));
+        assert_eq!(d.hunks.len(), 1);
+        assert_eq!(d.hunks[0].header(), "@@ -1,3 +1,4 @@");
+        assert!(d.styled);
+    }
+
+    #[test]
+    fn new_file_is_all_added() {
+        let d = FileDiff::compute("n.md", None, "x\ny\n");
+        assert_eq!(d.status, FileStatus::Added);
+        assert_eq!((d.added(), d.removed()), (2, 0));
+        assert_eq!(d.hunks[0].header(), "@@ -0,0 +1,2 @@");
+    }
+
+    #[test]
+    fn huge_diffs_are_plain() {
+        let before: String = (0..PLAIN_TEXT_LINES + 5).map(|i| format!("{i}\n")).collect();
+        let after = before.replace("17\n", "seventeen\n");
+        let d = FileDiff::compute("big.rs", Some(&before), &after);
+        assert!(!d.styled);
+        assert!(d
+            .hunks
+            .iter()
+            .flat_map(|h| &h.lines)
+            .all(|l| l.segments.iter().all(|s| s.fg.is_none() && !s.emph)));
+    }
+}

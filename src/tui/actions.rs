@@ -1,0 +1,208 @@
+//! The slow or outside-world effects the runner performs for the App: the key reader thread,
+//! `$EDITOR`, `git apply` of the session patch in the user's repository, and saving it.
+
+use crate::tui::app::PatchDecision;
+use crossterm::event::Event as TermEvent;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
+
+/// Terminal input read on its own thread, so a busy interface never drops keys and a slow
+/// frame never delays one. Pausable while another program owns the terminal.
+pub struct KeyReader {
+    pub rx: UnboundedReceiver<TermEvent>,
+    paused: Arc<AtomicBool>,
+    idle: Arc<AtomicBool>,
+    stop: Arc<AtomicBool>,
+}
+
+impl KeyReader {
+    pub fn start() -> Self {
+        let (tx, rx) = unbounded_channel();
+        let paused = Arc::new(AtomicBool::new(false));
+        let idle = Arc::new(AtomicBool::new(false));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (p, i, s) = (paused.clone(), idle.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                if p.load(Ordering::Relaxed) {
+                    i.store(true, Ordering::Relaxed);
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
+                i.store(false, Ordering::Relaxed);
+                match crossterm::event::poll(Duration::from_millis(50)) {
+                    Ok(true) => match crossterm::event::read() {
+                        Ok(ev) => {
+                            if tx.send(ev).is_err() {
+                                return;
+                            }
+                        }
+                        Err(_) => return,
+                    },
+                    Ok(false) => {}
+                    Err(_) => return,
+                }
+            }
+        });
+        Self {
+            rx,
+            paused,
+            idle,
+            stop,
+        }
+    }
+
+    /// Stop reading until [`KeyReader::resume`]; returns once the thread is no longer reading.
+    pub fn pause(&self) {
+        self.paused.store(true, Ordering::Relaxed);
+        for _ in 0..100 {
+            if self.idle.load(Ordering::Relaxed) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    pub fn resume(&self) {
+        self.paused.store(false, Ordering::Relaxed);
+    }
+}
+
+impl Drop for KeyReader {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Open `text` in the person's editor (`$VISUAL`, `$EDITOR`, else `vi`) in a temporary file
+/// named like `path` (so the editor picks the file type), and return what was saved.
+pub fn edit_text(path: &str, text: &str) -> Result<String, String> {
+    let dir = tempfile::Builder::new()
+        .prefix("lilypad-edit-")
+        .tempdir()
+        .map_err(|e| format!("creating a temporary file: {e}"))?;
+    let name = Path::new(path)
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_else(|| "proposal.txt".into());
+    let file = dir.path().join(name);
+    std::fs::write(&file, text).map_err(|e| format!("writing {}: {e}", file.display()))?;
+    let editor = std::env::var("VISUAL")
+        .ok()
+        .filter(|e| !e.trim().is_empty())
+        .or_else(|| std::env::var("EDITOR").ok().filter(|e| !e.trim().is_empty()))
+        .unwrap_or_else(|| "vi".into());
+    // Through the shell, so EDITOR may carry arguments ("code --wait").
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("lilypad-editor")
+        .arg(&file)
+        .status()
+        .map_err(|e| format!("starting {editor}: {e}"))?;
+    if !status.success() {
+        return Err(format!("{editor} exited with {status}; nothing was approved"));
+    }
+    std::fs::read_to_string(&file).map_err(|e| format!("reading {}: {e}", file.display()))
+}
+
+/// `git apply` the patch in `repo` (checked first, so a patch that does not apply changes
+/// nothing). Works in a git work tree (also from a subdirectory of one) and in a plain folder.
+pub fn apply_patch(repo: &Path, patch: &[u8]) -> Result<PatchDecision, String> {
+    let prefix = Command::new("git")
+        .args(["rev-parse", "--show-prefix"])
+        .current_dir(repo)
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let run = |check: bool| -> Result<(), String> {
+        let mut cmd = Command::new("git");
+        cmd.arg("apply").arg("--whitespace=nowarn");
+        if !prefix.is_empty() {
+            cmd.arg(format!("--directory={}", prefix.trim_end_matches('/')));
+        }
+        if check {
+            cmd.arg("--check");
+        }
+        let mut child = cmd
+            .arg("-")
+            .current_dir(repo)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("running git: {e}"))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin
+                .write_all(patch)
+                .map_err(|e| format!("writing the patch to git: {e}"))?;
+        }
+        let out = child
+            .wait_with_output()
+            .map_err(|e| format!("running git: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "git apply{} failed: {}",
+                if check { " --check" } else { "" },
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
+    };
+    run(true)?;
+    run(false)?;
+    Ok(PatchDecision::Applied {
+        repo: repo.to_path_buf(),
+    })
+}
+
+/// Write the patch to `path` (relative paths from the current directory).
+pub fn save_patch(path: &Path, patch: &[u8]) -> Result<PatchDecision, String> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| format!("creating {}: {e}", parent.display()))?;
+    }
+    std::fs::write(path, patch).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    let full = std::fs::canonicalize(path).unwrap_or_else(|_| PathBuf::from(path));
+    Ok(PatchDecision::Saved { path: full })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn applies_in_a_plain_folder_and_refuses_a_bad_patch() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+        let patch = b"diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+three\n";
+        apply_patch(dir.path(), patch).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "one\nthree\n");
+        let err = apply_patch(dir.path(), patch).unwrap_err();
+        assert!(err.contains("--check"), "{err}");
+        assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "one\nthree\n");
+    }
+
+    #[test]
+    fn applies_in_a_subdirectory_of_a_work_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            assert!(Command::new("git").args(args).current_dir(dir.path()).output().unwrap().status.success());
+        };
+        git(&["init", "-q"]);
+        let sub = dir.path().join("proj");
+        std::fs::create_dir(&sub).unwrap();
+        std::fs::write(sub.join("a.txt"), "x\n").unwrap();
+        let patch = b"diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y\n";
+        apply_patch(&sub, patch).unwrap();
+        assert_eq!(std::fs::read_to_string(sub.join("a.txt")).unwrap(), "y\n");
+    }
+}

@@ -1,0 +1,360 @@
+//! The interface's state machine: agent events and keys in, [`Effect`]s out. It never blocks
+//! and never does I/O: the runner (`tui::run`) performs the effects (sending operations,
+//! computing diffs off the draw path, exporting and applying the patch, opening `$EDITOR`) and
+//! feeds their results back through the `on_*` methods. That keeps every view testable with a
+//! `TestBackend` and a list of events.
+//!
+//! Invariants: at most one review is in front at a time (others wait in `queued`); the App
+//! only learns what happened from events (a decision sent is not shown as taken until the
+//! agent's `ToolResult` says so).
+
+mod keys;
+pub mod review;
+mod status;
+
+pub use review::{ChangeReview, CommandReview, PatchReview, Review};
+pub use status::{AgentState, Status};
+
+use crate::diff::{FileDiff, Highlighter};
+use crate::protocol::{ApprovalKind, Event, Op, RequestId};
+use crate::tui::text_input::TextInput;
+use crate::tui::theme::Theme;
+use crate::tui::transcript::{Level, RenderCtx, Transcript};
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Work the runner does for the App.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    Send(Op),
+    /// Compute a change's diff (off the draw path), then call [`App::on_diff`].
+    ComputeDiff {
+        id: RequestId,
+        path: String,
+        before: Option<String>,
+        after: String,
+    },
+    /// Export the session patch, then call [`App::on_patch`].
+    ExportPatch,
+    /// Open `text` in `$EDITOR`, then call [`App::on_edited`].
+    OpenEditor {
+        id: RequestId,
+        path: String,
+        text: String,
+    },
+    /// `git apply` the patch in the repository, then call [`App::on_patch_done`].
+    ApplyPatch(Vec<u8>),
+    SavePatch { path: PathBuf, bytes: Vec<u8> },
+    /// Leave the interface.
+    Quit,
+}
+
+/// What is in front of the transcript.
+#[derive(Debug)]
+pub enum Mode {
+    Transcript,
+    Review(Review),
+    Patch(PatchReview),
+}
+
+/// Popups over everything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Overlay {
+    Help,
+    ConfirmQuit(String),
+}
+
+/// What became of the session patch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PatchDecision {
+    /// Not asked for, or not decided.
+    Undecided,
+    /// The session changed nothing.
+    Empty,
+    Applied { repo: PathBuf },
+    Saved { path: PathBuf },
+    Discarded,
+}
+
+/// Settings the App starts with.
+#[derive(Debug, Clone)]
+pub struct AppOptions {
+    pub theme: Theme,
+    /// The user's repository, where the patch is applied.
+    pub repo: Option<PathBuf>,
+    /// Whether a session patch can be exported (a live session with a sandbox).
+    pub has_patch: bool,
+    /// Replaying a recorded session: no operations are sent.
+    pub replay: bool,
+}
+
+/// See the module docs.
+pub struct App {
+    pub theme: Theme,
+    pub hl: Highlighter,
+    pub show_reasoning: bool,
+    epoch: u64,
+    pub transcript: Transcript,
+    pub status: Status,
+    pub mode: Mode,
+    pub overlay: Option<Overlay>,
+    pub input: TextInput,
+    pub input_focus: bool,
+    queued: VecDeque<crate::protocol::ApprovalRequest>,
+    /// Request id to call id, so a diff can be attached to its transcript item.
+    calls: HashMap<RequestId, String>,
+    pub patch: PatchDecision,
+    pub options: AppOptions,
+    /// Replay position: (events, next index).
+    pub replay: Option<(Vec<Event>, usize)>,
+    pub progress: Option<(String, Option<f64>)>,
+    pub quitting: bool,
+}
+
+impl App {
+    pub fn new(options: AppOptions) -> Self {
+        let hl = options.theme.highlighter();
+        Self {
+            theme: options.theme.clone(),
+            hl,
+            show_reasoning: false,
+            epoch: 0,
+            transcript: Transcript::new(),
+            status: Status::default(),
+            mode: Mode::Transcript,
+            overlay: None,
+            input: TextInput::default(),
+            input_focus: false,
+            queued: VecDeque::new(),
+            calls: HashMap::new(),
+            patch: PatchDecision::Undecided,
+            replay: None,
+            progress: None,
+            quitting: false,
+            options,
+        }
+    }
+
+    /// Settings for drawing cells.
+    pub fn render_ctx(&self) -> RenderCtx<'_> {
+        RenderCtx {
+            theme: &self.theme,
+            hl: &self.hl,
+            show_reasoning: self.show_reasoning,
+            epoch: self.epoch,
+        }
+    }
+
+    pub(crate) fn bump_epoch(&mut self) {
+        self.epoch += 1;
+    }
+
+    /// Start-up progress (model loading, sandbox start).
+    pub fn on_progress(&mut self, label: String, fraction: Option<f64>) {
+        self.progress = Some((label, fraction));
+    }
+
+    /// Start-up failed: the message stays on screen until the person quits.
+    pub fn on_startup_failed(&mut self, message: &str) {
+        self.progress = None;
+        self.status.state = AgentState::Ended;
+        self.transcript
+            .notice(Level::Error, format!("could not start: {message}"));
+    }
+
+    /// An agent event.
+    pub fn on_event(&mut self, ev: Event) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        self.transcript.apply(&ev);
+        self.status.apply(&ev, Instant::now());
+        match ev {
+            Event::SessionStarted {
+                session_id,
+                model,
+                sandbox,
+                ..
+            } => {
+                self.progress = None;
+                self.transcript.notice(
+                    Level::Info,
+                    format!("session {session_id} · {model} · {sandbox}"),
+                );
+            }
+            Event::ApprovalRequested(req) => {
+                self.calls.insert(req.id, req.call.id.clone());
+                if let ApprovalKind::Change {
+                    path,
+                    before,
+                    after,
+                    binary_before,
+                } = &req.kind
+                {
+                    fx.push(Effect::ComputeDiff {
+                        id: req.id,
+                        path: path.clone(),
+                        before: if *binary_before { None } else { before.clone() },
+                        after: after.clone(),
+                    });
+                }
+                if self.replay.is_none() {
+                    if matches!(self.mode, Mode::Review(_)) {
+                        self.queued.push_back(req);
+                    } else {
+                        self.input_focus = false;
+                        self.mode = Mode::Review(Review::new(req));
+                    }
+                }
+            }
+            Event::ToolResult { call_id, .. } => {
+                // A decision taken elsewhere (policy, interrupt) closes a stale review.
+                if let Mode::Review(r) = &self.mode {
+                    if r.request().call.id == call_id {
+                        self.next_review();
+                    }
+                }
+            }
+            Event::TaskFinished { .. } => {
+                if self.options.has_patch && self.replay.is_none() {
+                    fx.push(Effect::ExportPatch);
+                }
+                if self.replay.is_none() && matches!(self.mode, Mode::Transcript) {
+                    self.input_focus = true;
+                }
+            }
+            Event::SessionEnded => {
+                self.transcript.notice(Level::Info, "session ended");
+            }
+            _ => {}
+        }
+        fx
+    }
+
+    /// Close the current review and show the next queued one.
+    pub(crate) fn next_review(&mut self) {
+        self.mode = match self.queued.pop_front() {
+            Some(req) => Mode::Review(Review::new(req)),
+            None => Mode::Transcript,
+        };
+    }
+
+    /// A diff computed for a request.
+    pub fn on_diff(&mut self, id: RequestId, diff: FileDiff) {
+        let diff = Arc::new(diff);
+        if let Some(call_id) = self.calls.get(&id).cloned() {
+            if let Some(item) = self.transcript.tool_mut(&call_id) {
+                item.diff = Some(diff.clone());
+            }
+        }
+        if let Mode::Review(Review::Change(c)) = &mut self.mode {
+            if c.req.id == id {
+                c.set_diff(diff);
+            }
+        }
+    }
+
+    /// The session patch, exported and parsed (or why not).
+    pub fn on_patch(&mut self, result: Result<(Vec<u8>, Vec<FileDiff>), String>) {
+        match result {
+            Ok((raw, _)) if raw.is_empty() => {
+                self.patch = PatchDecision::Empty;
+                self.transcript
+                    .notice(Level::Info, "the session made no changes to the repository");
+            }
+            Ok((raw, files)) => {
+                self.patch = PatchDecision::Undecided;
+                if !matches!(self.mode, Mode::Review(_)) {
+                    self.input_focus = false;
+                    self.mode = Mode::Patch(PatchReview::new(raw, files));
+                }
+            }
+            Err(e) => self
+                .transcript
+                .notice(Level::Error, format!("could not export the session patch: {e}")),
+        }
+    }
+
+    /// The text saved in `$EDITOR` for a change (or why that failed).
+    pub fn on_edited(&mut self, id: RequestId, result: Result<String, String>) -> Vec<Effect> {
+        let Mode::Review(Review::Change(c)) = &self.mode else {
+            return Vec::new();
+        };
+        if c.req.id != id {
+            return Vec::new();
+        }
+        match result {
+            Ok(text) => {
+                use crate::protocol::ReviewDecision;
+                let decision = if text == c.after {
+                    ReviewDecision::Approve
+                } else {
+                    ReviewDecision::ApproveEdited { text }
+                };
+                self.decide(id, decision)
+            }
+            Err(e) => {
+                self.transcript
+                    .notice(Level::Error, format!("editor failed: {e}"));
+                Vec::new()
+            }
+        }
+    }
+
+    /// Send a decision and close the review.
+    pub(crate) fn decide(&mut self, id: RequestId, decision: crate::protocol::ReviewDecision) -> Vec<Effect> {
+        self.status.state = AgentState::RunningTool;
+        self.next_review();
+        vec![Effect::Send(Op::Review { id, decision })]
+    }
+
+    /// The outcome of applying or saving the patch.
+    pub fn on_patch_done(&mut self, result: Result<PatchDecision, String>) {
+        match result {
+            Ok(decision) => {
+                let text = match &decision {
+                    PatchDecision::Applied { repo } => {
+                        format!("✔ patch applied to {}", repo.display())
+                    }
+                    PatchDecision::Saved { path } => format!("✔ patch saved to {}", path.display()),
+                    PatchDecision::Discarded => "patch discarded".into(),
+                    PatchDecision::Empty | PatchDecision::Undecided => String::new(),
+                };
+                self.transcript.notice(
+                    Level::Info,
+                    format!("{text}. Type a follow-up (i), or q to quit."),
+                );
+                self.patch = decision;
+                self.mode = Mode::Transcript;
+            }
+            Err(e) => self
+                .transcript
+                .notice(Level::Error, format!("the patch was not applied: {e}")),
+        }
+    }
+
+    /// Whether quitting now loses work.
+    fn quit_question(&self) -> Option<String> {
+        if self.replay.is_some() {
+            return None;
+        }
+        if self.status.state.is_busy() {
+            return Some("The agent is working. Quit and end the session?".into());
+        }
+        if matches!(self.mode, Mode::Patch(_)) && self.patch == PatchDecision::Undecided {
+            return Some("The session patch is not applied or saved. Quit and lose it?".into());
+        }
+        None
+    }
+
+    /// The effects of quitting now.
+    pub(crate) fn quit_now(&mut self) -> Vec<Effect> {
+        self.quitting = true;
+        let mut fx = Vec::new();
+        if self.replay.is_none() {
+            fx.push(Effect::Send(Op::Shutdown));
+        }
+        fx.push(Effect::Quit);
+        fx
+    }
+}

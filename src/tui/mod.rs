@@ -1,0 +1,85 @@
+//! The interactive interface: a ratatui application that renders the agent's [`Event`]s and
+//! sends [`Op`]s, and nothing else. It never touches the engine, Docker or Kubernetes; the
+//! session patch comes through a [`PatchSource`] the caller provides.
+//!
+//! Shape (after codex's tui and gitui): [`app::App`] is a state machine (events and keys in,
+//! effects out) with no I/O; [`views`] draw it; the runner here performs effects, computes
+//! diffs on blocking threads, reads keys on their own thread, and draws at most
+//! [`FRAMES_PER_SECOND`] times a second, coalescing every change in between. Keys, hints and
+//! help live in one table ([`keymap`]); colours come from a [`theme::Theme`] by role.
+//!
+//! Invariant: the terminal is restored on every exit path, panics included
+//! ([`terminal::TerminalGuard`]).
+
+pub mod actions;
+pub mod app;
+pub mod keymap;
+mod runner;
+pub mod terminal;
+pub mod text_input;
+pub mod theme;
+pub mod transcript;
+pub mod views;
+pub mod wrap;
+
+pub use app::{App, AppOptions, Effect, PatchDecision};
+pub use runner::{replay, run};
+pub use theme::Theme;
+
+use crate::protocol::{Event, Op};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+
+/// Upper bound on redraws per second; changes in between are drawn together.
+pub const FRAMES_PER_SECOND: u64 = 60;
+
+/// Errors that end the interface.
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    #[error("terminal: {0}")]
+    Terminal(#[from] std::io::Error),
+    #[error("{0}")]
+    Theme(#[from] theme::ThemeError),
+}
+
+/// Where the session patch comes from (the sandbox's workspace, in a live session).
+#[async_trait::async_trait]
+pub trait PatchSource: Send + Sync {
+    /// The patch of everything the session changed (empty: nothing).
+    async fn export(&self) -> Result<Vec<u8>, String>;
+}
+
+/// A running agent as the interface sees it.
+pub struct Backend {
+    pub ops: UnboundedSender<Op>,
+    pub events: UnboundedReceiver<Event>,
+    pub patch: Option<Arc<dyn PatchSource>>,
+}
+
+/// What start-up reports while the model loads and the sandbox starts.
+pub enum Startup {
+    Progress { label: String, fraction: Option<f64> },
+    Ready(Backend),
+    Failed(String),
+}
+
+/// How to run the interface.
+#[derive(Debug, Clone)]
+pub struct TuiOptions {
+    pub theme: Theme,
+    /// The user's repository: where the session patch is applied.
+    pub repo: Option<PathBuf>,
+    /// Sent as the first message once the agent is ready.
+    pub task: Option<String>,
+    pub step_mode: bool,
+    /// Warnings shown at the top of the transcript (e.g. the host sandbox warning).
+    pub notices: Vec<String>,
+}
+
+/// How a session ended, for the summary printed after the screen is restored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionOutcome {
+    pub session_id: String,
+    pub patch: PatchDecision,
+}

@@ -1,0 +1,322 @@
+//! The transcript: the session as a list of [`Cell`]s built from agent events, a scroll
+//! position that follows new output until the person scrolls away, and a selection for
+//! expanding items. Drawing touches only the visible lines; each cell caches its own lines.
+//!
+//! Invariant: only the last streaming cell (reasoning or assistant text) and tool cells named
+//! by call id change after they are pushed.
+
+pub mod cell;
+pub mod markdown;
+
+pub use cell::{Cell, CellKind, Level, RenderCtx, ToolItem, ToolOutcome};
+
+use crate::protocol::Event;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use std::cell::Cell as Slot;
+use std::collections::HashMap;
+
+/// See the module docs.
+#[derive(Debug, Default)]
+pub struct Transcript {
+    cells: Vec<Cell>,
+    by_call: HashMap<String, usize>,
+    /// First visible line when not following.
+    top: usize,
+    /// Stick to the end as output arrives.
+    pub follow: bool,
+    selected: Option<usize>,
+    last_width: Slot<usize>,
+    last_height: Slot<usize>,
+    last_total: Slot<usize>,
+}
+
+impl Transcript {
+    pub fn new() -> Self {
+        Self {
+            follow: true,
+            ..Self::default()
+        }
+    }
+
+    pub fn cells(&self) -> &[Cell] {
+        &self.cells
+    }
+
+    pub fn push(&mut self, kind: CellKind) -> usize {
+        self.cells.push(Cell::new(kind));
+        self.cells.len() - 1
+    }
+
+    pub fn notice(&mut self, level: Level, text: impl Into<String>) {
+        self.finish_streaming();
+        self.push(CellKind::Notice {
+            level,
+            text: text.into(),
+        });
+    }
+
+    /// The tool cell of a call id.
+    pub fn tool_mut(&mut self, call_id: &str) -> Option<&mut ToolItem> {
+        let i = *self.by_call.get(call_id)?;
+        match self.cells.get_mut(i)?.edit() {
+            CellKind::Tool(item) => Some(item),
+            _ => None,
+        }
+    }
+
+    /// Mark streaming reasoning and text as complete.
+    pub fn finish_streaming(&mut self) {
+        if let Some(last) = self.cells.last_mut() {
+            match &last.kind {
+                CellKind::Reasoning { done: false, .. } | CellKind::Assistant { done: false, .. } => {
+                    match last.edit() {
+                        CellKind::Reasoning { done, .. } | CellKind::Assistant { done, .. } => *done = true,
+                        _ => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Add an agent event to the transcript (events that only change status are ignored).
+    pub fn apply(&mut self, ev: &Event) {
+        match ev {
+            Event::UserMessage { text } => {
+                self.finish_streaming();
+                self.push(CellKind::User(text.clone()));
+            }
+            Event::TurnStarted { step } => {
+                self.finish_streaming();
+                self.push(CellKind::TurnHeader(*step));
+            }
+            Event::ReasoningDelta { text } => self.append_stream(text, true),
+            Event::ContentDelta { text } => self.append_stream(text, false),
+            Event::ToolCallStarted { name } => {
+                self.finish_streaming();
+                self.push(CellKind::Tool(Box::new(ToolItem {
+                    name: name.clone(),
+                    ..ToolItem::default()
+                })));
+            }
+            Event::ToolCallReady { call } => {
+                self.finish_streaming();
+                let open = self.cells.iter().rposition(|c| {
+                    matches!(&c.kind, CellKind::Tool(t) if t.call.is_none() && t.name == call.name)
+                });
+                let i = match open {
+                    Some(i) => i,
+                    None => self.push(CellKind::Tool(Box::new(ToolItem {
+                        name: call.name.clone(),
+                        ..ToolItem::default()
+                    }))),
+                };
+                if let CellKind::Tool(t) = self.cells[i].edit() {
+                    t.call = Some(call.clone());
+                }
+                self.by_call.insert(call.id.clone(), i);
+            }
+            Event::MalformedCall { message } => {
+                self.notice(Level::Warning, format!("malformed tool call: {message}"))
+            }
+            Event::ApprovalRequested(req) => {
+                if let Some(t) = self.tool_mut(&req.call.id) {
+                    t.waiting_approval = true;
+                }
+            }
+            Event::ToolOutputDelta { call_id, text } => {
+                if let Some(t) = self.tool_mut(call_id) {
+                    cell::push_live(t, text);
+                }
+            }
+            Event::ToolResult {
+                call_id,
+                content,
+                is_error,
+                resolution,
+                ..
+            } => {
+                if let Some(t) = self.tool_mut(call_id) {
+                    t.waiting_approval = false;
+                    t.live.clear();
+                    t.result = Some(ToolOutcome {
+                        content: content.clone(),
+                        is_error: *is_error,
+                        resolution: *resolution,
+                    });
+                }
+            }
+            Event::TurnFinished { .. } => self.finish_streaming(),
+            Event::Paused { step } => self.notice(
+                Level::Info,
+                format!("⏸ paused after step {step}: n runs the next turn, s leaves step mode"),
+            ),
+            Event::TaskFinished { reason, .. } => {
+                self.finish_streaming();
+                self.push(CellKind::Finished { reason: *reason });
+            }
+            Event::Error { message } => self.notice(Level::Error, format!("error: {message}")),
+            Event::SessionStarted { .. } | Event::SessionEnded => {}
+        }
+    }
+
+    fn append_stream(&mut self, delta: &str, reasoning: bool) {
+        let continues = matches!(
+            (self.cells.last().map(|c| &c.kind), reasoning),
+            (Some(CellKind::Reasoning { done: false, .. }), true)
+                | (Some(CellKind::Assistant { done: false, .. }), false)
+        );
+        if !continues {
+            self.finish_streaming();
+            if delta.trim().is_empty() {
+                // Whitespace between blocks does not open a new item.
+                return;
+            }
+            let text = String::new();
+            self.push(if reasoning {
+                CellKind::Reasoning { text, done: false }
+            } else {
+                CellKind::Assistant { text, done: false }
+            });
+        }
+        if let Some(last) = self.cells.last_mut() {
+            match last.edit() {
+                CellKind::Reasoning { text, .. } | CellKind::Assistant { text, .. } => {
+                    text.push_str(delta)
+                }
+                _ => {}
+            }
+        }
+    }
+
+    // ---- scrolling and selection ----
+
+    fn total_lines(&self, width: usize, ctx: &RenderCtx<'_>) -> Vec<usize> {
+        self.cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| c.lines(width, ctx, self.selected == Some(i)).len())
+            .collect()
+    }
+
+    pub fn scroll_by(&mut self, delta: isize) {
+        let max_top = self.last_total.get().saturating_sub(self.last_height.get());
+        let cur = if self.follow { max_top } else { self.top.min(max_top) };
+        let next = (cur as isize + delta).clamp(0, max_top as isize) as usize;
+        self.top = next;
+        self.follow = next >= max_top;
+    }
+
+    pub fn page(&mut self, down: bool) {
+        let h = self.last_height.get().saturating_sub(2).max(1) as isize;
+        self.scroll_by(if down { h } else { -h });
+    }
+
+    pub fn to_top(&mut self) {
+        self.top = 0;
+        self.follow = self.last_total.get() <= self.last_height.get();
+    }
+
+    pub fn to_bottom(&mut self) {
+        self.follow = true;
+    }
+
+    pub fn selected(&self) -> Option<usize> {
+        self.selected
+    }
+
+    /// Move the selection to the next (or previous) expandable item.
+    pub fn select(&mut self, forward: bool, ctx: &RenderCtx<'_>) {
+        let n = self.cells.len();
+        let start = self.selected;
+        let candidates: Box<dyn Iterator<Item = usize>> = match (forward, start) {
+            (true, Some(s)) => Box::new(s + 1..n),
+            (true, None) => Box::new(0..n),
+            (false, Some(s)) => Box::new((0..s).rev()),
+            (false, None) => Box::new((0..n).rev()),
+        };
+        let next = candidates
+            .into_iter()
+            .find(|&i| self.cells[i].expandable());
+        if let Some(i) = next {
+            self.selected = Some(i);
+            self.reveal(i, ctx);
+        }
+    }
+
+    /// Expand or collapse the selected item.
+    pub fn toggle_selected(&mut self, ctx: &RenderCtx<'_>) -> bool {
+        let Some(i) = self.selected else {
+            return false;
+        };
+        let default = self.cells[i].is_expanded(ctx);
+        let cell = &mut self.cells[i];
+        cell.expanded = Some(default);
+        cell.toggle(default);
+        self.reveal(i, ctx);
+        true
+    }
+
+    fn reveal(&mut self, i: usize, ctx: &RenderCtx<'_>) {
+        let width = self.last_width.get().max(1);
+        let heights = self.total_lines(width, ctx);
+        let start: usize = heights[..i].iter().sum();
+        let h = self.last_height.get().max(1);
+        let total: usize = heights.iter().sum();
+        let cur = if self.follow {
+            total.saturating_sub(h)
+        } else {
+            self.top
+        };
+        if start < cur || start >= cur + h {
+            self.top = start.saturating_sub(1);
+            self.follow = false;
+        }
+    }
+
+    /// Draw the visible lines into `area`.
+    pub fn render(&self, area: Rect, buf: &mut Buffer, ctx: &RenderCtx<'_>) {
+        let width = area.width as usize;
+        let height = area.height as usize;
+        self.last_width.set(width);
+        self.last_height.set(height);
+        let heights = self.total_lines(width, ctx);
+        let total: usize = heights.iter().sum();
+        self.last_total.set(total);
+        let max_top = total.saturating_sub(height);
+        let top = if self.follow { max_top } else { self.top.min(max_top) };
+        let mut line_no = 0usize;
+        let mut y = 0usize;
+        for (i, (cell, h)) in self.cells.iter().zip(&heights).enumerate() {
+            if line_no + h <= top {
+                line_no += h;
+                continue;
+            }
+            let lines = cell.lines(width, ctx, self.selected == Some(i));
+            let skip = top.saturating_sub(line_no);
+            for line in lines.iter().skip(skip) {
+                if y >= height {
+                    return;
+                }
+                buf.set_line(area.x, area.y + y as u16, line, area.width);
+                y += 1;
+            }
+            line_no += h;
+            if y >= height {
+                return;
+            }
+        }
+    }
+
+    /// Where the view is: (first visible line, total lines, following).
+    pub fn position(&self) -> (usize, usize, bool) {
+        let total = self.last_total.get();
+        let top = if self.follow {
+            total.saturating_sub(self.last_height.get())
+        } else {
+            self.top
+        };
+        (top, total, self.follow)
+    }
+}

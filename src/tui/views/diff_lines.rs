@@ -1,0 +1,173 @@
+//! One [`FileDiff`] as styled terminal lines, shared by the change review, the session patch
+//! and expanded edits in the transcript: a header with +/- counts, hunk headers, a gutter with
+//! old and new line numbers, syntax colours, a background by line kind and a stronger one on
+//! the words that changed. One function per line kind, as in delta.
+
+use crate::diff::{DiffLine, FileDiff, FileStatus, Hunk, LineKind};
+use crate::tui::theme::{rgb, Theme};
+use crate::tui::wrap;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use unicode_width::UnicodeWidthStr;
+
+/// How hunks are marked: in a review each hunk shows whether it is selected and which one has
+/// the focus.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HunkMarks<'a> {
+    /// Selected flag per hunk (absent: no marks).
+    pub selected: Option<&'a [bool]>,
+    pub focus: Option<usize>,
+}
+
+/// The rendered diff plus the first line of each hunk (for jumping to a hunk).
+pub struct RenderedDiff {
+    pub lines: Vec<Line<'static>>,
+    pub hunk_starts: Vec<usize>,
+}
+
+/// The header line: path, status and counts.
+pub fn header(file: &FileDiff, theme: &Theme) -> Line<'static> {
+    let status = match &file.status {
+        FileStatus::Modified => String::new(),
+        FileStatus::Added => " (new file)".into(),
+        FileStatus::Deleted => " (deleted)".into(),
+        FileStatus::Renamed { from } => format!(" (renamed from {from})"),
+        FileStatus::Binary => " (binary)".into(),
+    };
+    let mut spans = vec![
+        Span::styled(file.path.clone(), theme.bold().fg(theme.accent)),
+        Span::styled(status, theme.dim()),
+        Span::raw("  "),
+        Span::styled(format!("+{}", file.added()), theme.fg(theme.added)),
+        Span::raw(" "),
+        Span::styled(format!("-{}", file.removed()), theme.fg(theme.removed)),
+    ];
+    if !file.styled && file.status != FileStatus::Binary {
+        spans.push(Span::styled("  (large: plain text)", theme.dim()));
+    }
+    Line::from(spans)
+}
+
+/// The whole diff of a file for a width.
+pub fn render(file: &FileDiff, theme: &Theme, width: usize, marks: HunkMarks<'_>) -> RenderedDiff {
+    let mut lines = Vec::new();
+    let mut hunk_starts = Vec::new();
+    let num_w = file
+        .hunks
+        .iter()
+        .map(|h| (h.old_start + h.old_len).max(h.new_start + h.new_len))
+        .max()
+        .unwrap_or(1)
+        .to_string()
+        .len()
+        .max(3);
+    if file.status == FileStatus::Binary {
+        lines.push(Line::styled("  binary content not shown", theme.dim()));
+    }
+    for (i, hunk) in file.hunks.iter().enumerate() {
+        hunk_starts.push(lines.len());
+        lines.push(hunk_header(hunk, i, theme, marks));
+        let deselected = marks
+            .selected
+            .and_then(|s| s.get(i))
+            .is_some_and(|sel| !sel);
+        for dl in &hunk.lines {
+            lines.extend(diff_line(dl, theme, width, num_w, deselected));
+        }
+    }
+    RenderedDiff { lines, hunk_starts }
+}
+
+fn hunk_header(hunk: &Hunk, i: usize, theme: &Theme, marks: HunkMarks<'_>) -> Line<'static> {
+    let mut spans = Vec::new();
+    let focused = marks.focus == Some(i);
+    if let Some(sel) = marks.selected {
+        let on = sel.get(i).copied().unwrap_or(true);
+        let pointer = if focused { "▶ " } else { "  " };
+        spans.push(Span::styled(pointer, theme.accent().add_modifier(Modifier::BOLD)));
+        let (mark, style) = if on {
+            ("[✓] ", theme.fg(theme.added))
+        } else {
+            ("[ ] ", theme.fg(theme.removed))
+        };
+        spans.push(Span::styled(mark, style));
+    }
+    let mut style = theme.fg(theme.hunk_header);
+    if focused {
+        style = style.add_modifier(Modifier::BOLD).bg(theme.selection_bg);
+    }
+    spans.push(Span::styled(hunk.header(), style));
+    spans.push(Span::styled(
+        format!("  hunk {}  +{} -{}", i + 1, hunk.added(), hunk.removed()),
+        theme.dim(),
+    ));
+    Line::from(spans)
+}
+
+fn number(n: Option<usize>, w: usize) -> String {
+    match n {
+        Some(n) => format!("{n:>w$}"),
+        None => " ".repeat(w),
+    }
+}
+
+/// One diff line, wrapped, with the background filled to the width.
+fn diff_line(dl: &DiffLine, theme: &Theme, width: usize, num_w: usize, deselected: bool) -> Vec<Line<'static>> {
+    let (sign, bg, emph_bg, sign_fg) = match dl.kind {
+        LineKind::Added => ("+", Some(theme.added_bg), theme.added_emph_bg, theme.added),
+        LineKind::Removed => ("-", Some(theme.removed_bg), theme.removed_emph_bg, theme.removed),
+        LineKind::Context => (" ", None, theme.selection_bg, theme.dim),
+    };
+    // A deselected hunk's changes are shown dimmed, without backgrounds: they will not apply.
+    let (bg, emph_bg) = if deselected && dl.kind != LineKind::Context {
+        (None, None)
+    } else {
+        (bg, Some(emph_bg))
+    };
+    let base = match bg {
+        Some(c) => Style::default().bg(c),
+        None => Style::default(),
+    };
+    let gutter = format!("{} {} ", number(dl.old_no, num_w), number(dl.new_no, num_w));
+    let mut spans = vec![
+        Span::styled(gutter.clone(), theme.fg(theme.line_number)),
+        Span::styled(sign, base.fg(sign_fg)),
+    ];
+    for seg in &dl.segments {
+        let mut s = base;
+        s = match (deselected && dl.kind != LineKind::Context, seg.fg) {
+            (true, _) => s.fg(theme.dim),
+            (false, Some(c)) => s.fg(rgb(c)),
+            (false, None) => s.fg(theme.text),
+        };
+        if seg.emph {
+            if let Some(e) = emph_bg {
+                s = s.bg(e);
+            }
+        }
+        spans.push(Span::styled(expand_tabs(&seg.text), s));
+    }
+    if dl.no_newline {
+        spans.push(Span::styled(" ⏎̸ no newline at end", theme.dim()));
+    }
+    let indent = vec![Span::styled(" ".repeat(gutter.width() + 1), theme.fg(theme.line_number))];
+    let mut wrapped = wrap::wrap(&Line::from(spans), width, &indent);
+    if let Some(c) = bg {
+        for line in &mut wrapped {
+            let w: usize = line.spans.iter().map(|s| s.content.width()).sum();
+            if w < width {
+                line.spans
+                    .push(Span::styled(" ".repeat(width - w), Style::default().bg(c)));
+            }
+        }
+    }
+    wrapped
+}
+
+fn expand_tabs(s: &str) -> String {
+    if s.contains('\t') {
+        s.replace('\t', "    ")
+    } else {
+        s.to_string()
+    }
+}

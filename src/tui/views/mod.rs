@@ -1,0 +1,150 @@
+//! Drawing: the whole frame from the [`App`]'s state. Views only read state (the few
+//! positions they record, like where each hunk starts, go into `Cell`s for the key handlers);
+//! nothing here blocks or computes diffs.
+
+pub mod diff_lines;
+mod overlays;
+mod patch;
+mod review;
+mod status;
+
+use crate::tui::app::{App, Mode, Overlay, Review};
+use crate::tui::keymap;
+use crate::tui::wrap::truncate;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Gauge, Paragraph};
+use ratatui::Frame;
+
+/// Draw everything.
+pub fn draw(frame: &mut Frame<'_>, app: &App) {
+    let area = frame.area();
+    let command_h = match &app.mode {
+        Mode::Review(Review::Command(c)) => review::command_height(c, area.width),
+        _ => 0,
+    };
+    let [main, command, input, status_area, hints] = Layout::vertical([
+        Constraint::Min(3),
+        Constraint::Length(command_h),
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+
+    match &app.mode {
+        Mode::Transcript | Mode::Review(Review::Command(_)) => {
+            if let Some((label, fraction)) = &app.progress {
+                draw_progress(frame, main, app, label, *fraction);
+            } else {
+                app.transcript
+                    .render(main, frame.buffer_mut(), &app.render_ctx());
+            }
+        }
+        Mode::Review(Review::Change(c)) => review::draw_change(frame, main, app, c),
+        Mode::Patch(p) => patch::draw(frame, main, app, p),
+    }
+    if let Mode::Review(Review::Command(c)) = &app.mode {
+        review::draw_command(frame, command, app, c);
+    }
+    draw_input(frame, input, app);
+    status::draw(frame, status_area, app);
+    draw_hints(frame, hints, app);
+    match &app.overlay {
+        Some(Overlay::Help) => overlays::help(frame, area, app),
+        Some(Overlay::ConfirmQuit(q)) => overlays::confirm(frame, area, app, q),
+        None => {}
+    }
+}
+
+fn draw_progress(frame: &mut Frame<'_>, area: Rect, app: &App, label: &str, fraction: Option<f64>) {
+    let t = &app.theme;
+    let w = area.width.clamp(20, 60);
+    let box_area = Rect {
+        x: area.x + (area.width.saturating_sub(w)) / 2,
+        y: area.y + area.height.saturating_sub(5) / 2,
+        width: w,
+        height: 5.min(area.height),
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(t.fg(t.border))
+        .title(Span::styled(" Starting ", t.accent()));
+    let inner = block.inner(box_area);
+    frame.render_widget(block, box_area);
+    let [text, bar] = Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(inner);
+    frame.render_widget(Paragraph::new(Line::styled(truncate(label, inner.width as usize), t.fg(t.text))), text);
+    let gauge = match fraction {
+        Some(f) => Gauge::default().ratio(f.clamp(0.0, 1.0)),
+        None => Gauge::default().ratio(0.0).label("…"),
+    };
+    frame.render_widget(gauge.gauge_style(t.accent()), bar);
+}
+
+/// The message line, or the field being typed in (feedback, file name).
+fn draw_input(frame: &mut Frame<'_>, area: Rect, app: &App) {
+    let t = &app.theme;
+    let (label, field, active) = match &app.mode {
+        Mode::Review(r) => {
+            let f = match r {
+                Review::Change(c) => c.feedback.as_ref(),
+                Review::Command(c) => c.feedback.as_ref(),
+            };
+            match f {
+                Some(f) => ("why? (tell the model) › ", Some(f), true),
+                None => ("", None, false),
+            }
+        }
+        Mode::Patch(p) => match &p.save_path {
+            Some(f) => ("save to › ", Some(f), true),
+            None => ("", None, false),
+        },
+        Mode::Transcript => ("› ", Some(&app.input), app.input_focus),
+    };
+    frame.render_widget(Clear, area);
+    let line = match (field, active) {
+        (Some(f), true) => {
+            let col = area.x + (label.chars().count() + f.cursor_col()) as u16;
+            frame.set_cursor_position((col.min(area.right().saturating_sub(1)), area.y));
+            Line::from(vec![
+                Span::styled(label, t.accent().add_modifier(Modifier::BOLD)),
+                Span::styled(f.text().to_string(), t.fg(t.text)),
+            ])
+        }
+        (Some(f), false) if !f.text().is_empty() => Line::from(vec![
+            Span::styled(label, t.dim()),
+            Span::styled(f.text().to_string(), t.dim()),
+        ]),
+        _ => Line::styled(placeholder(app), t.dim()),
+    };
+    frame.render_widget(Paragraph::new(line), area);
+}
+
+fn placeholder(app: &App) -> String {
+    use crate::tui::app::AgentState as S;
+    if app.replay.is_some() {
+        return "replay: n next turn · b back · e to the end".into();
+    }
+    match (&app.mode, app.status.state) {
+        (Mode::Review(_), _) => "review the proposal above".into(),
+        (Mode::Patch(_), _) => "decide what to do with the session patch".into(),
+        (_, S::WaitingForTask) | (_, S::Finished) => "press i to type a message".into(),
+        (_, S::Paused) => "paused: n runs the next turn".into(),
+        (_, s) if s.is_busy() => "the agent is working · Esc interrupts".into(),
+        _ => String::new(),
+    }
+}
+
+fn draw_hints(frame: &mut Frame<'_>, area: Rect, app: &App) {
+    let t = &app.theme;
+    let mut spans = Vec::new();
+    for (i, (key, hint)) in keymap::hints(&app.contexts()).into_iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(" · ", t.dim()));
+        }
+        spans.push(Span::styled(key, t.accent()));
+        spans.push(Span::styled(format!(" {hint}"), t.dim()));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}

@@ -1,0 +1,124 @@
+//! The review views: a file change as a highlighted diff with selectable hunks (the main
+//! area), and a command as a panel above the message line.
+
+use super::diff_lines::{self, HunkMarks};
+use crate::diff::Highlighter;
+use crate::tui::app::{App, ChangeReview, CommandReview};
+use crate::tui::theme::rgb;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::Frame;
+
+pub fn draw_change(frame: &mut Frame<'_>, area: Rect, app: &App, c: &ChangeReview) {
+    let t = &app.theme;
+    let verb = match c.req.call.name.as_str() {
+        "Write" if c.before.is_none() => "create",
+        "Write" => "rewrite",
+        _ => "edit",
+    };
+    let mut title = vec![Span::styled(format!(" Approve this {verb}? "), t.fg(t.warning).add_modifier(Modifier::BOLD))];
+    if let Some(d) = &c.diff {
+        let sel = c.selected.iter().filter(|s| **s).count();
+        title.push(Span::styled(
+            format!("hunk {}/{} · {sel} selected ", (c.focus + 1).min(d.hunks.len()), d.hunks.len()),
+            t.dim(),
+        ));
+    }
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(t.fg(t.warning))
+        .title(Line::from(title));
+    let inner = block.inner(area);
+    frame.render_widget(Clear, area);
+    frame.render_widget(block, area);
+    let width = inner.width as usize;
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    let Some(diff) = &c.diff else {
+        lines.push(Line::styled(format!("{}  computing the diff…", c.path), t.dim()));
+        frame.render_widget(Paragraph::new(lines), inner);
+        return;
+    };
+    lines.push(diff_lines::header(diff, t));
+    if c.binary_before {
+        lines.push(Line::styled("the file was binary: its old content is not shown", t.fg(t.warning)));
+    }
+    let offset = lines.len();
+    let rendered = diff_lines::render(
+        diff,
+        t,
+        width,
+        HunkMarks {
+            selected: Some(&c.selected),
+            focus: Some(c.focus),
+        },
+    );
+    *c.hunk_starts.borrow_mut() = rendered.hunk_starts.iter().map(|s| s + offset).collect();
+    lines.extend(rendered.lines);
+    if diff.hunks.is_empty() {
+        lines.push(Line::styled("no changes: the proposed text equals the current file", t.dim()));
+    }
+    let h = inner.height as usize;
+    c.page.set(h.saturating_sub(2).max(1));
+    let max_scroll = lines.len().saturating_sub(h);
+    let scroll = c.scroll.min(max_scroll);
+    for (i, line) in lines.iter().skip(scroll).take(h).enumerate() {
+        frame
+            .buffer_mut()
+            .set_line(inner.x, inner.y + i as u16, line, inner.width);
+    }
+    if lines.len() > h {
+        let pos = format!(" {}-{} of {} ", scroll + 1, (scroll + h).min(lines.len()), lines.len());
+        let x = area.right().saturating_sub(pos.len() as u16 + 2);
+        frame.buffer_mut().set_string(x, area.bottom() - 1, pos, t.dim());
+    }
+}
+
+/// Lines the command panel needs at `width`.
+pub fn command_height(c: &CommandReview, _width: u16) -> u16 {
+    let lines = c.command.lines().count().clamp(1, 12) + 1 + usize::from(c.description.is_some());
+    (lines + 2) as u16
+}
+
+pub fn draw_command(frame: &mut Frame<'_>, area: Rect, app: &App, c: &CommandReview) {
+    let t = &app.theme;
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(t.fg(t.warning))
+        .title(Span::styled(" Run this command? ", t.fg(t.warning).add_modifier(Modifier::BOLD)));
+    let inner = block.inner(area);
+    frame.render_widget(Clear, area);
+    frame.render_widget(block, area);
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    let coloured = Highlighter::syntax_for_token("bash").map(|s| app.hl.snippet(s, &c.command));
+    for (i, l) in c.command.lines().take(12).enumerate() {
+        let lead = if i == 0 { "$ " } else { "  " };
+        let mut spans = vec![Span::styled(lead, t.accent().add_modifier(Modifier::BOLD))];
+        match coloured.as_ref().and_then(|c| c.get(i)) {
+            Some(pieces) if !pieces.is_empty() => spans.extend(
+                pieces
+                    .iter()
+                    .map(|(col, s)| Span::styled(s.clone(), Style::default().fg(rgb(*col)))),
+            ),
+            _ => spans.push(Span::styled(l.to_string(), t.fg(t.code))),
+        }
+        lines.push(Line::from(spans));
+    }
+    if let Some(d) = &c.description {
+        lines.push(Line::styled(d.clone(), t.fg(t.text)));
+    }
+    lines.push(Line::styled(
+        format!("runs in the {} · timeout {:.0}s", sandbox_name(app), c.timeout_seconds),
+        t.dim(),
+    ));
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+fn sandbox_name(app: &App) -> String {
+    if app.status.sandbox.is_empty() {
+        "sandbox".into()
+    } else {
+        format!("{} sandbox", app.status.sandbox.split_whitespace().next().unwrap_or("the"))
+    }
+}

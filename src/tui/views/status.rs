@@ -1,0 +1,96 @@
+//! The status line: model, sandbox, step n/max, context used, tokens per second, elapsed
+//! time, and the agent's state on the right.
+
+use crate::tui::app::{AgentState, App};
+use crate::tui::wrap::truncate;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+use std::time::Instant;
+use unicode_width::UnicodeWidthStr;
+
+/// Tokens as `950`, `12.3k`, `131k`.
+pub fn tokens(n: usize) -> String {
+    match n {
+        0..=999 => n.to_string(),
+        1_000..=99_999 => format!("{:.1}k", n as f64 / 1000.0),
+        _ => format!("{}k", n / 1000),
+    }
+}
+
+fn clock(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
+    }
+}
+
+pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
+    let t = &app.theme;
+    let s = &app.status;
+    let base = t.status();
+    let sep = Span::styled(" │ ", base.fg(t.dim));
+    let model = if s.model.is_empty() { "no model yet" } else { &s.model };
+    let mut left = vec![
+        Span::styled(" lilypad", base.fg(t.accent).add_modifier(Modifier::BOLD)),
+        sep.clone(),
+        Span::styled(truncate(model, 36), base),
+    ];
+    if !s.sandbox.is_empty() {
+        left.push(sep.clone());
+        left.push(Span::styled(truncate(&s.sandbox, 24), base));
+    }
+    let max = if s.max_steps > 0 { s.max_steps.to_string() } else { "?".into() };
+    left.push(sep.clone());
+    left.push(Span::styled(format!("step {}/{max}", s.step), base));
+    if s.context_limit > 0 {
+        let pct = s.context_tokens as f64 * 100.0 / s.context_limit as f64;
+        let style = if pct > 85.0 { base.fg(t.warning) } else { base };
+        left.push(sep.clone());
+        left.push(Span::styled(
+            format!("ctx {}/{} {pct:.0}%", tokens(s.context_tokens), tokens(s.context_limit as usize)),
+            style,
+        ));
+    }
+    if let Some(r) = s.tokens_per_second {
+        left.push(sep.clone());
+        left.push(Span::styled(format!("{r:.0} tok/s"), base));
+    }
+    left.push(sep);
+    left.push(Span::styled(clock(s.elapsed(Instant::now())), base));
+
+    let state_style = match s.state {
+        AgentState::WaitingForReview | AgentState::Paused => base.fg(t.warning),
+        AgentState::Generating | AgentState::RunningTool => base.fg(t.accent),
+        AgentState::Finished => base.fg(t.added),
+        _ => base,
+    };
+    let mut right = vec![Span::styled(format!("● {} ", s.state.label()), state_style.add_modifier(Modifier::BOLD))];
+    if s.step_mode {
+        right.insert(0, Span::styled("[step mode] ", base.fg(t.warning)));
+    }
+    let lw: usize = left.iter().map(|s| s.content.width()).sum();
+    let rw: usize = right.iter().map(|s| s.content.width()).sum();
+    let pad = (area.width as usize).saturating_sub(lw + rw);
+    left.push(Span::styled(" ".repeat(pad), base));
+    left.extend(right);
+    frame.render_widget(Paragraph::new(Line::from(left)).style(base), area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_numbers() {
+        assert_eq!(tokens(950), "950");
+        assert_eq!(tokens(12_345), "12.3k");
+        assert_eq!(tokens(131_072), "131k");
+        assert_eq!(clock(std::time::Duration::from_secs(75)), "1:15");
+        assert_eq!(clock(std::time::Duration::from_secs(3725)), "1:02:05");
+    }
+}
