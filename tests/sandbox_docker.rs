@@ -86,6 +86,7 @@ async fn docker_attacks() {
     attacks::hung_and_escapee(&h, true).await;
     attacks::fork_bomb(&h).await;
     attacks::escaping_fork_bomb(&h).await;
+    attacks::last_resort(&h, async { sb.kill_all().await.unwrap() }).await;
     attacks::memory_hog(&h).await;
     let info = docker::connect()
         .await

@@ -405,6 +405,12 @@ impl DockerSandbox {
         &self.remote.backend.id
     }
 
+    /// Stop every process in the sandbox, keeping the workspace: the container is restarted
+    /// (the last resort of a timeout, also useful to stop left-over servers).
+    pub async fn kill_all(&self) -> Result<(), SandboxError> {
+        self.remote.backend.recycle().await
+    }
+
     /// The shell commands run with (`/bin/bash -lc`, or `sh -c` for images without bash).
     pub fn shell(&self) -> String {
         self.remote.shell()

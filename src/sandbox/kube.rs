@@ -348,6 +348,12 @@ impl KubeSandbox {
         &self.namespace
     }
 
+    /// Stop every process in the sandbox except the pod's PID 1, keeping the workspace (the
+    /// last resort of a timeout, also useful to stop left-over servers).
+    pub async fn kill_all(&self) -> Result<(), SandboxError> {
+        self.remote.backend.recycle().await
+    }
+
     /// The shell commands run with.
     pub fn shell(&self) -> String {
         self.remote.shell()

@@ -254,3 +254,18 @@ pub fn host_cmdlines() -> String {
     }
     s
 }
+
+/// `kill_all` (the timeout's last resort) stops every process, background ones included, and
+/// keeps the workspace; the sandbox works afterwards.
+pub async fn last_resort<F: std::future::Future<Output = ()>>(h: &Harness, kill_all: F) {
+    h.out("echo kept > kept.txt; setsid sleep 1006 > /dev/null 2>&1 < /dev/null &")
+        .await;
+    let list = "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done";
+    assert!(h.out(list).await.contains("sleep 1006"));
+    kill_all.await;
+    assert!(
+        !h.out(list).await.contains("sleep 1006"),
+        "survived kill_all"
+    );
+    assert_eq!(h.out("cat kept.txt && rm kept.txt").await, "kept\n");
+}
