@@ -47,6 +47,17 @@ pub struct EngineFlags {
     /// Greedy decoding instead of sampling
     #[arg(long, global = true)]
     pub greedy: bool,
+    /// A remote OpenAI-compatible server instead of the in-process engine, e.g.
+    /// http://gpu-box:30000/v1 (SGLang, vLLM, llama.cpp server, `lilypad serve`) [env: LILYPAD_ENDPOINT]
+    #[arg(long, global = true, env = "LILYPAD_ENDPOINT", hide_env = true)]
+    pub endpoint: Option<String>,
+    /// Environment variable that holds the API key: sent to --endpoint, or required from
+    /// clients by `lilypad serve`
+    #[arg(long, global = true, value_name = "NAME")]
+    pub api_key_env: Option<String>,
+    /// Model name to request from --endpoint (default: the first it lists), or to serve under
+    #[arg(long, global = true)]
+    pub model_name: Option<String>,
     /// Config file (default: the platform config dir's lilypad/config.toml) [env: LILYPAD_CONFIG]
     #[arg(long, global = true, env = "LILYPAD_CONFIG", hide_env = true)]
     pub config: Option<PathBuf>,
@@ -100,6 +111,9 @@ pub struct EngineSettings {
     /// A snapshot every this many generated tokens, so that a reply re-rendered differently
     /// from how it was generated is not read again from its start. 0 turns them off.
     pub snapshot_interval: u32,
+    /// Conversations whose memory `lilypad serve` keeps (the active one plus parked ones,
+    /// least recently used dropped first); each parked one costs its attention cache in RAM.
+    pub conversation_slots: u32,
     pub sampling: SamplingSettings,
 }
 
@@ -115,6 +129,7 @@ impl Default for EngineSettings {
             max_turn_tokens: 8192,
             max_snapshots: 8,
             snapshot_interval: 512,
+            conversation_slots: 4,
             sampling: SamplingSettings::default(),
         }
     }
@@ -125,6 +140,10 @@ impl Default for EngineSettings {
 #[serde(default, deny_unknown_fields)]
 pub struct Settings {
     pub engine: EngineSettings,
+    /// A remote OpenAI-compatible server (`--endpoint`); see `docs/remote.md`.
+    pub remote: crate::engine::remote::RemoteSettings,
+    /// `lilypad serve`; see `docs/remote.md`.
+    pub serve: crate::serve::ServeSettings,
 }
 
 impl Settings {
@@ -188,6 +207,18 @@ impl Settings {
         }
         if f.greedy {
             e.sampling.greedy = true;
+        }
+        // Remote engine and server: the key and model flags name both sides.
+        if f.endpoint.is_some() {
+            self.remote.endpoint.clone_from(&f.endpoint);
+        }
+        if f.api_key_env.is_some() {
+            self.remote.api_key_env.clone_from(&f.api_key_env);
+            self.serve.api_key_env.clone_from(&f.api_key_env);
+        }
+        if f.model_name.is_some() {
+            self.remote.model_name.clone_from(&f.model_name);
+            self.serve.model_name.clone_from(&f.model_name);
         }
     }
 }

@@ -17,6 +17,7 @@ pub mod gguf;
 pub mod prompt;
 pub mod protocol;
 pub mod sandbox;
+pub mod serve;
 pub mod testmodel;
 pub mod tui;
 pub mod tools;

@@ -8,6 +8,7 @@ mod generate;
 mod info;
 mod parse;
 mod prompt;
+mod serve;
 mod tiny_model;
 mod tool;
 
@@ -45,6 +46,8 @@ pub enum Command {
     Prompt(prompt::PromptArgs),
     /// Parse raw model output into reasoning, content and tool calls (JSON).
     Parse(parse::ParseArgs),
+    /// Serve the model over an OpenAI-compatible API (/v1/chat/completions), for a team.
+    Serve(serve::ServeArgs),
 }
 
 /// Parse the process arguments, run the subcommand, and turn its outcome into an exit code.
@@ -71,6 +74,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::TinyModel(args) => tiny_model::run(&args),
         Command::Generate(args) => generate::run(&args, &settings),
         Command::Convert(args) => convert::run(&args),
+        Command::Serve(args) => serve::run(&args, &settings),
     }
 }
 

@@ -47,6 +47,12 @@ impl Slots {
         if key == self.current {
             return Ok(());
         }
+        // Take the requested one out first, so that parking the active one cannot evict it.
+        let wanted = self
+            .parked
+            .iter()
+            .position(|p| p.key == key)
+            .map(|i| self.parked.remove(i));
         if memory.len() > 0 && self.max_parked > 0 {
             match ctx.state_seq_get(SEQ, LlamaStateSeqFlags::empty()) {
                 Ok(state) => {
@@ -67,12 +73,14 @@ impl Slots {
         }
         memory.clear(ctx)?;
         self.current = key;
-        if let Some(i) = self.parked.iter().position(|p| p.key == key) {
-            let p = self.parked.remove(i);
+        if let Some(p) = wanted {
             match ctx.state_seq_set(&p.state, SEQ) {
                 Ok(()) => memory.put_parts(p.parts),
                 Err(e) => {
-                    tracing::warn!("cannot restore conversation {key} ({} tokens): {e}", p.parts.len());
+                    tracing::warn!(
+                        "cannot restore conversation {key} ({} tokens): {e}",
+                        p.parts.len()
+                    );
                     memory.clear(ctx)?;
                 }
             }

@@ -92,7 +92,7 @@ async fn request_with_retries(
     let mut delay = Duration::from_millis(shared.settings.backoff_ms.max(1));
     let mut attempt = 0;
     loop {
-        match attempt_once(shared, request, &payload, tx, started).await {
+        match attempt_once(shared, &payload, tx, started).await {
             Ok(g) => return Ok(g),
             Err(Failure::Fatal(e)) => return Err(Err(e)),
             Err(Failure::Retry { error, after }) => {
@@ -175,7 +175,6 @@ fn error_message(bytes: &[u8]) -> String {
 
 async fn attempt_once(
     shared: &Shared,
-    request: &ChatRequest,
     payload: &str,
     tx: &UnboundedSender<EngineEvent>,
     started: Instant,
@@ -227,7 +226,7 @@ async fn attempt_once(
             .map_err(|e| Failure::Fatal(malformed(format!("{e}: {}", snippet(&bytes)))))?;
         send_all(tx, decoder.chunk(&v, &shared.learned));
         send_all(tx, decoder.finish());
-        return Ok(generation(&decoder, request, started));
+        return Ok(generation(&decoder, started));
     }
     let mut stream = resp.bytes_stream();
     let mut sse_decoder = super::sse::SseDecoder::default();
@@ -281,7 +280,7 @@ async fn attempt_once(
         }));
     }
     send_all(tx, decoder.finish());
-    Ok(generation(&decoder, request, started))
+    Ok(generation(&decoder, started))
 }
 
 fn send_all(tx: &UnboundedSender<EngineEvent>, events: Vec<EngineEvent>) {
@@ -294,9 +293,9 @@ fn snippet(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).chars().take(200).collect()
 }
 
-fn generation(decoder: &Decoder, request: &ChatRequest, started: Instant) -> Generation {
+fn generation(decoder: &Decoder, started: Instant) -> Generation {
     Generation {
-        stop: decoder.stop_reason(request.max_tokens),
+        stop: decoder.stop_reason(),
         figures: figures(
             decoder.usage,
             decoder.deltas,

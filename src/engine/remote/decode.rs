@@ -225,14 +225,11 @@ impl Decoder {
         out
     }
 
-    /// Why the reply stopped, from the finish reason (`length` is the token cap when the
-    /// completion reached `max_tokens`, otherwise the context was full).
-    pub fn stop_reason(&self, max_tokens: u32) -> StopReason {
+    /// Why the reply stopped. `length` is reported as the token cap: servers use it for a
+    /// full context too, and cannot be told apart from here.
+    pub fn stop_reason(&self) -> StopReason {
         match self.finish.as_deref() {
-            Some("length") => match self.usage {
-                Some(u) if u.completion < max_tokens as usize => StopReason::ContextFull,
-                _ => StopReason::TokenCap,
-            },
+            Some("length") => StopReason::TokenCap,
             _ => StopReason::EndOfGeneration,
         }
     }
@@ -291,7 +288,7 @@ mod tests {
                 cached: 6
             })
         );
-        assert_eq!(d.stop_reason(100), StopReason::EndOfGeneration);
+        assert_eq!(d.stop_reason(), StopReason::EndOfGeneration);
     }
 
     #[test]
@@ -330,7 +327,7 @@ mod tests {
             cut.finish(),
             vec![EngineEvent::Piece("thinking".into())]
         );
-        assert_eq!(cut.stop_reason(8), StopReason::TokenCap);
+        assert_eq!(cut.stop_reason(), StopReason::TokenCap);
     }
 
     #[test]

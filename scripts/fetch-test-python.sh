@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Python peers of the remote-engine tests (tests/remote_*.rs, tests/serve_*.rs)
+# into a virtual environment cached outside the clone, once: the official `openai` client and
+# llama-cpp-python's OpenAI-compatible server (a third-party server for the same tiny GGUF),
+# both from PyPI. llama-cpp-python compiles llama.cpp from source (about 5-10 minutes on two
+# cores the first time; ccache makes a rebuild quick). Prints an `export` line for the test
+# command to evaluate; on failure it prints nothing to stdout and the tests that need the peers
+# fail under LILYPAD_TEST_STRICT=1.
+set -euo pipefail
+cache="${LILYPAD_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/lilypad-test}"
+openai_version=3.51.0
+llama_cpp_python_version=0.3.36
+venv="$cache/py-openai-$openai_version-lcp-$llama_cpp_python_version"
+if [ ! -f "$venv/.complete" ]; then
+  rm -rf "$venv"
+  mkdir -p "$cache"
+  python3 -m venv "$venv" >&2
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "openai==$openai_version" >&2
+  # Only the library: no llava/mtmd, tests, examples or tools; ccache when available.
+  launcher=""
+  if command -v ccache >/dev/null; then
+    launcher="-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
+  fi
+  CMAKE_ARGS="-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+-DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DGGML_NATIVE=ON $launcher" \
+  CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
+    nice "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "llama-cpp-python[server]==$llama_cpp_python_version" >&2
+  touch "$venv/.complete"
+fi
+echo "export LILYPAD_TEST_PYTHON='$venv/bin/python'"

@@ -1,0 +1,94 @@
+//! `lilypad serve`: load the model (or a script) and serve it over the OpenAI-compatible API
+//! until interrupted. Prints `listening on http://ADDR/v1` on stderr once it accepts
+//! connections (with the real port when `--listen` asked for port 0).
+
+use crate::config::{ModelSource, Settings};
+use crate::engine::{EngineHandle, ScriptEngine};
+use crate::serve::{check_listen, Backend, Engine, ServeError, Server};
+use anyhow::Context;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on [default: 127.0.0.1:8080, or [serve] listen]
+    #[arg(long, value_name = "HOST:PORT")]
+    pub listen: Option<String>,
+    /// Allow a non-loopback --listen address (protect it with --api-key-env NAME)
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// `llama` (the in-process model, default) or `script:FILE` (replays raw model outputs
+    /// from a script, one per request: for testing clients without a model)
+    #[arg(long, value_name = "ENGINE")]
+    pub engine: Option<String>,
+}
+
+pub fn run(args: &ServeArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+    let listen = args.listen.as_deref().unwrap_or(&settings.serve.listen);
+    let allow_remote = args.allow_remote || settings.serve.allow_remote;
+    let addr = check_listen(listen, allow_remote)?;
+    let api_key = match &settings.serve.api_key_env {
+        Some(name) => Some(
+            std::env::var(name)
+                .ok()
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| ServeError::MissingKey { name: name.clone() })?,
+        ),
+        None => None,
+    };
+    if !addr.ip().is_loopback() && api_key.is_none() {
+        eprintln!("warning: serving {addr} to the network without an API key (--api-key-env NAME)");
+    }
+    let (engine, template, default_name) = match args.engine.as_deref() {
+        Some(s) if s.starts_with("script:") => {
+            let path = PathBuf::from(&s["script:".len()..]);
+            let engine = ScriptEngine::from_file(&path)?;
+            (Engine::Script(engine), None, "script".to_string())
+        }
+        None | Some("llama") => {
+            let path = match settings.engine.model_source() {
+                ModelSource::Configured(p) | ModelSource::Discovered(p) => p,
+                ModelSource::Missing { .. } => {
+                    anyhow::bail!("no model: pass --model F.gguf (see `lilypad doctor`)")
+                }
+            };
+            eprintln!("loading {}", path.display());
+            let engine = EngineHandle::load(&path, &settings.engine, |_| {})
+                .with_context(|| format!("loading {}", path.display()))?;
+            let template = engine.model().chat_template.clone();
+            let name = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "lilypad".to_string());
+            (Engine::Llama(engine), template, name)
+        }
+        Some(other) => anyhow::bail!("unknown engine {other:?}: use `llama` or `script:FILE`"),
+    };
+    let backend = Backend::new(engine, &settings.prompt, template)?;
+    let model_name = settings.serve.model_name.clone().unwrap_or(default_name);
+    let mut server = Server::new(backend, model_name.clone(), settings);
+    server.api_key = api_key;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| ServeError::Bind {
+                addr: addr.to_string(),
+                source,
+            })?;
+        let local = listener.local_addr()?;
+        eprintln!("serving {model_name} (OpenAI-compatible)");
+        eprintln!("listening on http://{local}/v1");
+        axum::serve(listener, crate::serve::router(Arc::new(server)))
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await?;
+        Ok::<_, anyhow::Error>(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,264 @@
+//! The OpenAI chat-completions wire format as `lilypad serve` speaks it: the request fields it
+//! reads, the response, chunk and error shapes it writes.
+//!
+//! Request fields read: `messages` and `tools` (through `crate::prompt::parse_conversation`,
+//! with its leniencies), `stream`, `stream_options.include_usage`, `max_tokens` or
+//! `max_completion_tokens`, `temperature` (0 means greedy), `top_p`, `top_k`, `min_p`, `seed`,
+//! `n` (only 1), and `chat_template_kwargs.enable_thinking`. Others (`model`, `tool_choice`,
+//! `stop`, ...) are accepted and ignored.
+
+use crate::config::SamplingSettings;
+use crate::engine::{Figures, SamplingParams, StopReason};
+use crate::prompt::{parse_conversation, Thinking, ToolSpec};
+use crate::protocol::{Message, ToolCall};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Map, Value};
+
+/// A request, read.
+#[derive(Debug)]
+pub struct ChatParams {
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+    pub stream: bool,
+    pub include_usage: bool,
+    pub max_tokens: u32,
+    pub sampling: SamplingParams,
+    pub thinking: Thinking,
+}
+
+/// An OpenAI-style error response.
+pub fn error(status: StatusCode, kind: &str, message: String) -> Response {
+    (status, axum::Json(error_body(kind, &message))).into_response()
+}
+
+pub fn error_body(kind: &str, message: &str) -> Value {
+    json!({"error": {"message": message, "type": kind, "param": null, "code": null}})
+}
+
+pub fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+fn bad(message: impl Into<String>) -> Response {
+    error(
+        StatusCode::BAD_REQUEST,
+        "invalid_request_error",
+        message.into(),
+    )
+}
+
+fn number(body: &Value, key: &str) -> Result<Option<f64>, Response> {
+    match body.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_f64()
+            .map(Some)
+            .ok_or_else(|| bad(format!("\"{key}\" must be a number"))),
+    }
+}
+
+/// Read a request body; `defaults` fill in what it leaves out.
+pub fn parse_request(
+    text: &str,
+    defaults: &SamplingSettings,
+    max_tokens: u32,
+) -> Result<ChatParams, Response> {
+    let body: Value =
+        serde_json::from_str(text).map_err(|e| bad(format!("the body is not valid JSON: {e}")))?;
+    if !body.is_object() {
+        return Err(bad("the body must be a JSON object"));
+    }
+    let conversation = parse_conversation(text).map_err(|e| bad(e.to_string()))?;
+    if conversation.messages.is_empty() {
+        return Err(bad("\"messages\" must not be empty"));
+    }
+    if number(&body, "n")?.is_some_and(|n| n != 1.0) {
+        return Err(bad("only n = 1 is supported"));
+    }
+    let mut s = defaults.clone();
+    if let Some(t) = number(&body, "temperature")? {
+        s.temperature = t as f32;
+        s.greedy = t <= 0.0;
+    }
+    if let Some(v) = number(&body, "top_p")? {
+        s.top_p = v as f32;
+    }
+    if let Some(v) = number(&body, "top_k")? {
+        // OpenAI-style clients send -1 or 0 for "no limit".
+        s.top_k = if v < 1.0 { 0 } else { v as i32 };
+    }
+    if let Some(v) = number(&body, "min_p")? {
+        s.min_p = v as f32;
+    }
+    if let Some(v) = number(&body, "seed")? {
+        s.seed = Some(v as i64 as u32);
+    }
+    let requested = match number(&body, "max_completion_tokens")? {
+        Some(v) => Some(v),
+        None => number(&body, "max_tokens")?,
+    };
+    let max_tokens = match requested {
+        Some(v) if v >= 1.0 => v as u32,
+        Some(_) => return Err(bad("\"max_tokens\" must be at least 1")),
+        None => max_tokens,
+    };
+    let thinking = match body.pointer("/chat_template_kwargs/enable_thinking") {
+        Some(Value::Bool(false)) => Thinking::Off,
+        _ => Thinking::On,
+    };
+    Ok(ChatParams {
+        messages: conversation.messages,
+        tools: conversation.tools.unwrap_or_default(),
+        stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
+        include_usage: body
+            .pointer("/stream_options/include_usage")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        max_tokens,
+        sampling: SamplingParams::from_settings(&s),
+        thinking,
+    })
+}
+
+/// OpenAI's finish reason for a stop.
+pub fn finish_reason(stop: StopReason, has_calls: bool) -> &'static str {
+    match stop {
+        StopReason::TokenCap | StopReason::ContextFull => "length",
+        _ if has_calls => "tool_calls",
+        _ => "stop",
+    }
+}
+
+pub fn usage(f: &Figures) -> Value {
+    json!({
+        "prompt_tokens": f.prompt_tokens,
+        "completion_tokens": f.generated_tokens,
+        "total_tokens": f.prompt_tokens + f.generated_tokens,
+        "prompt_tokens_details": {"cached_tokens": f.reused_tokens},
+    })
+}
+
+/// One call in the OpenAI form (arguments as a JSON string); `index` for stream deltas.
+pub fn tool_call(call: &ToolCall, index: Option<usize>) -> Value {
+    let mut m = Map::new();
+    if let Some(i) = index {
+        m.insert("index".into(), json!(i));
+    }
+    m.insert("id".into(), json!(call.id));
+    m.insert("type".into(), json!("function"));
+    m.insert(
+        "function".into(),
+        json!({
+            "name": call.name,
+            "arguments": Value::Object(call.arguments.clone()).to_string(),
+        }),
+    );
+    Value::Object(m)
+}
+
+/// Fields every response and chunk carries.
+pub struct Header<'a> {
+    pub id: &'a str,
+    pub created: u64,
+    pub model: &'a str,
+}
+
+/// One streamed chunk.
+pub fn chunk(h: &Header<'_>, delta: Value, finish: Option<&str>) -> Value {
+    json!({
+        "id": h.id,
+        "object": "chat.completion.chunk",
+        "created": h.created,
+        "model": h.model,
+        "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}],
+    })
+}
+
+/// The last chunk when the client asked for usage: no choices.
+pub fn usage_chunk(h: &Header<'_>, f: &Figures) -> Value {
+    json!({
+        "id": h.id,
+        "object": "chat.completion.chunk",
+        "created": h.created,
+        "model": h.model,
+        "choices": [],
+        "usage": usage(f),
+    })
+}
+
+/// A whole (non-streamed) response.
+pub fn completion(
+    h: &Header<'_>,
+    turn: &crate::prompt::ParsedTurn,
+    stop: StopReason,
+    f: &Figures,
+) -> Value {
+    let mut msg = Map::new();
+    msg.insert("role".into(), json!("assistant"));
+    let content = if turn.content.is_empty() && !turn.tool_calls.is_empty() {
+        Value::Null
+    } else {
+        json!(turn.content)
+    };
+    msg.insert("content".into(), content);
+    if !turn.reasoning.is_empty() {
+        msg.insert("reasoning_content".into(), json!(turn.reasoning));
+    }
+    if !turn.tool_calls.is_empty() {
+        msg.insert(
+            "tool_calls".into(),
+            Value::Array(turn.tool_calls.iter().map(|c| tool_call(c, None)).collect()),
+        );
+    }
+    json!({
+        "id": h.id,
+        "object": "chat.completion",
+        "created": h.created,
+        "model": h.model,
+        "choices": [{
+            "index": 0,
+            "message": Value::Object(msg),
+            "logprobs": null,
+            "finish_reason": finish_reason(stop, !turn.tool_calls.is_empty()),
+        }],
+        "usage": usage(f),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_fields_and_defaults() {
+        let d = SamplingSettings::default();
+        let p = parse_request(
+            r#"{"model": "x", "messages": [{"role": "user", "content": "hi"}], "stream": true,
+                "stream_options": {"include_usage": true}, "temperature": 0, "max_tokens": 9,
+                "chat_template_kwargs": {"enable_thinking": false}}"#,
+            &d,
+            100,
+        )
+        .unwrap();
+        assert!(p.stream && p.include_usage && p.sampling.greedy);
+        assert_eq!((p.max_tokens, p.thinking), (9, Thinking::Off));
+        let p = parse_request(r#"{"messages": [{"role": "user", "content": "hi"}]}"#, &d, 100)
+            .unwrap();
+        assert_eq!(p.max_tokens, 100);
+        assert_eq!(p.sampling.top_k, 20);
+        assert!(!p.stream);
+        for bad_body in [
+            "nope",
+            r#"{"messages": []}"#,
+            r#"{"messages": [{"role": "user", "content": "hi"}], "n": 2}"#,
+            r#"{"messages": [{"role": "user", "content": "hi"}], "temperature": "hot"}"#,
+        ] {
+            let r = parse_request(bad_body, &d, 100).unwrap_err();
+            assert_eq!(r.status(), StatusCode::BAD_REQUEST, "{bad_body}");
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! `POST /v1/chat/completions`: render, wait for the engine, generate in the conversation's
+//! slot, parse the output with Lilypad's parser, and answer streamed or whole.
+//!
+//! Tool calls are sent whole (name and all arguments in one delta) when the parser completes
+//! them; ids are `call_{n}`, numbered after the calls already in the conversation so that they
+//! stay unique within it. A call the parser cannot read is left out (and logged).
+
+use super::api::{self, Header};
+use super::{authorized, conversation_key, Server};
+use crate::engine::{EngineEvent, GenerateRequest, Generation};
+use crate::prompt::{ParseEvent, ParsedTurn, Parser, Start, Thinking, ToolSchemas};
+use crate::protocol::Message;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A place in the queue, given back on drop.
+struct InLine(Arc<Server>);
+
+impl Drop for InLine {
+    fn drop(&mut self) {
+        self.0.in_line.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Cancels the generation when dropped (a whole response whose client went away).
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+pub async fn completions(
+    State(server): State<Arc<Server>>,
+    headers: HeaderMap,
+    body: String,
+) -> Response {
+    if let Err(r) = authorized(&server, &headers) {
+        return r;
+    }
+    let params = match api::parse_request(&body, &server.sampling, server.max_tokens) {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    let prompt = match server
+        .backend
+        .render(&params.messages, &params.tools, params.thinking)
+    {
+        Ok(p) => p,
+        Err(e) => return api::error(StatusCode::BAD_REQUEST, "invalid_request_error", e.to_string()),
+    };
+    if server.in_line.fetch_add(1, Ordering::SeqCst) > server.max_queue {
+        server.in_line.fetch_sub(1, Ordering::SeqCst);
+        let mut r = api::error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "server_busy",
+            format!("{} requests are already waiting; try again later", server.max_queue),
+        );
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("5"));
+        return r;
+    }
+    let place = InLine(server.clone());
+    let turn = server.engine_turn.clone().lock_owned().await;
+    let request = GenerateRequest {
+        prompt,
+        max_tokens: params.max_tokens,
+        sampling: params.sampling.clone(),
+    };
+    let stream = match server
+        .backend
+        .generate(conversation_key(&params.messages), request)
+    {
+        Ok(s) => s,
+        Err(e) => return api::error(StatusCode::INTERNAL_SERVER_ERROR, "engine_error", e.to_string()),
+    };
+    let cancel = stream.canceller();
+    let events = stream.events;
+    let prior_calls = params
+        .messages
+        .iter()
+        .map(|m| match m {
+            Message::Assistant { tool_calls, .. } => tool_calls.len(),
+            _ => 0,
+        })
+        .sum();
+    let start = match params.thinking {
+        Thinking::On => Start::Reasoning,
+        Thinking::Off => Start::Content,
+    };
+    let parser =
+        Parser::new(ToolSchemas::new(&params.tools), start).with_first_call_number(prior_calls);
+    let id = format!(
+        "chatcmpl-{}-{}",
+        api::now(),
+        NEXT_ID.fetch_add(1, Ordering::Relaxed)
+    );
+    let reply = Reply {
+        id,
+        created: api::now(),
+        model: server.model_name.clone(),
+        parser,
+        events,
+    };
+    if !params.stream {
+        let _cancel = CancelOnDrop(cancel);
+        let r = reply.whole().await;
+        drop((turn, place));
+        return r;
+    }
+    let (tx, rx) = unbounded_channel::<Bytes>();
+    let include_usage = params.include_usage;
+    tokio::spawn(async move {
+        // The engine is ours until the generation has really ended.
+        let _held = (turn, place);
+        reply.stream(tx, cancel, include_usage).await;
+    });
+    let body = Body::from_stream(futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|b| (Ok::<_, std::convert::Infallible>(b), rx))
+    }));
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// One reply in progress.
+struct Reply {
+    id: String,
+    created: u64,
+    model: String,
+    parser: Parser,
+    events: tokio::sync::mpsc::UnboundedReceiver<EngineEvent>,
+}
+
+impl Reply {
+    fn header(&self) -> Header<'_> {
+        Header {
+            id: &self.id,
+            created: self.created,
+            model: &self.model,
+        }
+    }
+
+    /// Parse events until the end; `Err` carries the engine's failure.
+    async fn next(&mut self) -> Option<Result<(Vec<ParseEvent>, Option<Generation>), String>> {
+        let ev = self.events.recv().await?;
+        Some(match ev {
+            EngineEvent::Piece(p) => Ok((self.parser.push(&p), None)),
+            // The in-process engines send raw text only.
+            EngineEvent::Parsed(_) => Ok((Vec::new(), None)),
+            EngineEvent::Done(g) => Ok((self.parser.finish(), Some(g))),
+            EngineEvent::Failed(e) => Err(e),
+        })
+    }
+
+    async fn whole(mut self) -> Response {
+        let mut turn = ParsedTurn::default();
+        loop {
+            match self.next().await {
+                Some(Ok((events, done))) => {
+                    for e in events {
+                        log_error(&e);
+                        turn.apply(e);
+                    }
+                    if let Some(g) = done {
+                        log_done(&self.id, &g);
+                        let body = api::completion(&self.header(), &turn, g.stop, &g.figures);
+                        return axum::Json(body).into_response();
+                    }
+                }
+                Some(Err(e)) => {
+                    return api::error(StatusCode::INTERNAL_SERVER_ERROR, "engine_error", e)
+                }
+                None => {
+                    return api::error(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "engine_error",
+                        "the engine stopped".into(),
+                    )
+                }
+            }
+        }
+    }
+
+    async fn stream(mut self, tx: UnboundedSender<Bytes>, cancel: Arc<AtomicBool>, usage: bool) {
+        let send = |v: &Value| {
+            if tx.send(Bytes::from(format!("data: {v}\n\n"))).is_err() {
+                // The client went away: stop the engine, then drain to the end.
+                cancel.store(true, Ordering::Relaxed);
+            }
+        };
+        send(&api::chunk(
+            &self.header(),
+            json!({"role": "assistant", "content": ""}),
+            None,
+        ));
+        let mut calls = 0usize;
+        loop {
+            match self.next().await {
+                Some(Ok((events, done))) => {
+                    for e in events {
+                        log_error(&e);
+                        let delta = match e {
+                            ParseEvent::Reasoning(t) => json!({"reasoning_content": t}),
+                            ParseEvent::Content(t) => json!({"content": t}),
+                            ParseEvent::ToolCallComplete { call, .. } => {
+                                calls += 1;
+                                json!({"tool_calls": [api::tool_call(&call, Some(calls - 1))]})
+                            }
+                            _ => continue,
+                        };
+                        send(&api::chunk(&self.header(), delta, None));
+                    }
+                    if let Some(g) = done {
+                        log_done(&self.id, &g);
+                        let finish = api::finish_reason(g.stop, calls > 0);
+                        send(&api::chunk(&self.header(), json!({}), Some(finish)));
+                        if usage {
+                            send(&api::usage_chunk(&self.header(), &g.figures));
+                        }
+                        break;
+                    }
+                }
+                Some(Err(e)) => {
+                    send(&api::error_body("engine_error", &e));
+                    break;
+                }
+                None => {
+                    send(&api::error_body("engine_error", "the engine stopped"));
+                    break;
+                }
+            }
+        }
+        let _ = tx.send(Bytes::from_static(b"data: [DONE]\n\n"));
+    }
+}
+
+fn log_error(e: &ParseEvent) {
+    if let ParseEvent::ToolCallError(err) = e {
+        tracing::warn!("left out a malformed tool call: {}", err.message);
+    }
+}
+
+fn log_done(id: &str, g: &Generation) {
+    let f = &g.figures;
+    tracing::info!(
+        "{id}: {:?}; prompt {} tokens ({} reused, {:?}), generated {}",
+        g.stop,
+        f.prompt_tokens,
+        f.reused_tokens,
+        f.reuse,
+        f.generated_tokens
+    );
+}

@@ -1,0 +1,248 @@
+//! Shared set-up for the remote-engine and server tests (`tests/remote_*.rs`,
+//! `tests/serve_*.rs`): the tiny model with a chat template, `lilypad serve` as a child process
+//! on a free loopback port, the Python peers (`scripts/fetch-test-python.sh`), and small
+//! helpers. Everything binds and connects to 127.0.0.1 only.
+#![allow(dead_code)]
+
+use lilypad::engine::remote::{RemoteEngine, RemoteSettings};
+use lilypad::engine::{EngineEvent, Generation, ParsedOutput};
+use lilypad::testmodel::{self, TinySpec};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+static MODEL: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+
+/// The tiny model with Lilypad's built-in chat template embedded (as the real model's file
+/// carries its own), so third-party servers can render prompts for it.
+pub fn tiny_model() -> &'static Path {
+    &MODEL
+        .get_or_init(|| {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let path = dir.path().join("tiny-chat.gguf");
+            let spec = TinySpec {
+                chat_template: Some(lilypad::prompt::BUILTIN_TEMPLATE.to_string()),
+                ..TinySpec::synthetic()
+            };
+            testmodel::write(&path, &spec).expect("write tiny model");
+            (dir, path)
+        })
+        .1
+}
+
+/// A config file with the engine settings the other model tests use (small batches).
+fn test_config(dir: &Path) -> PathBuf {
+    let path = dir.join("config.toml");
+    std::fs::write(&path, "[engine]\nbatch = 128\nubatch = 64\n").expect("write config");
+    path
+}
+
+/// A child process whose stderr is collected; killed on drop.
+pub struct Peer {
+    child: Child,
+    log: Arc<Mutex<String>>,
+    _dir: tempfile::TempDir,
+    /// `http://127.0.0.1:PORT/v1`
+    pub base: String,
+}
+
+impl Peer {
+    pub fn log(&self) -> String {
+        self.log.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn collect(stream: impl Read + Send + 'static, log: Arc<Mutex<String>>) {
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            if let Ok(mut l) = log.lock() {
+                l.push_str(&line);
+                l.push('\n');
+            }
+        }
+    });
+}
+
+/// Start `lilypad serve --listen 127.0.0.1:0` with `args` (e.g. `--model F` or
+/// `--engine script:F`) and wait until it listens.
+pub fn serve(args: &[&str], envs: &[(&str, &str)]) -> Peer {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = test_config(dir.path());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lilypad"));
+    // Global flags after the subcommand: before it they would be taken for a session's.
+    cmd.args(["serve", "--config"])
+        .arg(&config)
+        .args(["--ctx", "4096", "--threads", "1", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .env("LILYPAD_LOG", "lilypad=info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("start lilypad serve");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let log = Arc::new(Mutex::new(String::new()));
+    collect(stderr, log.clone());
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let text = log.lock().map(|l| l.clone()).unwrap_or_default();
+        if let Some(pos) = text.find("listening on ") {
+            let url = text[pos + "listening on ".len()..]
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            return Peer {
+                child,
+                log,
+                _dir: dir,
+                base: url,
+            };
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("lilypad serve exited with {status}:\n{text}");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "lilypad serve did not start:\n{text}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A free loopback port (for peers that need one given).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// `GET path` on 127.0.0.1:port with plain HTTP/1.0: the status code, if anything answered.
+pub fn http_status(port: u16, path: &str) -> Option<u16> {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut buf = String::new();
+    let _ = s.read_to_string(&mut buf);
+    buf.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The Python with the peers installed, or `None` (then the test skips loudly; under
+/// `LILYPAD_TEST_STRICT=1` it fails instead).
+pub fn python() -> Option<PathBuf> {
+    match std::env::var_os("LILYPAD_TEST_PYTHON").map(PathBuf::from) {
+        Some(p) if p.exists() => Some(p),
+        other => {
+            let why = match other {
+                Some(p) => format!("LILYPAD_TEST_PYTHON={} does not exist", p.display()),
+                None => "LILYPAD_TEST_PYTHON is not set".to_string(),
+            };
+            assert!(
+                std::env::var_os("LILYPAD_TEST_STRICT").is_none(),
+                "{why}: run `eval \"$(scripts/fetch-test-python.sh)\"` (scripts/test.sh does)"
+            );
+            eprintln!("SKIPPED: {why}; run `eval \"$(scripts/fetch-test-python.sh)\"` first");
+            None
+        }
+    }
+}
+
+/// A remote engine for `base` with quick retries.
+pub fn client(base: &str, tweak: impl FnOnce(&mut RemoteSettings)) -> RemoteEngine {
+    let mut s = RemoteSettings {
+        endpoint: Some(base.to_string()),
+        retries: 1,
+        backoff_ms: 20,
+        read_timeout_secs: 60,
+        ..Default::default()
+    };
+    tweak(&mut s);
+    RemoteEngine::new(&s).expect("remote engine")
+}
+
+/// Everything one reply delivered.
+#[derive(Debug, Default)]
+pub struct Collected {
+    pub pieces: String,
+    pub reasoning: String,
+    pub content: String,
+    pub calls: Vec<lilypad::protocol::ToolCall>,
+    pub done: Option<Generation>,
+    pub failed: Option<String>,
+    pub order: Vec<&'static str>,
+}
+
+/// Read a stream to its end (blocking), with a time limit.
+pub fn collect_stream(stream: lilypad::engine::GenerationStream) -> Collected {
+    let mut events = stream.events;
+    let mut c = Collected::default();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        assert!(Instant::now() < deadline, "the stream did not end: {c:?}");
+        let ev = match events.try_recv() {
+            Ok(ev) => ev,
+            Err(tokio::sync::mpsc::error::TryRecvError::Empty) => {
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
+            }
+            Err(_) => panic!("the stream closed without Done or Failed: {c:?}"),
+        };
+        match ev {
+            EngineEvent::Piece(p) => {
+                c.order.push("piece");
+                c.pieces.push_str(&p)
+            }
+            EngineEvent::Parsed(ParsedOutput::Reasoning(r)) => {
+                c.order.push("reasoning");
+                c.reasoning.push_str(&r)
+            }
+            EngineEvent::Parsed(ParsedOutput::Content(t)) => {
+                c.order.push("content");
+                c.content.push_str(&t)
+            }
+            EngineEvent::Parsed(ParsedOutput::ToolCall(call)) => {
+                c.order.push("call");
+                c.calls.push(call)
+            }
+            EngineEvent::Done(g) => {
+                c.done = Some(g);
+                return c;
+            }
+            EngineEvent::Failed(e) => {
+                c.failed = Some(e);
+                return c;
+            }
+        }
+    }
+}
+
+/// Write a script for `--engine script:FILE`.
+pub fn script(dir: &Path, turns: &[&str]) -> PathBuf {
+    let path = dir.join("script.txt");
+    let mut text = String::from("test script\n");
+    for t in turns {
+        if let Some(rest) = t.strip_prefix("CAP:") {
+            text.push_str("=== turn: token_cap ===\n");
+            text.push_str(rest);
+        } else {
+            text.push_str("=== turn ===\n");
+            text.push_str(t);
+        }
+        text.push('\n');
+    }
+    std::fs::write(&path, text).expect("write script");
+    path
+}

@@ -1,0 +1,218 @@
+//! Lilypad's endpoint engine against `lilypad serve` (a real server process): streaming with
+//! the tiny model, server-reported figures, per-conversation prefix reuse across interleaved
+//! conversations, tool calls parsed by the server (scripted engine behind it), cancellation,
+//! and the bearer token.
+
+mod remote_common;
+
+use lilypad::agent::{Model, RemoteModel, TurnRequest};
+use lilypad::engine::remote::{ChatRequest, OutputStyle};
+use lilypad::engine::{Reuse, SamplingParams, StopReason};
+use lilypad::prompt::builtin_tools;
+use lilypad::protocol::Message;
+use remote_common::{client, collect_stream, serve, Collected};
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+fn sampled(seed: u32) -> SamplingParams {
+    SamplingParams {
+        seed,
+        greedy: false,
+        ..SamplingParams::greedy()
+    }
+}
+
+fn request(messages: Vec<Message>, max_tokens: u32) -> ChatRequest {
+    ChatRequest {
+        messages,
+        tools: builtin_tools(),
+        max_tokens,
+        sampling: sampled(7),
+    }
+}
+
+fn done(c: &Collected) -> &lilypad::engine::Generation {
+    assert!(c.failed.is_none(), "failed: {:?}", c.failed);
+    c.done.as_ref().expect("done")
+}
+
+#[test]
+fn streams_from_lilypad_serve_and_keeps_each_conversations_memory() {
+    let server = serve(
+        &["--model", remote_common::tiny_model().to_str().unwrap()],
+        &[],
+    );
+    let engine = client(&server.base, |_| {});
+    let a1 = vec![
+        Message::system("You are terse."),
+        Message::user("task A: list files"),
+    ];
+    let r = collect_stream(engine.chat(request(a1.clone(), 12)));
+    let g = done(&r);
+    assert_eq!(g.stop, StopReason::TokenCap, "{r:?}");
+    assert_eq!(g.figures.generated_tokens, 12);
+    assert!(g.figures.prompt_tokens > 100, "{:?}", g.figures);
+    assert_eq!(g.figures.reused_tokens, 0);
+    assert!(r.pieces.is_empty(), "lilypad serve parses: no raw pieces");
+    assert!(
+        !r.reasoning.is_empty(),
+        "sampled noise arrives as reasoning: {r:?}"
+    );
+    assert_eq!(engine.output_style(), OutputStyle::Parsed);
+    assert_eq!(engine.model_name().as_deref(), Some("tiny-chat"));
+    let a1_prompt = g.figures.prompt_tokens;
+
+    // Another conversation in between. Its system prompt differs, so that it shares only the
+    // tool definitions with A: without a slot of its own, A would read its prompt again.
+    let b1 = vec![
+        Message::system("You are verbose."),
+        Message::user("task B: run tests"),
+    ];
+    let rb = collect_stream(engine.chat(request(b1, 8)));
+    assert_eq!(
+        done(&rb).figures.reused_tokens,
+        0,
+        "B shares no slot with A"
+    );
+
+    // A continues: its memory was parked, not lost.
+    let mut a2 = a1.clone();
+    a2.push(Message::assistant(Some(r.reasoning.clone()), "", vec![]));
+    a2.push(Message::user("go on"));
+    let r2 = collect_stream(engine.chat(request(a2, 8)));
+    let f = &done(&r2).figures;
+    // A's memory is rewound to the start of its last message at worst (the old reply is
+    // re-rendered differently from how it was generated).
+    assert!(
+        f.reused_tokens + 20 > a1_prompt,
+        "A's prefix ({a1_prompt} tokens) was reused after B: {f:?}\n{}",
+        server.log()
+    );
+    assert!(f.prompt_tokens > a1_prompt);
+    assert!(server.log().contains("Rewound"), "{}", server.log());
+}
+
+#[test]
+fn tool_calls_come_back_parsed_and_typed_by_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = remote_common::script(
+        dir.path(),
+        &[
+            "The file first.\n</think>\n\nReading it.\n<tool_call>\n<function=Read>\n<parameter=file_path>\nsrc/app.py\n</parameter>\n<parameter=limit>\n5\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=Bash>\n<parameter=command>\nls -la\n</parameter>\n</function>\n</tool_call>",
+            "CAP:still thinking about",
+        ],
+    );
+    let server = serve(&["--engine", &format!("script:{}", script.display())], &[]);
+    let model = RemoteModel::new(&lilypad::engine::remote::RemoteSettings {
+        endpoint: Some(server.base.clone()),
+        ..Default::default()
+    })
+    .unwrap();
+    let turn = TurnRequest {
+        messages: vec![Message::user("read app.py")],
+        tools: builtin_tools(),
+        max_tokens: 1000,
+        sampling: SamplingParams::greedy(),
+    };
+    let r = collect_stream(model.start(&turn).unwrap());
+    let g = done(&r);
+    assert_eq!(g.stop, StopReason::EndOfGeneration);
+    assert_eq!(r.reasoning, "The file first.");
+    assert_eq!(r.content, "Reading it.");
+    assert_eq!(r.order.first(), Some(&"reasoning"));
+    assert_eq!(r.calls.len(), 2, "{r:?}");
+    assert_eq!(r.calls[0].name, "Read");
+    assert_eq!(
+        serde_json::Value::Object(r.calls[0].arguments.clone()),
+        json!({"file_path": "src/app.py", "limit": 5}),
+        "typed by the tool schema: limit is an integer"
+    );
+    assert_eq!(r.calls[1].arguments["command"], "ls -la");
+    assert_ne!(r.calls[0].id, r.calls[1].id);
+    assert!(
+        model.describe().contains("server parses"),
+        "{}",
+        model.describe()
+    );
+    assert!(
+        model.describe().contains(&server.base),
+        "{}",
+        model.describe()
+    );
+
+    // A turn cut by the token cap.
+    let r = collect_stream(model.start(&turn).unwrap());
+    assert_eq!(done(&r).stop, StopReason::TokenCap);
+    assert_eq!(r.reasoning, "still thinking about");
+    assert!(r.calls.is_empty());
+}
+
+#[test]
+fn cancelling_closes_the_stream_and_frees_the_server() {
+    let server = serve(
+        &["--model", remote_common::tiny_model().to_str().unwrap()],
+        &[],
+    );
+    let engine = client(&server.base, |_| {});
+    let msgs = vec![Message::user("write a long essay")];
+    let stream = engine.chat(request(msgs.clone(), 3000));
+    let cancel = stream.canceller();
+    let mut events = stream.events;
+    // Wait for the first output, then cancel.
+    let first = events.blocking_recv().expect("an event");
+    assert!(
+        matches!(first, lilypad::engine::EngineEvent::Parsed(_)),
+        "{first:?}"
+    );
+    let t = Instant::now();
+    cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut last = None;
+    while let Some(ev) = events.blocking_recv() {
+        last = Some(ev);
+    }
+    match last {
+        Some(lilypad::engine::EngineEvent::Done(g)) => assert_eq!(g.stop, StopReason::Cancelled),
+        other => panic!("expected Done(Cancelled), got {other:?}"),
+    }
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    // The server noticed the closed connection and stopped generating.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !server.log().contains("Cancelled") {
+        assert!(Instant::now() < deadline, "{}", server.log());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // And it serves the next request.
+    let r = collect_stream(engine.chat(request(msgs, 4)));
+    assert_eq!(done(&r).figures.generated_tokens, 4);
+    assert!(matches!(
+        done(&r).figures.reuse,
+        Reuse::Extended | Reuse::Fresh
+    ));
+}
+
+#[test]
+fn bearer_token_is_required_when_configured() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = remote_common::script(dir.path(), &["x\n</think>\n\nhello"]);
+    let server = serve(
+        &[
+            "--engine",
+            &format!("script:{}", script.display()),
+            "--api-key-env",
+            "LILYPAD_TEST_SERVE_KEY",
+        ],
+        &[("LILYPAD_TEST_SERVE_KEY", "s3cret")],
+    );
+    let msgs = vec![Message::user("hi")];
+    let anon = client(&server.base, |s| s.model_name = Some("script".into()));
+    let r = collect_stream(anon.chat(request(msgs.clone(), 10)));
+    let err = r.failed.expect("refused");
+    assert!(err.contains("HTTP 401"), "{err}");
+    std::env::set_var("LILYPAD_TEST_CLIENT_KEY", "s3cret");
+    let keyed = client(&server.base, |s| {
+        s.api_key_env = Some("LILYPAD_TEST_CLIENT_KEY".into())
+    });
+    let r = collect_stream(keyed.chat(request(msgs, 10)));
+    assert_eq!(r.content, "hello", "{r:?}");
+    assert_eq!(keyed.model_name().as_deref(), Some("script"));
+}
