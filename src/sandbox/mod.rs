@@ -218,6 +218,43 @@ pub async fn open(spec: &SandboxSpec) -> Result<Arc<dyn Sandbox>, SandboxError> 
     })
 }
 
+/// What `lilypad doctor` can report about a sandbox kind: the engine and its version, or why
+/// it cannot be used (with what to do).
+pub async fn probe(spec: &SandboxSpec) -> Result<String, SandboxError> {
+    match spec.kind {
+        SandboxKind::Host => Ok("host: always available (contains only files)".into()),
+        SandboxKind::Docker => {
+            let d = docker::connect().await?;
+            let v = d.version().await.map_err(|e| SandboxError::Engine {
+                engine: "docker",
+                context: "reading the version".into(),
+                message: e.to_string(),
+            })?;
+            let image = match d.inspect_image(&spec.docker.image).await {
+                Ok(_) => format!("image {} present", spec.docker.image),
+                Err(_) => format!("image {} missing (docker pull it)", spec.docker.image),
+            };
+            Ok(format!(
+                "docker: engine {} (API {}), {image}",
+                v.version.unwrap_or_default(),
+                v.api_version.unwrap_or_default()
+            ))
+        }
+        SandboxKind::Kube => {
+            let (client, ns) = kube::connect(&spec.kube).await?;
+            let v = client
+                .apiserver_version()
+                .await
+                .map_err(|e| SandboxError::Engine {
+                    engine: "kubernetes",
+                    context: "reading the version".into(),
+                    message: e.to_string(),
+                })?;
+            Ok(format!("kube: cluster {}, namespace {ns}", v.git_version))
+        }
+    }
+}
+
 /// The warning shown whenever the host sandbox is chosen.
 pub const HOST_WARNING: &str = "warning: the host sandbox runs the model's commands directly on \
 this machine with your permissions (network included); only the files are a copy. Use \

@@ -17,7 +17,12 @@ pub(crate) fn is_binary(bytes: &[u8]) -> bool {
 /// A target that must be an existing file.
 pub(crate) fn expect_file(t: &Target) -> Result<(), Failure> {
     match t.kind {
-        EntryKind::File | EntryKind::Other => Ok(()),
+        EntryKind::File => Ok(()),
+        // A fifo or device would block or stream forever.
+        EntryKind::Other => Err(Failure::value(format!(
+            "'{}' is not a regular file",
+            t.shown
+        ))),
         EntryKind::Dir => Err(Failure::new(
             "IsADirectoryError",
             format!("[Errno 21] Is a directory: '{}'", t.shown),

@@ -144,6 +144,13 @@ pub async fn reads_and_paths(h: &Harness) {
         h.text("Delete", json!({"file_path": "x"})).await,
         "Unknown tool: Delete"
     );
+    // A fifo is refused rather than read forever.
+    h.out("mkfifo pipe").await;
+    assert_eq!(
+        h.text("Read", json!({"file_path": "pipe"})).await,
+        "ValueError: 'pipe' is not a regular file"
+    );
+    h.out("rm pipe").await;
 }
 
 /// Write, Edit, their proposals, and the patch.
