@@ -144,6 +144,18 @@ pub async fn reads_and_paths(h: &Harness) {
         h.text("Delete", json!({"file_path": "x"})).await,
         "Unknown tool: Delete"
     );
+    // The Read cap: exactly the first 20,000 characters of the full result, then the count.
+    let big: String = (0..30_000).map(|i| format!("line {i} é\n")).collect();
+    h.text("Write", json!({"file_path": "big.txt", "content": big}))
+        .await;
+    let full: String = std::iter::once("big.txt".to_string())
+        .chain((0..30_000).map(|i| format!("\n{}. line {i} é", i + 1)))
+        .collect();
+    assert_eq!(
+        h.text("Read", json!({"file_path": "big.txt"})).await,
+        lilypad::tools::cap_chars(full, 20_000)
+    );
+    h.out("rm big.txt").await;
     // A fifo is refused rather than read forever.
     h.out("mkfifo pipe").await;
     assert_eq!(
