@@ -38,7 +38,7 @@ fn settings() -> Option<KubeSettings> {
         memory: "256Mi".into(),
         tmp_size: "16Mi".into(),
         workspace_size: "256Mi".into(),
-        ready_timeout: Duration::from_secs(120),
+        ready_timeout_secs: 120,
         ..Default::default()
     })
 }

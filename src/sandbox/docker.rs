@@ -38,8 +38,9 @@ const LABEL_PID: &str = "dev.lilypad.pid";
 /// Where the workspace appears inside the container.
 pub const WORKSPACE: &str = "/workspace";
 
-/// Docker sandbox settings.
-#[derive(Debug, Clone)]
+/// Docker sandbox settings (a `[sandbox.docker]`-style config section; every field optional).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct DockerSettings {
     /// Image to run (must already be on the engine: it is never pulled implicitly).
     pub image: String,

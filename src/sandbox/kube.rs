@@ -31,8 +31,9 @@ use tokio::io::AsyncWriteExt;
 /// Where the workspace appears inside the pod.
 pub const WORKSPACE: &str = "/workspace";
 
-/// Kubernetes sandbox settings.
-#[derive(Debug, Clone)]
+/// Kubernetes sandbox settings (a `[sandbox.kube]`-style config section; every field optional).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct KubeSettings {
     pub image: String,
     /// `IfNotPresent`, `Always` or `Never`.
@@ -51,7 +52,8 @@ pub struct KubeSettings {
     pub uid: i64,
     /// The pod is stopped by the cluster after this long, whatever happens to Lilypad.
     pub active_deadline_secs: i64,
-    pub ready_timeout: Duration,
+    /// Seconds to wait for the pod to be ready (image pulls included).
+    pub ready_timeout_secs: u64,
 }
 
 impl Default for KubeSettings {
@@ -69,7 +71,7 @@ impl Default for KubeSettings {
             tmp_size: "512Mi".into(),
             uid: 1000,
             active_deadline_secs: 4 * 3600,
-            ready_timeout: Duration::from_secs(180),
+            ready_timeout_secs: 180,
         }
     }
 }
@@ -292,7 +294,8 @@ impl KubeSandbox {
         pods.create(&PostParams::default(), &objects::pod(name, session, cm, s)?)
             .await
             .map_err(engine_err("creating the sandbox pod"))?;
-        objects::wait_ready(&pods, name, &s.image, s.ready_timeout).await?;
+        let ready = Duration::from_secs(s.ready_timeout_secs);
+        objects::wait_ready(&pods, name, &s.image, ready).await?;
         let backend = KubeBackend {
             pods,
             name: name.to_string(),
