@@ -231,6 +231,7 @@ async fn attempt_once(
     let mut stream = resp.bytes_stream();
     let mut sse_decoder = super::sse::SseDecoder::default();
     let mut done = false;
+    let mut saw_done = false;
     while !done {
         let datas = match stream.next().await {
             Some(Ok(bytes)) => sse_decoder.push(&bytes),
@@ -254,7 +255,7 @@ async fn attempt_once(
         for data in datas {
             let data = data.trim();
             if data == "[DONE]" {
-                done = true;
+                (done, saw_done) = (true, true);
                 break;
             }
             if data.is_empty() {
@@ -273,11 +274,17 @@ async fn attempt_once(
             send_all(tx, decoder.chunk(&v, &shared.learned));
         }
     }
-    if decoder.finish.is_none() && !decoder.delivered && decoder.usage.is_none() {
-        return Err(Failure::Fatal(RemoteError::Dropped {
+    if !saw_done && decoder.finish.is_none() {
+        let detail = "the stream ended before the reply finished".to_string();
+        let error = RemoteError::Dropped {
             url: url.clone(),
-            detail: "the stream ended before the reply began".to_string(),
-        }));
+            detail,
+        };
+        return Err(if decoder.delivered {
+            Failure::Fatal(error)
+        } else {
+            Failure::Retry { error, after: None }
+        });
     }
     send_all(tx, decoder.finish());
     Ok(generation(&decoder, started))

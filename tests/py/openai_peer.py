@@ -1,0 +1,224 @@
+"""The official `openai` Python client against `lilypad serve` (driven by tests/serve_openai.rs).
+
+Usage: python openai_peer.py MODE BASE_URL [API_KEY]
+
+Modes:
+  scripted  the server replays tests/serve_openai.rs's script: tool calls streamed and whole,
+            reasoning, a turn with the tool results, a turn cut by the token cap
+  model     the server runs the tiny random model: models list, whole and streamed replies with
+            usage, two conversations interleaved (each keeps its cached prefix), the API key
+
+Exits non-zero with a traceback when a check fails; prints `OK MODE` at the end.
+"""
+
+import json
+import sys
+
+import openai
+from openai import OpenAI
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "Read",
+            "description": "Read a file.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "file_path": {"type": "string", "description": "path"},
+                    "offset": {"type": "integer", "description": "first line"},
+                    "limit": {"type": "integer", "description": "max lines"},
+                },
+                "required": ["file_path"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "Bash",
+            "description": "Run a command.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "command"},
+                    "timeout": {"type": "number", "description": "seconds"},
+                },
+                "required": ["command"],
+            },
+        },
+    },
+]
+
+
+def extra(obj, name):
+    """A field the OpenAI schema does not have (`reasoning_content`), as the client keeps it."""
+    value = getattr(obj, name, None)
+    if value is None and getattr(obj, "model_extra", None):
+        value = obj.model_extra.get(name)
+    return value
+
+
+def stream_turn(client, model, messages, **kw):
+    """Stream one reply; fold it the way OpenAI's docs show, by tool-call index."""
+    reasoning, content, calls, finish, usage, chunks = "", "", {}, None, None, 0
+    stream = client.chat.completions.create(
+        model=model,
+        messages=messages,
+        tools=TOOLS,
+        stream=True,
+        stream_options={"include_usage": True},
+        **kw,
+    )
+    for chunk in stream:
+        chunks += 1
+        if chunk.usage is not None:
+            usage = chunk.usage
+        if not chunk.choices:
+            continue
+        choice = chunk.choices[0]
+        delta = choice.delta
+        reasoning += extra(delta, "reasoning_content") or ""
+        content += delta.content or ""
+        for tc in delta.tool_calls or []:
+            slot = calls.setdefault(tc.index, {"id": None, "name": "", "arguments": ""})
+            if tc.id:
+                slot["id"] = tc.id
+            if tc.function and tc.function.name:
+                slot["name"] += tc.function.name
+            if tc.function and tc.function.arguments:
+                slot["arguments"] += tc.function.arguments
+        if choice.finish_reason:
+            finish = choice.finish_reason
+    ordered = [calls[i] for i in sorted(calls)]
+    return reasoning, content, ordered, finish, usage, chunks
+
+
+def scripted(client):
+    model = client.models.list().data[0].id
+    assert model == "script", model
+    messages = [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "Look at app.py and list the files."},
+    ]
+    # Turn 1, streamed: reasoning, content, two calls typed by the schemas above.
+    reasoning, content, calls, finish, usage, chunks = stream_turn(client, model, messages)
+    assert reasoning == "I should read the file first.", repr(reasoning)
+    assert content == "Reading it.", repr(content)
+    assert finish == "tool_calls", finish
+    assert usage is not None and usage.completion_tokens > 0, usage
+    assert chunks > 5, chunks
+    assert [c["name"] for c in calls] == ["Read", "Bash"], calls
+    args0 = json.loads(calls[0]["arguments"])
+    assert args0 == {"file_path": "src/app.py", "offset": 3, "limit": 10}, args0
+    args1 = json.loads(calls[1]["arguments"])
+    assert args1 == {"command": "ls -la\nwc -l src/*.py", "timeout": 30}, args1
+    assert calls[0]["id"] and calls[0]["id"] != calls[1]["id"], calls
+
+    # Turn 2: the results go back; a whole (non-streamed) reply with one call.
+    messages.append(
+        {
+            "role": "assistant",
+            "content": content,
+            "reasoning_content": reasoning,
+            "tool_calls": [
+                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                for c in calls
+            ],
+        }
+    )
+    messages.append({"role": "tool", "tool_call_id": calls[0]["id"], "content": "src/app.py\n3. x = 1"})
+    messages.append({"role": "tool", "tool_call_id": calls[1]["id"], "content": "Exit code: 0\nSTDOUT:\napp.py\nSTDERR:\n"})
+    r = client.chat.completions.create(model=model, messages=messages, tools=TOOLS)
+    msg = r.choices[0].message
+    assert r.choices[0].finish_reason == "tool_calls", r
+    assert extra(msg, "reasoning_content") == "Now the edit.", msg
+    assert msg.content is None, msg
+    assert len(msg.tool_calls) == 1, msg
+    call = msg.tool_calls[0]
+    assert call.function.name == "Read", call
+    assert json.loads(call.function.arguments) == {"file_path": "src/app.py"}, call
+    ids = {c["id"] for c in calls}
+    assert call.id not in ids, "ids stay unique within a conversation"
+    assert r.usage.prompt_tokens > 0 and r.usage.completion_tokens > 0, r.usage
+
+    # Turn 3: the final answer, no calls.
+    r = client.chat.completions.create(model=model, messages=messages, tools=TOOLS)
+    assert r.choices[0].finish_reason == "stop", r
+    assert r.choices[0].message.content == "Done: x is 1.", r.choices[0].message
+    assert not r.choices[0].message.tool_calls
+
+    # Turn 4: cut by the token cap (the scripted engine counts pieces as tokens).
+    reasoning, content, calls, finish, usage, _ = stream_turn(client, model, messages, max_tokens=3)
+    assert finish == "length", finish
+    assert usage.completion_tokens == 3, usage
+    assert not calls and content == "", (calls, content)
+
+
+def model_checks(client, key):
+    models = client.models.list().data
+    assert [m.id for m in models] == ["tiny-chat"], models
+    model = models[0].id
+
+    # Whole reply: token cap reached, usage counted.
+    r = client.chat.completions.create(
+        model=model,
+        messages=[{"role": "user", "content": "say something"}],
+        max_tokens=8,
+        temperature=0.7,
+        seed=3,
+    )
+    assert r.object == "chat.completion", r
+    assert r.choices[0].finish_reason == "length", r
+    assert r.usage.completion_tokens == 8, r.usage
+    assert r.usage.total_tokens == r.usage.prompt_tokens + 8, r.usage
+
+    # Two conversations interleaved, with tools: each keeps its own cached prefix.
+    def conv(system, task):
+        return [{"role": "system", "content": system}, {"role": "user", "content": task}]
+
+    a = conv("You are careful.", "task A: fix the bug in io.py")
+    b = conv("You are quick.", "task B: add a test for parse()")
+    seen = {}
+    for name, msgs in (("A", a), ("B", b)):
+        reasoning, content, calls, finish, usage, chunks = stream_turn(
+            client, model, msgs, max_tokens=6, temperature=0.7, seed=1
+        )
+        assert finish == "length", finish
+        assert usage.completion_tokens == 6, usage
+        assert usage.prompt_tokens_details.cached_tokens == 0, usage
+        seen[name] = usage.prompt_tokens
+        msgs.append({"role": "assistant", "content": content, "reasoning_content": reasoning})
+        msgs.append({"role": "user", "content": "continue"})
+    for name, msgs in (("A", a), ("B", b)):
+        *_, usage, _ = stream_turn(client, model, msgs, max_tokens=4, temperature=0.7, seed=2)
+        cached = usage.prompt_tokens_details.cached_tokens
+        assert cached + 20 > seen[name], f"{name}: cached {cached} of {seen[name]}: {usage}"
+
+    # The API key.
+    if key:
+        bad = OpenAI(base_url=client.base_url, api_key="wrong", max_retries=0)
+        try:
+            bad.models.list()
+        except openai.AuthenticationError:
+            pass
+        else:
+            raise AssertionError("a wrong key was accepted")
+
+
+def main():
+    mode, base = sys.argv[1], sys.argv[2]
+    key = sys.argv[3] if len(sys.argv) > 3 else None
+    client = OpenAI(base_url=base, api_key=key or "unused", max_retries=0, timeout=120)
+    if mode == "scripted":
+        scripted(client)
+    elif mode == "model":
+        model_checks(client, key)
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+    print(f"OK {mode} (openai {openai.__version__})")
+
+
+if __name__ == "__main__":
+    main()
