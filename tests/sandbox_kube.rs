@@ -159,6 +159,19 @@ async fn kube_startup_errors_say_what_to_do() {
         }
         other => panic!("expected Unavailable, got {other:?}"),
     }
+    let huge = KubeSettings {
+        image: "lilypad-sandbox:busybox".into(),
+        memory: "1000Gi".into(),
+        memory_request: "1000Gi".into(),
+        ..s.clone()
+    };
+    match KubeSandbox::start(Workspace::create(repo.path()).unwrap(), &huge).await {
+        Err(SandboxError::Unavailable { what, hint }) => {
+            assert!(what.contains("cannot be scheduled"), "{what}");
+            assert!(hint.contains("limits"), "{hint}");
+        }
+        other => panic!("expected Unavailable, got {other:?}"),
+    }
     let bad = KubeSettings {
         kubeconfig: Some("/nonexistent/kubeconfig".into()),
         ..s

@@ -43,8 +43,12 @@ pub struct KubeSettings {
     /// A kubeconfig file; `None`: `KUBECONFIG`, `~/.kube/config`, then in-cluster.
     pub kubeconfig: Option<PathBuf>,
     pub context: Option<String>,
+    /// Limits.
     pub cpu: String,
     pub memory: String,
+    /// Requests (what the scheduler reserves).
+    pub cpu_request: String,
+    pub memory_request: String,
     pub ephemeral_storage: String,
     pub workspace_size: String,
     pub tmp_size: String,
@@ -66,6 +70,8 @@ impl Default for KubeSettings {
             context: None,
             cpu: "1".into(),
             memory: "2Gi".into(),
+            cpu_request: "50m".into(),
+            memory_request: "64Mi".into(),
             ephemeral_storage: "4Gi".into(),
             workspace_size: "2Gi".into(),
             tmp_size: "512Mi".into(),

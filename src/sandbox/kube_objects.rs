@@ -133,7 +133,7 @@ pub fn pod(
                         "readOnlyRootFilesystem": true, "runAsNonRoot": true,
                         "capabilities": { "drop": ["ALL"] }
                     },
-                    "resources": { "limits": limits, "requests": { "cpu": "50m", "memory": "32Mi" } },
+                    "resources": { "limits": limits, "requests": { "cpu": s.cpu_request, "memory": s.memory_request } },
                     "volumeMounts": [
                         { "name": "workspace", "mountPath": super::kube::WORKSPACE },
                         { "name": "tmp", "mountPath": "/tmp" }
