@@ -296,6 +296,7 @@ pub(crate) fn list_local(root: &Path, dir: &Path) -> Result<Vec<String>, Sandbox
     let dir_owned: PathBuf = dir.to_path_buf();
     let walker = ignore::WalkBuilder::new(root)
         .hidden(false)
+        .ignore(false)
         .parents(false)
         .require_git(false)
         .git_global(false)

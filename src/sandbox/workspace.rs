@@ -75,6 +75,7 @@ fn temp_dir(prefix: &str) -> Result<TempDir, SandboxError> {
 pub fn copy_tree(src: &Path, dst: &Path) -> Result<(), SandboxError> {
     let walker = ignore::WalkBuilder::new(src)
         .hidden(false)
+        .ignore(false)
         .parents(false)
         .require_git(false)
         .git_global(false)
