@@ -76,7 +76,8 @@ fn sse(events: &[&str]) -> Option<String> {
     http("200 OK", "Content-Type: text/event-stream\r\n", &body)
 }
 
-const HELLO: &str = r#"{"choices":[{"index":0,"delta":{"reasoning_content":"hm"},"finish_reason":null}]}"#;
+const HELLO: &str =
+    r#"{"choices":[{"index":0,"delta":{"reasoning_content":"hm"},"finish_reason":null}]}"#;
 const FINISH: &str =
     r#"{"choices":[{"index":0,"delta":{"content":"hello"},"finish_reason":"stop"}]}"#;
 const USAGE: &str = r#"{"choices":[],"usage":{"prompt_tokens":11,"completion_tokens":2,"total_tokens":13,"prompt_tokens_details":{"cached_tokens":4}}}"#;
@@ -108,7 +109,11 @@ fn unreachable_server_is_named() {
 #[test]
 fn overload_is_retried_then_the_reply_streams_with_server_figures() {
     let c = canned(vec![
-        http("503 Service Unavailable", "", r#"{"error":{"message":"busy"}}"#),
+        http(
+            "503 Service Unavailable",
+            "",
+            r#"{"error":{"message":"busy"}}"#,
+        ),
         http("429 Too Many Requests", "Retry-After: 0\r\n", "slow down"),
         sse(&[HELLO, FINISH, USAGE, "[DONE]"]),
     ]);
@@ -118,7 +123,10 @@ fn overload_is_retried_then_the_reply_streams_with_server_figures() {
     assert_eq!((r.reasoning.as_str(), r.content.as_str()), ("hm", "hello"));
     assert_eq!(g.stop, StopReason::EndOfGeneration);
     let f = g.figures;
-    assert_eq!((f.prompt_tokens, f.reused_tokens, f.evaluated_tokens), (11, 4, 7));
+    assert_eq!(
+        (f.prompt_tokens, f.reused_tokens, f.evaluated_tokens),
+        (11, 4, 7)
+    );
     assert_eq!(f.generated_tokens, 2);
 }
 
@@ -131,7 +139,10 @@ fn retries_run_out_with_the_servers_message() {
     )]);
     let err = ask(&c.base, 2).failed.expect("failed");
     assert_eq!(c.hits.load(Ordering::SeqCst), 3, "one try and two retries");
-    assert!(err.contains("HTTP 503") && err.contains("no capacity"), "{err}");
+    assert!(
+        err.contains("HTTP 503") && err.contains("no capacity"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -143,7 +154,10 @@ fn other_statuses_are_not_retried() {
     )]);
     let err = ask(&c.base, 3).failed.expect("failed");
     assert_eq!(c.hits.load(Ordering::SeqCst), 1);
-    assert!(err.contains("HTTP 401") && err.contains("Invalid API key"), "{err}");
+    assert!(
+        err.contains("HTTP 401") && err.contains("Invalid API key"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -151,9 +165,15 @@ fn malformed_events_are_reported() {
     let c = canned(vec![sse(&[HELLO, "this is not json"])]);
     let r = ask(&c.base, 0);
     let err = r.failed.expect("failed");
-    assert!(err.contains("not an OpenAI chat-completions reply"), "{err}");
+    assert!(
+        err.contains("not an OpenAI chat-completions reply"),
+        "{err}"
+    );
     assert!(err.contains("this is not json"), "{err}");
-    assert_eq!(r.reasoning, "hm", "what came before the bad event was delivered");
+    assert_eq!(
+        r.reasoning, "hm",
+        "what came before the bad event was delivered"
+    );
 }
 
 #[test]

@@ -28,7 +28,11 @@ fn interleaved_conversations_keep_their_memory() {
     let b1 = common::chat("sys", "task B: run the tests");
     let (_, fa) = run(&e, 1, &a1, 6);
     let (_, fb) = run(&e, 2, &b1, 6);
-    assert_eq!(fb.reuse, Reuse::Fresh, "B does not touch A's memory: {fb:?}");
+    assert_eq!(
+        fb.reuse,
+        Reuse::Fresh,
+        "B does not touch A's memory: {fb:?}"
+    );
     // A continues after B: only what follows A's last snapshot (one token before the end of
     // its prompt) is read again; the generated reply differs from the text appended here.
     let a2 = format!("{a1}x y z");
@@ -65,5 +69,10 @@ fn the_least_recently_used_conversation_is_dropped() {
     assert_eq!(fa.reuse, Reuse::Fresh, "A was dropped: {fa:?}");
     // The default slot (plain `generate`) keeps working alongside.
     let (_, g) = e.generate(req(&prompts[0], 2)).unwrap().wait().unwrap();
-    assert_eq!(g.figures.reuse, Reuse::Rewound { to: fa.prompt_tokens - 1 });
+    assert_eq!(
+        g.figures.reuse,
+        Reuse::Rewound {
+            to: fa.prompt_tokens - 1
+        }
+    );
 }

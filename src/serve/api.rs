@@ -27,9 +27,32 @@ pub struct ChatParams {
     pub thinking: Thinking,
 }
 
+/// An error answered in OpenAI's form, `{"error": {"message", "type", ...}}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub kind: &'static str,
+    pub message: String,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (
+            self.status,
+            axum::Json(error_body(self.kind, &self.message)),
+        )
+            .into_response()
+    }
+}
+
 /// An OpenAI-style error response.
-pub fn error(status: StatusCode, kind: &str, message: String) -> Response {
-    (status, axum::Json(error_body(kind, &message))).into_response()
+pub fn error(status: StatusCode, kind: &'static str, message: String) -> Response {
+    ApiError {
+        status,
+        kind,
+        message,
+    }
+    .into_response()
 }
 
 pub fn error_body(kind: &str, message: &str) -> Value {
@@ -43,15 +66,15 @@ pub fn now() -> u64 {
         .unwrap_or(0)
 }
 
-fn bad(message: impl Into<String>) -> Response {
-    error(
-        StatusCode::BAD_REQUEST,
-        "invalid_request_error",
-        message.into(),
-    )
+fn bad(message: impl Into<String>) -> ApiError {
+    ApiError {
+        status: StatusCode::BAD_REQUEST,
+        kind: "invalid_request_error",
+        message: message.into(),
+    }
 }
 
-fn number(body: &Value, key: &str) -> Result<Option<f64>, Response> {
+fn number(body: &Value, key: &str) -> Result<Option<f64>, ApiError> {
     match body.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(v) => v
@@ -66,7 +89,7 @@ pub fn parse_request(
     text: &str,
     defaults: &SamplingSettings,
     max_tokens: u32,
-) -> Result<ChatParams, Response> {
+) -> Result<ChatParams, ApiError> {
     let body: Value =
         serde_json::from_str(text).map_err(|e| bad(format!("the body is not valid JSON: {e}")))?;
     if !body.is_object() {
@@ -246,8 +269,12 @@ mod tests {
         .unwrap();
         assert!(p.stream && p.include_usage && p.sampling.greedy);
         assert_eq!((p.max_tokens, p.thinking), (9, Thinking::Off));
-        let p = parse_request(r#"{"messages": [{"role": "user", "content": "hi"}]}"#, &d, 100)
-            .unwrap();
+        let p = parse_request(
+            r#"{"messages": [{"role": "user", "content": "hi"}]}"#,
+            &d,
+            100,
+        )
+        .unwrap();
         assert_eq!(p.max_tokens, 100);
         assert_eq!(p.sampling.top_k, 20);
         assert!(!p.stream);
@@ -258,7 +285,7 @@ mod tests {
             r#"{"messages": [{"role": "user", "content": "hi"}], "temperature": "hot"}"#,
         ] {
             let r = parse_request(bad_body, &d, 100).unwrap_err();
-            assert_eq!(r.status(), StatusCode::BAD_REQUEST, "{bad_body}");
+            assert_eq!(r.status, StatusCode::BAD_REQUEST, "{bad_body}");
         }
     }
 }

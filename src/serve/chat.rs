@@ -44,26 +44,35 @@ pub async fn completions(
     headers: HeaderMap,
     body: String,
 ) -> Response {
-    if let Err(r) = authorized(&server, &headers) {
-        return r;
+    if let Err(e) = authorized(&server, &headers) {
+        return e.into_response();
     }
     let params = match api::parse_request(&body, &server.sampling, server.max_tokens) {
         Ok(p) => p,
-        Err(r) => return r,
+        Err(e) => return e.into_response(),
     };
     let prompt = match server
         .backend
         .render(&params.messages, &params.tools, params.thinking)
     {
         Ok(p) => p,
-        Err(e) => return api::error(StatusCode::BAD_REQUEST, "invalid_request_error", e.to_string()),
+        Err(e) => {
+            return api::error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request_error",
+                e.to_string(),
+            )
+        }
     };
     if server.in_line.fetch_add(1, Ordering::SeqCst) > server.max_queue {
         server.in_line.fetch_sub(1, Ordering::SeqCst);
         let mut r = api::error(
             StatusCode::SERVICE_UNAVAILABLE,
             "server_busy",
-            format!("{} requests are already waiting; try again later", server.max_queue),
+            format!(
+                "{} requests are already waiting; try again later",
+                server.max_queue
+            ),
         );
         r.headers_mut()
             .insert(header::RETRY_AFTER, header::HeaderValue::from_static("5"));
@@ -81,7 +90,13 @@ pub async fn completions(
         .generate(conversation_key(&params.messages), request)
     {
         Ok(s) => s,
-        Err(e) => return api::error(StatusCode::INTERNAL_SERVER_ERROR, "engine_error", e.to_string()),
+        Err(e) => {
+            return api::error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "engine_error",
+                e.to_string(),
+            )
+        }
     };
     let cancel = stream.canceller();
     let events = stream.events;

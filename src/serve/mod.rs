@@ -143,13 +143,16 @@ pub fn router(server: Arc<Server>) -> Router {
 }
 
 /// Serve on `listener` until the process ends.
-pub async fn serve(listener: tokio::net::TcpListener, server: Arc<Server>) -> Result<(), ServeError> {
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    server: Arc<Server>,
+) -> Result<(), ServeError> {
     axum::serve(listener, router(server)).await?;
     Ok(())
 }
 
 /// `Authorization: Bearer KEY` matches, compared in constant time.
-pub(crate) fn authorized(server: &Server, headers: &HeaderMap) -> Result<(), Response> {
+pub(crate) fn authorized(server: &Server, headers: &HeaderMap) -> Result<(), api::ApiError> {
     let Some(key) = &server.api_key else {
         return Ok(());
     };
@@ -163,17 +166,17 @@ pub(crate) fn authorized(server: &Server, headers: &HeaderMap) -> Result<(), Res
     if same {
         Ok(())
     } else {
-        Err(api::error(
-            StatusCode::UNAUTHORIZED,
-            "invalid_api_key",
-            "missing or wrong API key (send Authorization: Bearer KEY)".into(),
-        ))
+        Err(api::ApiError {
+            status: StatusCode::UNAUTHORIZED,
+            kind: "invalid_api_key",
+            message: "missing or wrong API key (send Authorization: Bearer KEY)".into(),
+        })
     }
 }
 
 async fn models(State(server): State<Arc<Server>>, headers: HeaderMap) -> Response {
-    if let Err(r) = authorized(&server, &headers) {
-        return r;
+    if let Err(e) = authorized(&server, &headers) {
+        return e.into_response();
     }
     axum::Json(serde_json::json!({
         "object": "list",

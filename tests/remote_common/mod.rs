@@ -43,12 +43,22 @@ fn test_config(dir: &Path) -> PathBuf {
 pub struct Peer {
     child: Child,
     log: Arc<Mutex<String>>,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
     /// `http://127.0.0.1:PORT/v1`
     pub base: String,
 }
 
 impl Peer {
+    /// Own `child` (killed on drop); `log` collects its output (see [`collect_into`]).
+    pub fn new(child: Child, log: Arc<Mutex<String>>, base: String) -> Self {
+        Self {
+            child,
+            log,
+            _dir: None,
+            base,
+        }
+    }
+
     pub fn log(&self) -> String {
         self.log.lock().map(|l| l.clone()).unwrap_or_default()
     }
@@ -61,7 +71,8 @@ impl Drop for Peer {
     }
 }
 
-fn collect(stream: impl Read + Send + 'static, log: Arc<Mutex<String>>) {
+/// Append a child's output to `log`, line by line, from a thread.
+pub fn collect_into(stream: impl Read + Send + 'static, log: Arc<Mutex<String>>) {
     std::thread::spawn(move || {
         for line in BufReader::new(stream).lines().map_while(Result::ok) {
             if let Ok(mut l) = log.lock() {
@@ -93,7 +104,7 @@ pub fn serve(args: &[&str], envs: &[(&str, &str)]) -> Peer {
     let mut child = cmd.spawn().expect("start lilypad serve");
     let stderr = child.stderr.take().expect("stderr is piped");
     let log = Arc::new(Mutex::new(String::new()));
-    collect(stderr, log.clone());
+    collect_into(stderr, log.clone());
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let text = log.lock().map(|l| l.clone()).unwrap_or_default();
@@ -107,7 +118,7 @@ pub fn serve(args: &[&str], envs: &[(&str, &str)]) -> Peer {
             return Peer {
                 child,
                 log,
-                _dir: dir,
+                _dir: Some(dir),
                 base: url,
             };
         }

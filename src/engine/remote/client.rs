@@ -81,9 +81,12 @@ async fn request_with_retries(
         .model
         .get_or_try_init(|| async {
             let names = list_models(shared).await?;
-            names.into_iter().next().ok_or_else(|| RemoteError::NoModel {
-                url: shared.endpoint.models.clone(),
-            })
+            names
+                .into_iter()
+                .next()
+                .ok_or_else(|| RemoteError::NoModel {
+                    url: shared.endpoint.models.clone(),
+                })
         })
         .await
         .map_err(Err)?
@@ -162,7 +165,11 @@ fn error_message(bytes: &[u8]) -> String {
         let e = v.get("error").unwrap_or(v);
         e.get("message")
             .or_else(|| e.get("detail"))
-            .map(|m| m.as_str().map(str::to_string).unwrap_or_else(|| m.to_string()))
+            .map(|m| {
+                m.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| m.to_string())
+            })
             .or_else(|| e.as_str().map(str::to_string))
     });
     let msg = found.unwrap_or_else(|| text.trim().to_string());
@@ -303,12 +310,7 @@ fn snippet(bytes: &[u8]) -> String {
 fn generation(decoder: &Decoder, started: Instant) -> Generation {
     Generation {
         stop: decoder.stop_reason(),
-        figures: figures(
-            decoder.usage,
-            decoder.deltas,
-            started,
-            decoder.first_output,
-        ),
+        figures: figures(decoder.usage, decoder.deltas, started, decoder.first_output),
         tokens: Vec::new(),
     }
 }
@@ -333,7 +335,11 @@ fn figures(
         } else {
             Reuse::Fresh
         },
-        generated_tokens: if usage.is_some() { u.completion } else { deltas },
+        generated_tokens: if usage.is_some() {
+            u.completion
+        } else {
+            deltas
+        },
         prefill_seconds: first.duration_since(started).as_secs_f64(),
         decode_seconds: now.duration_since(first).as_secs_f64(),
     }

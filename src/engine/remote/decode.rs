@@ -93,7 +93,8 @@ impl Decoder {
     }
 
     fn mark_output(&mut self) {
-        self.first_output.get_or_insert_with(std::time::Instant::now);
+        self.first_output
+            .get_or_insert_with(std::time::Instant::now);
     }
 
     /// One chunk (`chat.completion.chunk`) or one whole response (`chat.completion`).
@@ -248,11 +249,19 @@ mod tests {
     fn parsed_server_reasoning_content_and_calls() {
         let learned = Learned::default();
         let mut d = Decoder::new(OutputStyle::Auto, &learned);
-        let mut ev = d.chunk(&chunk(json!({"role": "assistant", "content": ""})), &learned);
+        let mut ev = d.chunk(
+            &chunk(json!({"role": "assistant", "content": ""})),
+            &learned,
+        );
         ev.extend(d.chunk(&chunk(json!({"reasoning_content": "hm"})), &learned));
         ev.extend(d.chunk(&chunk(json!({"content": "ok"})), &learned));
         ev.extend(d.chunk(&chunk(json!({"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "Read", "arguments": "{\"file_"}}]})), &learned));
-        ev.extend(d.chunk(&chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "path\": \"a\"}"}}]})), &learned));
+        ev.extend(d.chunk(
+            &chunk(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": "path\": \"a\"}"}}]}),
+            ),
+            &learned,
+        ));
         ev.extend(d.chunk(&chunk(json!({"tool_calls": [{"index": 1, "id": "c2", "function": {"name": "Glob", "arguments": "not json"}}]})), &learned));
         ev.extend(d.chunk(
             &json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
@@ -323,10 +332,7 @@ mod tests {
         let mut cut = Decoder::new(OutputStyle::Auto, &learned);
         cut.chunk(&chunk(json!({"content": "thinking"})), &learned);
         cut.finish = Some("length".into());
-        assert_eq!(
-            cut.finish(),
-            vec![EngineEvent::Piece("thinking".into())]
-        );
+        assert_eq!(cut.finish(), vec![EngineEvent::Piece("thinking".into())]);
         assert_eq!(cut.stop_reason(), StopReason::TokenCap);
     }
 

@@ -108,7 +108,9 @@ pub enum RemoteError {
         status: u16,
         message: String,
     },
-    #[error("the server at {url} sent something that is not an OpenAI chat-completions reply: {detail}")]
+    #[error(
+        "the server at {url} sent something that is not an OpenAI chat-completions reply: {detail}"
+    )]
     Malformed { url: String, detail: String },
     #[error("the connection to {url} broke in the middle of the reply: {detail}")]
     Dropped { url: String, detail: String },
@@ -194,7 +196,10 @@ pub struct RemoteEngine {
 impl RemoteEngine {
     /// A client for `settings.endpoint`; reads the API key from the named variable now.
     pub fn new(settings: &RemoteSettings) -> Result<Self, RemoteError> {
-        let url = settings.endpoint.as_deref().ok_or(RemoteError::NoEndpoint)?;
+        let url = settings
+            .endpoint
+            .as_deref()
+            .ok_or(RemoteError::NoEndpoint)?;
         let endpoint = Endpoint::parse(url)?;
         let api_key = match &settings.api_key_env {
             Some(name) => Some(
@@ -258,7 +263,12 @@ impl RemoteEngine {
         let cancel = Arc::new(AtomicBool::new(false));
         match &self.runtime {
             Some(rt) => {
-                rt.spawn(client::run(self.shared.clone(), request, tx, cancel.clone()));
+                rt.spawn(client::run(
+                    self.shared.clone(),
+                    request,
+                    tx,
+                    cancel.clone(),
+                ));
             }
             None => {
                 let _ = tx.send(super::EngineEvent::Failed(
@@ -272,9 +282,10 @@ impl RemoteEngine {
     /// The models the server lists (`/v1/models`).
     pub fn list_models(&self) -> Result<Vec<String>, RemoteError> {
         let shared = self.shared.clone();
-        let rt = self.runtime.as_ref().ok_or(RemoteError::Client(
-            "the runtime has stopped".to_string(),
-        ))?;
+        let rt = self
+            .runtime
+            .as_ref()
+            .ok_or(RemoteError::Client("the runtime has stopped".to_string()))?;
         let (tx, rx) = std::sync::mpsc::channel();
         rt.spawn(async move {
             let _ = tx.send(client::list_models(&shared).await);

@@ -133,7 +133,10 @@ mod tests {
             r#"{"file_path":"a.py","limit":3}"#
         );
         let t = message_json(&Message::tool(Some("call_0".into()), "1. x"));
-        assert_eq!(t, json!({"role": "tool", "tool_call_id": "call_0", "content": "1. x"}));
+        assert_eq!(
+            t,
+            json!({"role": "tool", "tool_call_id": "call_0", "content": "1. x"})
+        );
     }
 
     #[test]
@@ -145,7 +148,10 @@ mod tests {
             sampling: SamplingParams::from_settings(&Default::default()),
         };
         let mut extra = Map::new();
-        extra.insert("chat_template_kwargs".into(), json!({"enable_thinking": true}));
+        extra.insert(
+            "chat_template_kwargs".into(),
+            json!({"enable_thinking": true}),
+        );
         extra.insert("max_tokens".into(), json!(5));
         let b = body(&req, "m", &extra);
         assert_eq!(b["model"], "m");
