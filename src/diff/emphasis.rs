@@ -49,10 +49,10 @@ pub(super) fn emphasize_pair(old: &mut DiffLine, new: &mut DiffLine) {
 }
 
 /// Byte ranges that differ in `old` and in `new`, or `None` when the lines share too little.
-fn word_emphasis(
-    old: &str,
-    new: &str,
-) -> Option<(Vec<std::ops::Range<usize>>, Vec<std::ops::Range<usize>>)> {
+/// Changed byte ranges of one line.
+type Ranges = Vec<std::ops::Range<usize>>;
+
+fn word_emphasis(old: &str, new: &str) -> Option<(Ranges, Ranges)> {
     let (ot, nt) = (tokens(old), tokens(new));
     let ow: Vec<&str> = ot.iter().map(|r| &old[r.clone()]).collect();
     let nw: Vec<&str> = nt.iter().map(|r| &new[r.clone()]).collect();

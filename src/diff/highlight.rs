@@ -172,7 +172,10 @@ impl Highlighter {
         for hunk in hunks {
             for side in [LineKind::Removed, LineKind::Added] {
                 let idx: Vec<usize> = (0..hunk.lines.len())
-                    .filter(|&i| matches!(hunk.lines[i].kind, LineKind::Context) || hunk.lines[i].kind == side)
+                    .filter(|&i| {
+                        matches!(hunk.lines[i].kind, LineKind::Context)
+                            || hunk.lines[i].kind == side
+                    })
                     .collect();
                 let texts: Vec<String> = idx.iter().map(|&i| hunk.lines[i].text()).collect();
                 let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -200,9 +203,17 @@ fn overlay(line: &mut DiffLine, colours: &[(Rgb, Range<usize>)]) {
                 continue;
             }
             if s > pos {
-                out.push(piece(&seg.text[pos - seg_start..s - seg_start], None, seg.emph));
+                out.push(piece(
+                    &seg.text[pos - seg_start..s - seg_start],
+                    None,
+                    seg.emph,
+                ));
             }
-            out.push(piece(&seg.text[s - seg_start..e - seg_start], Some(*c), seg.emph));
+            out.push(piece(
+                &seg.text[s - seg_start..e - seg_start],
+                Some(*c),
+                seg.emph,
+            ));
             pos = e;
         }
         if pos < seg_end {

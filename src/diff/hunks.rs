@@ -194,7 +194,10 @@ mod tests {
         let hunks = compute(&before, &after);
         assert_eq!(hunks.len(), 2);
         assert_eq!(apply_hunks(&before, &after, &hunks, &[true, true]), after);
-        assert_eq!(apply_hunks(&before, &after, &hunks, &[false, false]), before);
+        assert_eq!(
+            apply_hunks(&before, &after, &hunks, &[false, false]),
+            before
+        );
         let first_only = apply_hunks(&before, &after, &hunks, &[true, false]);
         assert!(first_only.contains("changed 2\n") && !first_only.contains("changed 30"));
     }
@@ -212,8 +215,15 @@ mod tests {
     fn carriage_returns_split_like_similar() {
         let (before, after) = ("\raa\nb\n\r\n\r", "\r\n\r\raa\nb\n\r\n\r");
         let hunks = compute(before, after);
-        assert_eq!(split_lines(after), vec!["\r\n", "\r", "\r", "aa\n", "b\n", "\r\n", "\r"]);
-        assert_eq!(apply_hunks(before, after, &hunks, &[true]), after, "{hunks:?}");
+        assert_eq!(
+            split_lines(after),
+            vec!["\r\n", "\r", "\r", "aa\n", "b\n", "\r\n", "\r"]
+        );
+        assert_eq!(
+            apply_hunks(before, after, &hunks, &[true]),
+            after,
+            "{hunks:?}"
+        );
     }
 
     proptest! {

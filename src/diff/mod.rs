@@ -90,7 +90,10 @@ impl Hunk {
     }
 
     pub fn added(&self) -> usize {
-        self.lines.iter().filter(|l| l.kind == LineKind::Added).count()
+        self.lines
+            .iter()
+            .filter(|l| l.kind == LineKind::Added)
+            .count()
     }
 
     pub fn removed(&self) -> usize {
@@ -108,7 +111,9 @@ pub enum FileStatus {
     Added,
     Deleted,
     /// Renamed from the given path.
-    Renamed { from: String },
+    Renamed {
+        from: String,
+    },
     /// A binary file changed: no text lines are shown.
     Binary,
 }
@@ -194,7 +199,9 @@ mod tests {
 
     #[test]
     fn huge_diffs_are_plain() {
-        let before: String = (0..PLAIN_TEXT_LINES + 5).map(|i| format!("{i}\n")).collect();
+        let before: String = (0..PLAIN_TEXT_LINES + 5)
+            .map(|i| format!("{i}\n"))
+            .collect();
         let after = before.replace("17\n", "seventeen\n");
         let d = FileDiff::compute("big.rs", Some(&before), &after);
         assert!(!d.styled);

@@ -95,7 +95,11 @@ pub fn edit_text(path: &str, text: &str) -> Result<String, String> {
     let editor = std::env::var("VISUAL")
         .ok()
         .filter(|e| !e.trim().is_empty())
-        .or_else(|| std::env::var("EDITOR").ok().filter(|e| !e.trim().is_empty()))
+        .or_else(|| {
+            std::env::var("EDITOR")
+                .ok()
+                .filter(|e| !e.trim().is_empty())
+        })
         .unwrap_or_else(|| "vi".into());
     // Through the shell, so EDITOR may carry arguments ("code --wait").
     let status = Command::new("sh")
@@ -106,7 +110,9 @@ pub fn edit_text(path: &str, text: &str) -> Result<String, String> {
         .status()
         .map_err(|e| format!("starting {editor}: {e}"))?;
     if !status.success() {
-        return Err(format!("{editor} exited with {status}; nothing was approved"));
+        return Err(format!(
+            "{editor} exited with {status}; nothing was approved"
+        ));
     }
     std::fs::read_to_string(&file).map_err(|e| format!("reading {}: {e}", file.display()))
 }
@@ -168,7 +174,8 @@ pub fn apply_patch(repo: &Path, patch: &[u8]) -> Result<PatchDecision, String> {
 /// Write the patch to `path` (relative paths from the current directory).
 pub fn save_patch(path: &Path, patch: &[u8]) -> Result<PatchDecision, String> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| format!("creating {}: {e}", parent.display()))?;
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("creating {}: {e}", parent.display()))?;
     }
     std::fs::write(path, patch).map_err(|e| format!("writing {}: {e}", path.display()))?;
     let full = std::fs::canonicalize(path).unwrap_or_else(|_| PathBuf::from(path));
@@ -185,17 +192,29 @@ mod tests {
         std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
         let patch = b"diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+three\n";
         apply_patch(dir.path(), patch).unwrap();
-        assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "one\nthree\n");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+            "one\nthree\n"
+        );
         let err = apply_patch(dir.path(), patch).unwrap_err();
         assert!(err.contains("--check"), "{err}");
-        assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "one\nthree\n");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+            "one\nthree\n"
+        );
     }
 
     #[test]
     fn applies_in_a_subdirectory_of_a_work_tree() {
         let dir = tempfile::tempdir().unwrap();
         let git = |args: &[&str]| {
-            assert!(Command::new("git").args(args).current_dir(dir.path()).output().unwrap().status.success());
+            assert!(Command::new("git")
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .unwrap()
+                .status
+                .success());
         };
         git(&["init", "-q"]);
         let sub = dir.path().join("proj");

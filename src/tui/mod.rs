@@ -59,7 +59,10 @@ pub struct Backend {
 
 /// What start-up reports while the model loads and the sandbox starts.
 pub enum Startup {
-    Progress { label: String, fraction: Option<f64> },
+    Progress {
+        label: String,
+        fraction: Option<f64>,
+    },
     Ready(Backend),
     Failed(String),
 }

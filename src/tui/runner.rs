@@ -90,7 +90,10 @@ impl Loop {
         })
     }
 
-    async fn run(&mut self, mut startup: Option<&mut UnboundedReceiver<Startup>>) -> Result<(), TuiError> {
+    async fn run(
+        &mut self,
+        mut startup: Option<&mut UnboundedReceiver<Startup>>,
+    ) -> Result<(), TuiError> {
         let frame = Duration::from_millis(1000 / FRAMES_PER_SECOND);
         let mut next_frame = Instant::now();
         let mut dirty = true;

@@ -5,7 +5,9 @@
 
 use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste};
 use crossterm::execute;
-use crossterm::terminal::{disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen};
+use crossterm::terminal::{
+    disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
+};
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 use std::io::{stdout, Stdout};
@@ -16,7 +18,12 @@ pub type Term = Terminal<CrosstermBackend<Stdout>>;
 /// Put the terminal back as it was. Safe to call more than once.
 pub fn restore() {
     let _ = disable_raw_mode();
-    let _ = execute!(stdout(), DisableBracketedPaste, LeaveAlternateScreen, crossterm::cursor::Show);
+    let _ = execute!(
+        stdout(),
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
 }
 
 fn install_panic_hook() {

@@ -112,10 +112,12 @@ impl Theme {
         let text = match name_or_path {
             "dark" => DARK.to_string(),
             "light" => LIGHT.to_string(),
-            path => std::fs::read_to_string(Path::new(path)).map_err(|source| ThemeError::Read {
-                path: PathBuf::from(path),
-                source,
-            })?,
+            path => {
+                std::fs::read_to_string(Path::new(path)).map_err(|source| ThemeError::Read {
+                    path: PathBuf::from(path),
+                    source,
+                })?
+            }
         };
         Self::parse(name_or_path, &text)
     }

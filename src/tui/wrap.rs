@@ -18,15 +18,16 @@ pub fn wrap(line: &Line<'static>, width: usize, indent: &[Span<'static>]) -> Vec
     let mut out: Vec<Line<'static>> = Vec::new();
     let mut cur: Vec<Span<'static>> = Vec::new();
     let mut cur_w = 0usize;
-    let start_line = |out: &mut Vec<Line<'static>>, cur: &mut Vec<Span<'static>>, cur_w: &mut usize| {
-        if let Some(last) = cur.last_mut() {
-            let trimmed = last.content.trim_end().to_string();
-            last.content = trimmed.into();
-        }
-        out.push(Line::from(std::mem::take(cur)).style(line.style));
-        cur.extend(indent.iter().cloned());
-        *cur_w = indent_w;
-    };
+    let start_line =
+        |out: &mut Vec<Line<'static>>, cur: &mut Vec<Span<'static>>, cur_w: &mut usize| {
+            if let Some(last) = cur.last_mut() {
+                let trimmed = last.content.trim_end().to_string();
+                last.content = trimmed.into();
+            }
+            out.push(Line::from(std::mem::take(cur)).style(line.style));
+            cur.extend(indent.iter().cloned());
+            *cur_w = indent_w;
+        };
     for span in &line.spans {
         for piece in pieces(&span.content) {
             let pw = piece.width();
@@ -58,7 +59,11 @@ pub fn wrap(line: &Line<'static>, width: usize, indent: &[Span<'static>]) -> Vec
 }
 
 /// Wrap several lines.
-pub fn wrap_all(lines: &[Line<'static>], width: usize, indent: &[Span<'static>]) -> Vec<Line<'static>> {
+pub fn wrap_all(
+    lines: &[Line<'static>],
+    width: usize,
+    indent: &[Span<'static>],
+) -> Vec<Line<'static>> {
     lines.iter().flat_map(|l| wrap(l, width, indent)).collect()
 }
 

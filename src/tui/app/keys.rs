@@ -18,8 +18,12 @@ impl App {
             None => {}
         }
         match &self.mode {
-            Mode::Review(Review::Change(c)) if c.feedback.is_some() => vec![C::Feedback, C::Anywhere],
-            Mode::Review(Review::Command(c)) if c.feedback.is_some() => vec![C::Feedback, C::Anywhere],
+            Mode::Review(Review::Change(c)) if c.feedback.is_some() => {
+                vec![C::Feedback, C::Anywhere]
+            }
+            Mode::Review(Review::Command(c)) if c.feedback.is_some() => {
+                vec![C::Feedback, C::Anywhere]
+            }
             Mode::Review(Review::Change(_)) => vec![C::Diff, C::Browse, C::Anywhere],
             Mode::Review(Review::Command(_)) => vec![C::Command, C::Browse, C::Anywhere],
             Mode::Patch(p) if p.save_path.is_some() => vec![C::SavePath, C::Anywhere],
@@ -98,7 +102,11 @@ impl App {
         let id = review.request().id;
         match (action, review) {
             (A::Submit, r) => {
-                let text = r.feedback_mut().take().map(|mut f| f.take()).unwrap_or_default();
+                let text = r
+                    .feedback_mut()
+                    .take()
+                    .map(|mut f| f.take())
+                    .unwrap_or_default();
                 let feedback = if text.trim().is_empty() {
                     "The user rejected this without comment.".to_string()
                 } else {
@@ -158,7 +166,10 @@ impl App {
             A::ApplyPatch => vec![Effect::ApplyPatch(p.raw.clone())],
             A::SavePatch => {
                 let default = match &self.options.repo {
-                    Some(r) => r.join(format!("lilypad-{}.patch", short_id(&self.status.session_id))),
+                    Some(r) => r.join(format!(
+                        "lilypad-{}.patch",
+                        short_id(&self.status.session_id)
+                    )),
                     None => format!("lilypad-{}.patch", short_id(&self.status.session_id)).into(),
                 };
                 p.save_path = Some(TextInput::with_text(&default.display().to_string()));
@@ -359,9 +370,10 @@ impl App {
         let target = events[..pos.min(events.len())]
             .iter()
             .enumerate()
+            .rev()
             .filter(|(i, e)| matches!(e, Event::TurnFinished { .. }) && i + 1 < pos)
             .map(|(i, _)| i + 1)
-            .last()
+            .next()
             .unwrap_or(0);
         self.transcript = Transcript::new();
         let elapsed = self.status.elapsed_override;

@@ -46,13 +46,17 @@ pub enum Effect {
     },
     /// `git apply` the patch in the repository, then call [`App::on_patch_done`].
     ApplyPatch(Vec<u8>),
-    SavePatch { path: PathBuf, bytes: Vec<u8> },
+    SavePatch {
+        path: PathBuf,
+        bytes: Vec<u8>,
+    },
     /// Leave the interface.
     Quit,
 }
 
 /// What is in front of the transcript.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one value per App, replaced rarely: boxing buys nothing
 pub enum Mode {
     Transcript,
     Review(Review),
@@ -73,8 +77,12 @@ pub enum PatchDecision {
     Undecided,
     /// The session changed nothing.
     Empty,
-    Applied { repo: PathBuf },
-    Saved { path: PathBuf },
+    Applied {
+        repo: PathBuf,
+    },
+    Saved {
+        path: PathBuf,
+    },
     Discarded,
 }
 
@@ -269,9 +277,10 @@ impl App {
                     self.mode = Mode::Patch(PatchReview::new(raw, files));
                 }
             }
-            Err(e) => self
-                .transcript
-                .notice(Level::Error, format!("could not export the session patch: {e}")),
+            Err(e) => self.transcript.notice(
+                Level::Error,
+                format!("could not export the session patch: {e}"),
+            ),
         }
     }
 
@@ -302,7 +311,11 @@ impl App {
     }
 
     /// Send a decision and close the review.
-    pub(crate) fn decide(&mut self, id: RequestId, decision: crate::protocol::ReviewDecision) -> Vec<Effect> {
+    pub(crate) fn decide(
+        &mut self,
+        id: RequestId,
+        decision: crate::protocol::ReviewDecision,
+    ) -> Vec<Effect> {
         self.status.state = AgentState::RunningTool;
         self.next_review();
         vec![Effect::Send(Op::Review { id, decision })]

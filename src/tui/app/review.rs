@@ -254,7 +254,11 @@ mod tests {
         c.toggle_focused();
         match c.approve() {
             ChangeVerdict::Send(ReviewDecision::ApproveEdited { text }) => {
-                assert!(text.contains("two\n") && text.contains("line 25\n") && !text.contains("twenty"));
+                assert!(
+                    text.contains("two\n")
+                        && text.contains("line 25\n")
+                        && !text.contains("twenty")
+                );
             }
             other => panic!("{other:?}"),
         }

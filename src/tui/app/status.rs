@@ -32,7 +32,7 @@ impl AgentState {
             AgentState::Starting => "starting",
             AgentState::WaitingForTask => "ready",
             AgentState::Generating => "generating",
-            AgentState::WaitingForReview => "waiting for your review",
+            AgentState::WaitingForReview => "awaiting review",
             AgentState::RunningTool => "running tool",
             AgentState::Paused => "paused (n: next turn)",
             AgentState::Finished => "finished",
@@ -123,6 +123,9 @@ impl Status {
                 let rate = figures.decode_tokens_per_second();
                 self.tokens_per_second = if rate > 0.0 {
                     Some(rate)
+                } else if self.state == AgentState::Replay {
+                    // A replay's wall time says nothing about the model.
+                    None
                 } else {
                     // Engines without timings (the scripted one): wall time of the turn.
                     self.turn_started.map(|t| {

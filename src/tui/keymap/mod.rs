@@ -107,21 +107,21 @@ pub struct Key {
     pub ctrl: bool,
 }
 
-const fn ch(c: char) -> Key {
+pub(crate) const fn ch(c: char) -> Key {
     Key {
         code: KeyCode::Char(c),
         ctrl: false,
     }
 }
 
-const fn ctrl(c: char) -> Key {
+pub(crate) const fn ctrl(c: char) -> Key {
     Key {
         code: KeyCode::Char(c),
         ctrl: true,
     }
 }
 
-const fn code(code: KeyCode) -> Key {
+pub(crate) const fn code(code: KeyCode) -> Key {
     Key { code, ctrl: false }
 }
 
@@ -132,7 +132,9 @@ impl Key {
             return false;
         }
         match (self.code, ev.code) {
-            (KeyCode::Char(a), KeyCode::Char(b)) => a == b || (self.ctrl && a.eq_ignore_ascii_case(&b)),
+            (KeyCode::Char(a), KeyCode::Char(b)) => {
+                a == b || (self.ctrl && a.eq_ignore_ascii_case(&b))
+            }
             (a, b) => a == b,
         }
     }
@@ -174,7 +176,7 @@ pub struct Binding {
     pub help: &'static str,
 }
 
-const fn b(
+pub(crate) const fn b(
     context: Context,
     keys: &'static [Key],
     action: Action,
@@ -190,74 +192,9 @@ const fn b(
     }
 }
 
-use Action as A;
-use Context as C;
+mod bindings;
 
-/// The key map. Order matters within a context: the first matching binding wins, and hints
-/// appear in this order.
-pub const BINDINGS: &[Binding] = &[
-    b(C::Anywhere, &[ctrl('c')], A::Quit, None, "quit (asks first while the agent works)"),
-    b(C::Browse, &[ch('?')], A::Help, Some("help"), "show or hide this help"),
-    b(C::Browse, &[ch('q')], A::Quit, Some("quit"), "quit (asks first while the agent works or a patch is pending)"),
-    // Reviewing a file change.
-    b(C::Diff, &[ch('y'), code(KeyCode::Enter)], A::Approve, Some("approve"), "approve the change (only the selected hunks, if some are deselected)"),
-    b(C::Diff, &[ch('a')], A::ApproveForSession, Some("approve all edits"), "approve, and approve every further edit in this session"),
-    b(C::Diff, &[code(KeyCode::Esc), ch('x')], A::Reject, Some("reject"), "reject, and tell the model why"),
-    b(C::Diff, &[ch(' ')], A::ToggleHunk, Some("toggle hunk"), "select or deselect the current hunk"),
-    b(C::Diff, &[ch(']'), code(KeyCode::Tab)], A::NextHunk, Some("next hunk"), "go to the next hunk"),
-    b(C::Diff, &[ch('['), code(KeyCode::BackTab)], A::PrevHunk, None, "go to the previous hunk"),
-    b(C::Diff, &[ch('e')], A::OpenEditor, Some("edit"), "open the proposed text in $EDITOR, then approve what you saved"),
-    b(C::Diff, &[ch('k'), code(KeyCode::Up)], A::ScrollUp, None, "scroll up"),
-    b(C::Diff, &[ch('j'), code(KeyCode::Down)], A::ScrollDown, None, "scroll down"),
-    b(C::Diff, &[code(KeyCode::PageUp)], A::PageUp, None, "scroll a page up"),
-    b(C::Diff, &[code(KeyCode::PageDown)], A::PageDown, None, "scroll a page down"),
-    // Reviewing a command.
-    b(C::Command, &[ch('y'), code(KeyCode::Enter)], A::Approve, Some("run it"), "approve: run the command"),
-    b(C::Command, &[ch('a')], A::ApproveForSession, Some("allow all commands"), "approve, and every further command in this session"),
-    b(C::Command, &[code(KeyCode::Esc), ch('x')], A::Reject, Some("reject"), "do not run it, and tell the model why"),
-    // The session patch.
-    b(C::Patch, &[ch('a')], A::ApplyPatch, Some("apply to your tree"), "apply the patch to your working tree (git apply)"),
-    b(C::Patch, &[ch('w')], A::SavePatch, Some("save as file"), "save the patch as a file"),
-    b(C::Patch, &[ch('d')], A::DiscardPatch, Some("discard"), "discard the patch"),
-    b(C::Patch, &[code(KeyCode::Esc)], A::Cancel, Some("back"), "back to the transcript (decide later with p)"),
-    b(C::Patch, &[ch(']'), code(KeyCode::Tab)], A::NextHunk, Some("next file"), "go to the next file"),
-    b(C::Patch, &[ch('['), code(KeyCode::BackTab)], A::PrevHunk, None, "go to the previous file"),
-    b(C::Patch, &[ch('k'), code(KeyCode::Up)], A::ScrollUp, None, "scroll up"),
-    b(C::Patch, &[ch('j'), code(KeyCode::Down)], A::ScrollDown, None, "scroll down"),
-    b(C::Patch, &[code(KeyCode::PageUp)], A::PageUp, None, "scroll a page up"),
-    b(C::Patch, &[code(KeyCode::PageDown)], A::PageDown, None, "scroll a page down"),
-    // Replay.
-    b(C::Replay, &[ch('n'), ch(' '), code(KeyCode::Right)], A::ReplayNext, Some("next turn"), "show the next turn"),
-    b(C::Replay, &[ch('b'), code(KeyCode::Left)], A::ReplayPrev, Some("previous turn"), "go back one turn"),
-    b(C::Replay, &[ch('e')], A::ReplayEnd, Some("to the end"), "show the whole session"),
-    // The transcript.
-    b(C::Transcript, &[code(KeyCode::Esc)], A::Interrupt, Some("interrupt"), "interrupt the model or the running command"),
-    b(C::Transcript, &[ch('s')], A::ToggleStepMode, Some("step mode"), "step mode on/off: pause after every turn"),
-    b(C::Transcript, &[ch('n')], A::StepOnce, Some("next turn"), "in step mode: run one more turn"),
-    b(C::Transcript, &[ch('i')], A::FocusInput, Some("message"), "type a message to the model (when it waits for one)"),
-    b(C::Transcript, &[ch('p')], A::ShowPatch, Some("patch"), "show the session patch"),
-    b(C::Transcript, &[code(KeyCode::Tab)], A::NextItem, Some("select"), "select the next reasoning or tool result"),
-    b(C::Transcript, &[code(KeyCode::BackTab)], A::PrevItem, None, "select the previous one"),
-    b(C::Transcript, &[code(KeyCode::Enter), ch('o')], A::ToggleItem, Some("expand"), "expand or collapse the selected item"),
-    b(C::Transcript, &[ch('r')], A::ToggleReasoning, None, "show or hide all reasoning"),
-    b(C::Transcript, &[ch('k'), code(KeyCode::Up)], A::ScrollUp, None, "scroll up"),
-    b(C::Transcript, &[ch('j'), code(KeyCode::Down)], A::ScrollDown, None, "scroll down"),
-    b(C::Transcript, &[code(KeyCode::PageUp), ctrl('b')], A::PageUp, None, "scroll a page up"),
-    b(C::Transcript, &[code(KeyCode::PageDown), ctrl('f')], A::PageDown, None, "scroll a page down"),
-    b(C::Transcript, &[ch('g'), code(KeyCode::Home)], A::Top, None, "go to the top"),
-    b(C::Transcript, &[ch('G'), code(KeyCode::End)], A::Bottom, None, "go to the end and follow new output"),
-    // Text entry.
-    b(C::Input, &[code(KeyCode::Enter)], A::Submit, Some("send"), "send the message"),
-    b(C::Input, &[code(KeyCode::Esc)], A::Cancel, Some("leave"), "leave the message line (the text stays)"),
-    b(C::Feedback, &[code(KeyCode::Enter)], A::Submit, Some("send rejection"), "reject with this feedback (may be empty)"),
-    b(C::Feedback, &[code(KeyCode::Esc)], A::Cancel, Some("back"), "back to the review"),
-    b(C::SavePath, &[code(KeyCode::Enter)], A::Submit, Some("save"), "save the patch to this file"),
-    b(C::SavePath, &[code(KeyCode::Esc)], A::Cancel, Some("back"), "back to the patch"),
-    // Questions and help.
-    b(C::Confirm, &[ch('y')], A::Yes, Some("yes"), "yes"),
-    b(C::Confirm, &[ch('n'), code(KeyCode::Esc)], A::No, Some("no"), "no"),
-    b(C::Help, &[code(KeyCode::Esc), ch('?'), ch('q')], A::Cancel, Some("close"), "close the help"),
-];
+pub use bindings::BINDINGS;
 
 /// Text editing keys, for the help overlay (handled by the text field itself).
 pub const EDITING_HELP: &str =
@@ -304,6 +241,8 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use Action as A;
+    use Context as C;
 
     fn key(c: KeyCode) -> KeyEvent {
         KeyEvent::new(c, KeyModifiers::NONE)
@@ -313,12 +252,18 @@ mod tests {
     fn specific_contexts_win() {
         let esc = key(KeyCode::Esc);
         assert_eq!(lookup(&[C::Diff, C::Browse], &esc), Some(A::Reject));
-        assert_eq!(lookup(&[C::Transcript, C::Browse], &esc), Some(A::Interrupt));
+        assert_eq!(
+            lookup(&[C::Transcript, C::Browse], &esc),
+            Some(A::Interrupt)
+        );
         let n = key(KeyCode::Char('n'));
         assert_eq!(lookup(&[C::Replay, C::Transcript], &n), Some(A::ReplayNext));
         let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
         assert_eq!(lookup(&[C::Input, C::Anywhere], &ctrl_c), Some(A::Quit));
-        assert_eq!(lookup(&[C::Input, C::Anywhere], &key(KeyCode::Char('q'))), None);
+        assert_eq!(
+            lookup(&[C::Input, C::Anywhere], &key(KeyCode::Char('q'))),
+            None
+        );
     }
 
     #[test]
@@ -327,7 +272,12 @@ mod tests {
             for bb in &BINDINGS[i + 1..] {
                 if a.context == bb.context {
                     for k in a.keys {
-                        assert!(!bb.keys.contains(k), "{:?} bound twice in {:?}", k, a.context);
+                        assert!(
+                            !bb.keys.contains(k),
+                            "{:?} bound twice in {:?}",
+                            k,
+                            a.context
+                        );
                     }
                 }
             }
@@ -336,8 +286,12 @@ mod tests {
 
     #[test]
     fn every_binding_has_help() {
-        assert!(BINDINGS.iter().all(|bd| !bd.help.is_empty() && !bd.keys.is_empty()));
+        assert!(BINDINGS
+            .iter()
+            .all(|bd| !bd.help.is_empty() && !bd.keys.is_empty()));
         let sections = help_sections();
-        assert!(sections.iter().any(|(t, _)| *t == "Reviewing a file change"));
+        assert!(sections
+            .iter()
+            .any(|(t, _)| *t == "Reviewing a file change"));
     }
 }

@@ -58,11 +58,22 @@ pub enum CellKind {
     /// A message from the person (the task first).
     User(String),
     TurnHeader(u32),
-    Reasoning { text: String, done: bool },
-    Assistant { text: String, done: bool },
+    Reasoning {
+        text: String,
+        done: bool,
+    },
+    Assistant {
+        text: String,
+        done: bool,
+    },
     Tool(Box<ToolItem>),
-    Notice { level: Level, text: String },
-    Finished { reason: FinishReason },
+    Notice {
+        level: Level,
+        text: String,
+    },
+    Finished {
+        reason: FinishReason,
+    },
 }
 
 /// Settings that change how every cell draws.
@@ -74,6 +85,9 @@ pub struct RenderCtx<'a> {
     pub epoch: u64,
 }
 
+/// Lines drawn for (width, cell version, settings epoch, selected).
+type CachedLines = (usize, u64, u64, bool, Rc<Vec<Line<'static>>>);
+
 /// A transcript item with its draw cache.
 #[derive(Debug)]
 pub struct Cell {
@@ -81,7 +95,7 @@ pub struct Cell {
     /// Per-item override of the default collapsed/expanded state.
     pub expanded: Option<bool>,
     version: u64,
-    cache: RefCell<Option<(usize, u64, u64, bool, Rc<Vec<Line<'static>>>)>>,
+    cache: RefCell<Option<CachedLines>>,
 }
 
 impl Cell {
@@ -120,7 +134,12 @@ impl Cell {
     }
 
     /// The item's lines for `width`, from the cache when nothing changed.
-    pub fn lines(&self, width: usize, ctx: &RenderCtx<'_>, selected: bool) -> Rc<Vec<Line<'static>>> {
+    pub fn lines(
+        &self,
+        width: usize,
+        ctx: &RenderCtx<'_>,
+        selected: bool,
+    ) -> Rc<Vec<Line<'static>>> {
         if let Some((w, v, e, s, lines)) = &*self.cache.borrow() {
             if *w == width && *v == self.version && *e == ctx.epoch && *s == selected {
                 return lines.clone();
@@ -177,7 +196,10 @@ impl Cell {
                 let (text, style) = match reason {
                     FinishReason::Answered => ("✔ task finished".to_string(), t.fg(t.added)),
                     FinishReason::Interrupted => ("■ interrupted".to_string(), t.fg(t.warning)),
-                    other => (format!("■ task stopped: {}", finish_text(*other)), t.fg(t.warning)),
+                    other => (
+                        format!("■ task stopped: {}", finish_text(*other)),
+                        t.fg(t.warning),
+                    ),
                 };
                 vec![Line::styled(text, style.add_modifier(Modifier::BOLD))]
             }
@@ -186,13 +208,20 @@ impl Cell {
         out
     }
 
-    fn reasoning(&self, text: &str, done: bool, width: usize, ctx: &RenderCtx<'_>) -> Vec<Line<'static>> {
+    fn reasoning(
+        &self,
+        text: &str,
+        done: bool,
+        width: usize,
+        ctx: &RenderCtx<'_>,
+    ) -> Vec<Line<'static>> {
         let t = ctx.theme;
         let style = t.dim().add_modifier(Modifier::ITALIC);
         let body: Vec<&str> = text.trim().lines().collect();
         let expanded = self.is_expanded(ctx);
         let head = if done {
-            format!("✻ Thought ({} lines)", body.len())
+            let n = body.len();
+            format!("✻ Thought ({n} line{})", if n == 1 { "" } else { "s" })
         } else {
             "✻ Thinking…".to_string()
         };
@@ -207,7 +236,11 @@ impl Cell {
         };
         let indent = [Span::raw("  ")];
         for l in shown {
-            out.extend(wrap(&Line::from(vec![Span::raw("  "), Span::styled(l.to_string(), style)]), width, &indent));
+            out.extend(wrap(
+                &Line::from(vec![Span::raw("  "), Span::styled(l.to_string(), style)]),
+                width,
+                &indent,
+            ));
         }
         out
     }
@@ -237,7 +270,10 @@ fn assistant(text: &str, done: bool, width: usize, ctx: &RenderCtx<'_>) -> Vec<L
     };
     let mut logical = markdown::render(complete.trim(), ctx.theme, ctx.hl);
     if !tail.is_empty() {
-        logical.push(Line::styled(tail.to_string(), Style::default().fg(ctx.theme.text)));
+        logical.push(Line::styled(
+            tail.to_string(),
+            Style::default().fg(ctx.theme.text),
+        ));
     }
     let mut out = vec![];
     for (i, l) in logical.iter().enumerate() {
@@ -287,21 +323,37 @@ fn json_text(v: &serde_json::Value) -> String {
     }
 }
 
-fn tool_lines(item: &ToolItem, expanded: bool, width: usize, ctx: &RenderCtx<'_>) -> Vec<Line<'static>> {
+fn tool_lines(
+    item: &ToolItem,
+    expanded: bool,
+    width: usize,
+    ctx: &RenderCtx<'_>,
+) -> Vec<Line<'static>> {
     let t = ctx.theme;
     let (dot, dot_style) = match (&item.result, item.waiting_approval) {
         (None, true) => ("◆", t.fg(t.warning)),
         (None, false) => ("○", t.accent()),
         (Some(r), _) if r.is_error => ("●", t.fg(t.error)),
         (Some(r), _) => match r.resolution {
-            Resolution::Rejected | Resolution::Denied | Resolution::Skipped => ("●", t.fg(t.warning)),
+            Resolution::Rejected | Resolution::Denied | Resolution::Skipped => {
+                ("●", t.fg(t.warning))
+            }
             _ => ("●", t.fg(t.added)),
         },
     };
     let mut head = vec![
         Span::styled(format!("{dot} "), dot_style),
         Span::styled(item.name.clone(), t.bold()),
-        Span::styled(format!("({})", truncate(&call_summary(item), width.saturating_sub(item.name.len() + 8))), t.fg(t.text)),
+        Span::styled(
+            format!(
+                "({})",
+                truncate(
+                    &call_summary(item),
+                    width.saturating_sub(item.name.len() + 8)
+                )
+            ),
+            t.fg(t.text),
+        ),
     ];
     if let Some(d) = &item.diff {
         head.push(Span::styled(format!("  +{}", d.added()), t.fg(t.added)));
@@ -324,7 +376,11 @@ fn tool_lines(item: &ToolItem, expanded: bool, width: usize, ctx: &RenderCtx<'_>
     let mut out = wrap(&Line::from(head), width, &[Span::raw("  ")]);
     // A multi-line command is shown whole under its header.
     if let Some(call) = item.call.as_ref().filter(|c| c.name == "Bash") {
-        let cmd = call.arguments.get("command").map(json_text).unwrap_or_default();
+        let cmd = call
+            .arguments
+            .get("command")
+            .map(json_text)
+            .unwrap_or_default();
         for l in cmd.lines().skip(1) {
             out.push(Line::styled(format!("    {l}"), t.fg(t.code)));
         }
@@ -344,7 +400,11 @@ fn tool_lines(item: &ToolItem, expanded: bool, width: usize, ctx: &RenderCtx<'_>
             out.extend(rendered.lines);
         }
     }
-    let limit = if expanded { usize::MAX } else { COLLAPSED_RESULT_LINES };
+    let limit = if expanded {
+        usize::MAX
+    } else {
+        COLLAPSED_RESULT_LINES
+    };
     let (shown, hidden) = if item.result.is_none() {
         // Live output: the newest lines.
         let start = body.len().saturating_sub(limit);
@@ -358,13 +418,23 @@ fn tool_lines(item: &ToolItem, expanded: bool, width: usize, ctx: &RenderCtx<'_>
         .enumerate()
         .map(|(i, l)| {
             let lead = if i == 0 { "  ⎿ " } else { "    " };
-            Line::from(vec![Span::styled(lead, t.dim()), Span::styled(l.clone(), style)])
+            Line::from(vec![
+                Span::styled(lead, t.dim()),
+                Span::styled(l.clone(), style),
+            ])
         })
         .collect();
     out.extend(wrap_all(&body_lines, width, &[Span::raw("    ")]));
     if hidden > 0 {
-        let what = if item.result.is_none() { "earlier" } else { "more" };
-        out.push(Line::styled(format!("    … {hidden} {what} lines (Tab to select, Enter to expand)"), t.dim()));
+        let what = if item.result.is_none() {
+            "earlier"
+        } else {
+            "more"
+        };
+        out.push(Line::styled(
+            format!("    … {hidden} {what} lines (Tab to select, Enter to expand)"),
+            t.dim(),
+        ));
     }
     out
 }

@@ -71,8 +71,10 @@ impl Renderer<'_> {
                 .push(Span::styled("│ ".repeat(self.quote), self.theme.dim()));
         }
         if let Some(p) = self.pending_prefix.take() {
-            self.cur
-                .push(Span::styled(format!("{}{p}", self.indent()), self.theme.accent()));
+            self.cur.push(Span::styled(
+                format!("{}{p}", self.indent()),
+                self.theme.accent(),
+            ));
         } else if !self.lists.is_empty() {
             self.cur.push(Span::raw(format!("{}  ", self.indent())));
         }
@@ -112,8 +114,10 @@ impl Renderer<'_> {
             Event::Text(t) => self.text(&t),
             Event::Code(t) => {
                 self.start_line_prefix();
-                self.cur
-                    .push(Span::styled(t.to_string(), Style::default().fg(self.theme.code)));
+                self.cur.push(Span::styled(
+                    t.to_string(),
+                    Style::default().fg(self.theme.code),
+                ));
             }
             Event::SoftBreak => self.text(" "),
             Event::HardBreak => self.flush(),
@@ -130,15 +134,8 @@ impl Renderer<'_> {
 
     fn start(&mut self, tag: Tag<'_>) {
         match tag {
-            Tag::Paragraph => {
-                if self.lists.is_empty() || self.pending_prefix.is_none() {
-                    if self.lists.is_empty() {
-                        self.blank();
-                    } else {
-                        self.flush();
-                    }
-                }
-            }
+            Tag::Paragraph if self.lists.is_empty() => self.blank(),
+            Tag::Paragraph if self.pending_prefix.is_none() => self.flush(),
             Tag::Heading { level, .. } => {
                 self.blank();
                 let hashes = "#".repeat(level as usize);
@@ -155,7 +152,9 @@ impl Renderer<'_> {
             Tag::CodeBlock(kind) => {
                 self.blank();
                 let lang = match kind {
-                    CodeBlockKind::Fenced(l) => l.split_whitespace().next().unwrap_or("").to_string(),
+                    CodeBlockKind::Fenced(l) => {
+                        l.split_whitespace().next().unwrap_or("").to_string()
+                    }
                     CodeBlockKind::Indented => String::new(),
                 };
                 self.code = Some((lang, String::new()));
@@ -233,7 +232,10 @@ impl Renderer<'_> {
                         .iter()
                         .map(|(c, t)| Span::styled(t.clone(), Style::default().fg(rgb(*c)))),
                 ),
-                _ => spans.push(Span::styled(line.to_string(), Style::default().fg(self.theme.code))),
+                _ => spans.push(Span::styled(
+                    line.to_string(),
+                    Style::default().fg(self.theme.code),
+                )),
             }
             self.lines.push(Line::from(spans));
         }
@@ -277,7 +279,11 @@ mod tests {
     fn styles_inline_code_and_bold() {
         let lines = render("a **b** `c`", &Theme::dark(), &Highlighter::default());
         let spans = &lines[0].spans;
-        assert!(spans.iter().any(|s| s.content == "b" && s.style.add_modifier.contains(Modifier::BOLD)));
-        assert!(spans.iter().any(|s| s.content == "c" && s.style.fg == Some(Theme::dark().code)));
+        assert!(spans
+            .iter()
+            .any(|s| s.content == "b" && s.style.add_modifier.contains(Modifier::BOLD)));
+        assert!(spans
+            .iter()
+            .any(|s| s.content == "c" && s.style.fg == Some(Theme::dark().code)));
     }
 }

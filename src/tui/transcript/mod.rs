@@ -69,12 +69,13 @@ impl Transcript {
     pub fn finish_streaming(&mut self) {
         if let Some(last) = self.cells.last_mut() {
             match &last.kind {
-                CellKind::Reasoning { done: false, .. } | CellKind::Assistant { done: false, .. } => {
-                    match last.edit() {
-                        CellKind::Reasoning { done, .. } | CellKind::Assistant { done, .. } => *done = true,
-                        _ => {}
+                CellKind::Reasoning { done: false, .. }
+                | CellKind::Assistant { done: false, .. } => match last.edit() {
+                    CellKind::Reasoning { done, .. } | CellKind::Assistant { done, .. } => {
+                        *done = true
                     }
-                }
+                    _ => {}
+                },
                 _ => {}
             }
         }
@@ -202,7 +203,11 @@ impl Transcript {
 
     pub fn scroll_by(&mut self, delta: isize) {
         let max_top = self.last_total.get().saturating_sub(self.last_height.get());
-        let cur = if self.follow { max_top } else { self.top.min(max_top) };
+        let cur = if self.follow {
+            max_top
+        } else {
+            self.top.min(max_top)
+        };
         let next = (cur as isize + delta).clamp(0, max_top as isize) as usize;
         self.top = next;
         self.follow = next >= max_top;
@@ -236,9 +241,7 @@ impl Transcript {
             (false, Some(s)) => Box::new((0..s).rev()),
             (false, None) => Box::new((0..n).rev()),
         };
-        let next = candidates
-            .into_iter()
-            .find(|&i| self.cells[i].expandable());
+        let next = candidates.into_iter().find(|&i| self.cells[i].expandable());
         if let Some(i) = next {
             self.selected = Some(i);
             self.reveal(i, ctx);
@@ -285,7 +288,11 @@ impl Transcript {
         let total: usize = heights.iter().sum();
         self.last_total.set(total);
         let max_top = total.saturating_sub(height);
-        let top = if self.follow { max_top } else { self.top.min(max_top) };
+        let top = if self.follow {
+            max_top
+        } else {
+            self.top.min(max_top)
+        };
         let mut line_no = 0usize;
         let mut y = 0usize;
         for (i, (cell, h)) in self.cells.iter().zip(&heights).enumerate() {

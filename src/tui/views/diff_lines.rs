@@ -84,7 +84,10 @@ fn hunk_header(hunk: &Hunk, i: usize, theme: &Theme, marks: HunkMarks<'_>) -> Li
     if let Some(sel) = marks.selected {
         let on = sel.get(i).copied().unwrap_or(true);
         let pointer = if focused { "▶ " } else { "  " };
-        spans.push(Span::styled(pointer, theme.accent().add_modifier(Modifier::BOLD)));
+        spans.push(Span::styled(
+            pointer,
+            theme.accent().add_modifier(Modifier::BOLD),
+        ));
         let (mark, style) = if on {
             ("[✓] ", theme.fg(theme.added))
         } else {
@@ -112,10 +115,21 @@ fn number(n: Option<usize>, w: usize) -> String {
 }
 
 /// One diff line, wrapped, with the background filled to the width.
-fn diff_line(dl: &DiffLine, theme: &Theme, width: usize, num_w: usize, deselected: bool) -> Vec<Line<'static>> {
+fn diff_line(
+    dl: &DiffLine,
+    theme: &Theme,
+    width: usize,
+    num_w: usize,
+    deselected: bool,
+) -> Vec<Line<'static>> {
     let (sign, bg, emph_bg, sign_fg) = match dl.kind {
         LineKind::Added => ("+", Some(theme.added_bg), theme.added_emph_bg, theme.added),
-        LineKind::Removed => ("-", Some(theme.removed_bg), theme.removed_emph_bg, theme.removed),
+        LineKind::Removed => (
+            "-",
+            Some(theme.removed_bg),
+            theme.removed_emph_bg,
+            theme.removed,
+        ),
         LineKind::Context => (" ", None, theme.selection_bg, theme.dim),
     };
     // A deselected hunk's changes are shown dimmed, without backgrounds: they will not apply.
@@ -148,9 +162,12 @@ fn diff_line(dl: &DiffLine, theme: &Theme, width: usize, num_w: usize, deselecte
         spans.push(Span::styled(expand_tabs(&seg.text), s));
     }
     if dl.no_newline {
-        spans.push(Span::styled(" ⏎̸ no newline at end", theme.dim()));
+        spans.push(Span::styled("  (no newline at end of file)", theme.dim()));
     }
-    let indent = vec![Span::styled(" ".repeat(gutter.width() + 1), theme.fg(theme.line_number))];
+    let indent = vec![Span::styled(
+        " ".repeat(gutter.width() + 1),
+        theme.fg(theme.line_number),
+    )];
     let mut wrapped = wrap::wrap(&Line::from(spans), width, &indent);
     if let Some(c) = bg {
         for line in &mut wrapped {

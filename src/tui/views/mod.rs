@@ -74,7 +74,13 @@ fn draw_progress(frame: &mut Frame<'_>, area: Rect, app: &App, label: &str, frac
     let inner = block.inner(box_area);
     frame.render_widget(block, box_area);
     let [text, bar] = Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(inner);
-    frame.render_widget(Paragraph::new(Line::styled(truncate(label, inner.width as usize), t.fg(t.text))), text);
+    frame.render_widget(
+        Paragraph::new(Line::styled(
+            truncate(label, inner.width as usize),
+            t.fg(t.text),
+        )),
+        text,
+    );
     let gauge = match fraction {
         Some(f) => Gauge::default().ratio(f.clamp(0.0, 1.0)),
         None => Gauge::default().ratio(0.0).label("…"),
@@ -139,7 +145,11 @@ fn placeholder(app: &App) -> String {
 fn draw_hints(frame: &mut Frame<'_>, area: Rect, app: &App) {
     let t = &app.theme;
     let mut spans = Vec::new();
-    for (i, (key, hint)) in keymap::hints(&app.contexts()).into_iter().enumerate() {
+    let mut contexts = app.contexts();
+    if contexts.contains(&keymap::Context::Replay) {
+        contexts.retain(|c| *c != keymap::Context::Transcript);
+    }
+    for (i, (key, hint)) in keymap::hints(&contexts).into_iter().enumerate() {
         if i > 0 {
             spans.push(Span::styled(" · ", t.dim()));
         }

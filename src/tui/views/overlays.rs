@@ -24,8 +24,16 @@ pub fn help(frame: &mut Frame<'_>, area: Rect, app: &App) {
     let t = &app.theme;
     let mut blocks: Vec<Vec<Line<'static>>> = Vec::new();
     for (title, entries) in keymap::help_sections() {
-        let mut lines = vec![Line::styled(title.to_string(), t.fg(t.heading).add_modifier(Modifier::BOLD))];
-        let key_w = entries.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0).min(18);
+        let mut lines = vec![Line::styled(
+            title.to_string(),
+            t.fg(t.heading).add_modifier(Modifier::BOLD),
+        )];
+        let key_w = entries
+            .iter()
+            .map(|(k, _)| k.chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(18);
         for (keys, help) in entries {
             lines.push(Line::from(vec![
                 Span::styled(format!("  {keys:<key_w$}  "), t.accent()),
@@ -36,11 +44,18 @@ pub fn help(frame: &mut Frame<'_>, area: Rect, app: &App) {
         blocks.push(lines);
     }
     let total: usize = blocks.iter().map(Vec::len).sum();
-    let popup = centered(area, area.width.saturating_sub(4), area.height.saturating_sub(2));
+    let popup = centered(
+        area,
+        area.width.saturating_sub(4),
+        area.height.saturating_sub(2),
+    );
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(t.fg(t.accent))
-        .title(Span::styled(" Keys (Esc or ? to close) ", t.accent().add_modifier(Modifier::BOLD)));
+        .title(Span::styled(
+            " Keys (Esc or ? to close) ",
+            t.accent().add_modifier(Modifier::BOLD),
+        ));
     let inner = block.inner(popup);
     frame.render_widget(Clear, popup);
     frame.render_widget(block, popup);
@@ -55,7 +70,8 @@ pub fn help(frame: &mut Frame<'_>, area: Rect, app: &App) {
         }
     }
     if two {
-        let [l, r] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(inner);
+        let [l, r] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+            .areas(inner);
         frame.render_widget(Paragraph::new(left), l);
         frame.render_widget(Paragraph::new(right), r);
     } else {
@@ -70,7 +86,10 @@ pub fn confirm(frame: &mut Frame<'_>, area: Rect, app: &App, question: &str) {
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(t.fg(t.warning))
-        .title(Span::styled(" Quit? ", t.fg(t.warning).add_modifier(Modifier::BOLD)));
+        .title(Span::styled(
+            " Quit? ",
+            t.fg(t.warning).add_modifier(Modifier::BOLD),
+        ));
     let inner = block.inner(popup);
     frame.render_widget(Clear, popup);
     frame.render_widget(block, popup);

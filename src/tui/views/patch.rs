@@ -15,7 +15,10 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, p: &PatchReview) {
     let n = p.files.len();
     let title = Line::from(vec![
         Span::styled(" Session patch ", t.accent().add_modifier(Modifier::BOLD)),
-        Span::styled(format!("{n} file{} ", if n == 1 { "" } else { "s" }), t.dim()),
+        Span::styled(
+            format!("{n} file{} ", if n == 1 { "" } else { "s" }),
+            t.dim(),
+        ),
         Span::styled(format!("+{added} "), t.fg(t.added)),
         Span::styled(format!("-{removed} "), t.fg(t.removed)),
     ]);

@@ -18,11 +18,18 @@ pub fn draw_change(frame: &mut Frame<'_>, area: Rect, app: &App, c: &ChangeRevie
         "Write" => "rewrite",
         _ => "edit",
     };
-    let mut title = vec![Span::styled(format!(" Approve this {verb}? "), t.fg(t.warning).add_modifier(Modifier::BOLD))];
+    let mut title = vec![Span::styled(
+        format!(" Approve this {verb}? "),
+        t.fg(t.warning).add_modifier(Modifier::BOLD),
+    )];
     if let Some(d) = &c.diff {
         let sel = c.selected.iter().filter(|s| **s).count();
         title.push(Span::styled(
-            format!("hunk {}/{} · {sel} selected ", (c.focus + 1).min(d.hunks.len()), d.hunks.len()),
+            format!(
+                "hunk {}/{} · {sel} selected ",
+                (c.focus + 1).min(d.hunks.len()),
+                d.hunks.len()
+            ),
             t.dim(),
         ));
     }
@@ -36,13 +43,19 @@ pub fn draw_change(frame: &mut Frame<'_>, area: Rect, app: &App, c: &ChangeRevie
     let width = inner.width as usize;
     let mut lines: Vec<Line<'static>> = Vec::new();
     let Some(diff) = &c.diff else {
-        lines.push(Line::styled(format!("{}  computing the diff…", c.path), t.dim()));
+        lines.push(Line::styled(
+            format!("{}  computing the diff…", c.path),
+            t.dim(),
+        ));
         frame.render_widget(Paragraph::new(lines), inner);
         return;
     };
     lines.push(diff_lines::header(diff, t));
     if c.binary_before {
-        lines.push(Line::styled("the file was binary: its old content is not shown", t.fg(t.warning)));
+        lines.push(Line::styled(
+            "the file was binary: its old content is not shown",
+            t.fg(t.warning),
+        ));
     }
     let offset = lines.len();
     let rendered = diff_lines::render(
@@ -57,7 +70,10 @@ pub fn draw_change(frame: &mut Frame<'_>, area: Rect, app: &App, c: &ChangeRevie
     *c.hunk_starts.borrow_mut() = rendered.hunk_starts.iter().map(|s| s + offset).collect();
     lines.extend(rendered.lines);
     if diff.hunks.is_empty() {
-        lines.push(Line::styled("no changes: the proposed text equals the current file", t.dim()));
+        lines.push(Line::styled(
+            "no changes: the proposed text equals the current file",
+            t.dim(),
+        ));
     }
     let h = inner.height as usize;
     c.page.set(h.saturating_sub(2).max(1));
@@ -69,9 +85,16 @@ pub fn draw_change(frame: &mut Frame<'_>, area: Rect, app: &App, c: &ChangeRevie
             .set_line(inner.x, inner.y + i as u16, line, inner.width);
     }
     if lines.len() > h {
-        let pos = format!(" {}-{} of {} ", scroll + 1, (scroll + h).min(lines.len()), lines.len());
+        let pos = format!(
+            " {}-{} of {} ",
+            scroll + 1,
+            (scroll + h).min(lines.len()),
+            lines.len()
+        );
         let x = area.right().saturating_sub(pos.len() as u16 + 2);
-        frame.buffer_mut().set_string(x, area.bottom() - 1, pos, t.dim());
+        frame
+            .buffer_mut()
+            .set_string(x, area.bottom() - 1, pos, t.dim());
     }
 }
 
@@ -86,7 +109,10 @@ pub fn draw_command(frame: &mut Frame<'_>, area: Rect, app: &App, c: &CommandRev
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(t.fg(t.warning))
-        .title(Span::styled(" Run this command? ", t.fg(t.warning).add_modifier(Modifier::BOLD)));
+        .title(Span::styled(
+            " Run this command? ",
+            t.fg(t.warning).add_modifier(Modifier::BOLD),
+        ));
     let inner = block.inner(area);
     frame.render_widget(Clear, area);
     frame.render_widget(block, area);
@@ -109,7 +135,11 @@ pub fn draw_command(frame: &mut Frame<'_>, area: Rect, app: &App, c: &CommandRev
         lines.push(Line::styled(d.clone(), t.fg(t.text)));
     }
     lines.push(Line::styled(
-        format!("runs in the {} · timeout {:.0}s", sandbox_name(app), c.timeout_seconds),
+        format!(
+            "runs in the {} · timeout {:.0}s",
+            sandbox_name(app),
+            c.timeout_seconds
+        ),
         t.dim(),
     ));
     frame.render_widget(Paragraph::new(lines), inner);
@@ -119,6 +149,13 @@ fn sandbox_name(app: &App) -> String {
     if app.status.sandbox.is_empty() {
         "sandbox".into()
     } else {
-        format!("{} sandbox", app.status.sandbox.split_whitespace().next().unwrap_or("the"))
+        format!(
+            "{} sandbox",
+            app.status
+                .sandbox
+                .split_whitespace()
+                .next()
+                .unwrap_or("the")
+        )
     }
 }

@@ -33,48 +33,85 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
     let t = &app.theme;
     let s = &app.status;
     let base = t.status();
-    let sep = Span::styled(" │ ", base.fg(t.dim));
-    let model = if s.model.is_empty() { "no model yet" } else { &s.model };
-    let mut left = vec![
-        Span::styled(" lilypad", base.fg(t.accent).add_modifier(Modifier::BOLD)),
-        sep.clone(),
-        Span::styled(truncate(model, 36), base),
+    // The short forms: "script: demo", "host sandbox" (details are in the transcript).
+    let model = match s.model.split(" (").next() {
+        Some(m) if !m.is_empty() => m,
+        _ => "no model yet",
+    };
+    let sandbox = s.sandbox.split(':').next().unwrap_or("");
+    // (priority, text, style): the lowest priorities go first when the line is too narrow.
+    let mut items: Vec<(u8, String, ratatui::style::Style)> = vec![
+        (
+            1,
+            "lilypad".into(),
+            base.fg(t.accent).add_modifier(Modifier::BOLD),
+        ),
+        (7, truncate(model, 32), base),
     ];
-    if !s.sandbox.is_empty() {
-        left.push(sep.clone());
-        left.push(Span::styled(truncate(&s.sandbox, 24), base));
+    if !sandbox.is_empty() {
+        items.push((3, truncate(sandbox, 20), base));
     }
-    let max = if s.max_steps > 0 { s.max_steps.to_string() } else { "?".into() };
-    left.push(sep.clone());
-    left.push(Span::styled(format!("step {}/{max}", s.step), base));
+    let max = if s.max_steps > 0 {
+        s.max_steps.to_string()
+    } else {
+        "?".into()
+    };
+    items.push((8, format!("step {}/{max}", s.step), base));
     if s.context_limit > 0 {
         let pct = s.context_tokens as f64 * 100.0 / s.context_limit as f64;
         let style = if pct > 85.0 { base.fg(t.warning) } else { base };
-        left.push(sep.clone());
-        left.push(Span::styled(
-            format!("ctx {}/{} {pct:.0}%", tokens(s.context_tokens), tokens(s.context_limit as usize)),
+        items.push((
+            6,
+            format!(
+                "ctx {}/{} {pct:.0}%",
+                tokens(s.context_tokens),
+                tokens(s.context_limit as usize)
+            ),
             style,
         ));
     }
     if let Some(r) = s.tokens_per_second {
-        left.push(sep.clone());
-        left.push(Span::styled(format!("{r:.0} tok/s"), base));
+        items.push((4, format!("{r:.0} tok/s"), base));
     }
-    left.push(sep);
-    left.push(Span::styled(clock(s.elapsed(Instant::now())), base));
-
+    items.push((5, clock(s.elapsed(Instant::now())), base));
     let state_style = match s.state {
         AgentState::WaitingForReview | AgentState::Paused => base.fg(t.warning),
         AgentState::Generating | AgentState::RunningTool => base.fg(t.accent),
         AgentState::Finished => base.fg(t.added),
         _ => base,
     };
-    let mut right = vec![Span::styled(format!("● {} ", s.state.label()), state_style.add_modifier(Modifier::BOLD))];
+    let mut right = vec![Span::styled(
+        format!("● {} ", s.state.label()),
+        state_style.add_modifier(Modifier::BOLD),
+    )];
     if s.step_mode {
         right.insert(0, Span::styled("[step mode] ", base.fg(t.warning)));
     }
-    let lw: usize = left.iter().map(|s| s.content.width()).sum();
     let rw: usize = right.iter().map(|s| s.content.width()).sum();
+    let line_width = |items: &[(u8, String, ratatui::style::Style)]| {
+        items
+            .iter()
+            .map(|(_, text, _)| text.width() + 3)
+            .sum::<usize>()
+    };
+    while line_width(&items) + rw > area.width as usize && items.len() > 1 {
+        let lowest = items
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, (p, _, _))| *p)
+            .map(|(i, _)| i)
+            .unwrap_or(0);
+        items.remove(lowest);
+    }
+    let mut left = Vec::new();
+    for (i, (_, text, style)) in items.into_iter().enumerate() {
+        left.push(Span::styled(
+            if i == 0 { " " } else { " │ " },
+            base.fg(t.dim),
+        ));
+        left.push(Span::styled(text, style));
+    }
+    let lw: usize = left.iter().map(|s| s.content.width()).sum();
     let pad = (area.width as usize).saturating_sub(lw + rw);
     left.push(Span::styled(" ".repeat(pad), base));
     left.extend(right);
