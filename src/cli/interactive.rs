@@ -1,0 +1,211 @@
+//! Starting an interactive session behind the interface: load the model and open the sandbox
+//! on a background task that reports progress to the screen, then hand the running agent to
+//! `tui::run`. Shared by `lilypad [TASK]` and `lilypad demo`.
+
+use crate::agent::{ApprovalPolicy, Model};
+use crate::config::Settings;
+use crate::launch::{self, EngineChoice, SessionOptions};
+use crate::sandbox::{Sandbox, SandboxSpec};
+use crate::session::{self, SessionLog};
+use crate::tui::{self, Backend, PatchSource, SessionOutcome, Startup, TuiOptions};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
+
+/// How to get the model.
+pub enum ModelPlan {
+    /// Already built (the demo's scripted model).
+    Ready(Arc<dyn Model>),
+    /// Load it in the background (may take a while: progress is shown).
+    Load(EngineChoice),
+}
+
+/// Everything needed to start the session.
+pub struct Plan {
+    pub settings: Settings,
+    pub opts: SessionOptions,
+    pub model: ModelPlan,
+    pub engine_label: EngineChoice,
+    pub spec: SandboxSpec,
+    pub task: Option<String>,
+    pub tui: TuiOptions,
+}
+
+/// What the session left behind, for the summary.
+pub struct Finished {
+    pub outcome: SessionOutcome,
+    pub log_path: Option<PathBuf>,
+}
+
+struct SandboxPatch(Arc<dyn Sandbox>);
+
+#[async_trait::async_trait]
+impl PatchSource for SandboxPatch {
+    async fn export(&self) -> Result<Vec<u8>, String> {
+        self.0.export_patch().await.map_err(|e| e.to_string())
+    }
+}
+
+/// Run the session in the interface until the person quits; the sandbox is closed after.
+pub async fn run(plan: Plan) -> anyhow::Result<Finished> {
+    let (tx, rx) = unbounded_channel();
+    let tui_options = plan.tui.clone();
+    let starter = tokio::spawn(start(plan, tx));
+    let outcome = tui::run(tui_options, rx).await?;
+    let started = if starter.is_finished() {
+        starter.await.ok().flatten()
+    } else {
+        starter.abort();
+        None
+    };
+    let mut log_path = None;
+    if let Some((sandbox, log)) = started {
+        let _ = sandbox.close().await;
+        log_path = Some(log);
+    }
+    Ok(Finished { outcome, log_path })
+}
+
+fn progress(tx: &UnboundedSender<Startup>, label: &str, fraction: Option<f64>) {
+    let _ = tx.send(Startup::Progress {
+        label: label.to_string(),
+        fraction,
+    });
+}
+
+/// Load, open, start; report each step. Returns the sandbox and log path to clean up after.
+async fn start(plan: Plan, tx: UnboundedSender<Startup>) -> Option<(Arc<dyn Sandbox>, PathBuf)> {
+    match try_start(plan, &tx).await {
+        Ok(v) => Some(v),
+        Err(e) => {
+            let _ = tx.send(Startup::Failed(format!("{e:#}")));
+            None
+        }
+    }
+}
+
+async fn try_start(
+    plan: Plan,
+    tx: &UnboundedSender<Startup>,
+) -> anyhow::Result<(Arc<dyn Sandbox>, PathBuf)> {
+    let model = match plan.model {
+        ModelPlan::Ready(m) => m,
+        ModelPlan::Load(choice) => {
+            progress(tx, "loading the model", Some(0.0));
+            let (settings, ptx) = (plan.settings.clone(), tx.clone());
+            tokio::task::spawn_blocking(move || {
+                launch::build_model(&choice, &settings, &settings.prompt, move |f| {
+                    progress(&ptx, "loading the model", Some(f as f64));
+                })
+            })
+            .await??
+        }
+    };
+    progress(
+        tx,
+        &format!(
+            "starting the {} sandbox on a copy of {}",
+            plan.spec.kind,
+            plan.spec.repo.display()
+        ),
+        None,
+    );
+    let sandbox = launch::open_sandbox(&plan.spec).await?;
+    let session_id = session::new_session_id();
+    let config = launch::agent_config(
+        &plan.settings,
+        &plan.opts,
+        &plan.settings.prompt,
+        ApprovalPolicy::default(),
+        &session_id,
+    )?;
+    let dir = launch::session_dir(&plan.opts)?;
+    let header = launch::header(
+        &session_id,
+        &plan.spec.repo,
+        &plan.spec,
+        &plan.engine_label,
+        plan.task.as_deref().unwrap_or(""),
+        &config.system_prompt,
+    );
+    let log = SessionLog::create(&dir, &header)?;
+    let running = launch::start(model, sandbox.clone(), config, Vec::new(), log);
+    let log_path = running.log_path.clone();
+    let _ = tx.send(Startup::Ready(Backend {
+        ops: running.ops,
+        events: running.events,
+        patch: Some(Arc::new(SandboxPatch(sandbox.clone()))),
+    }));
+    Ok((sandbox, log_path))
+}
+
+/// The line printed after the screen is restored.
+pub fn summary(f: &Finished) -> String {
+    use crate::tui::PatchDecision as P;
+    let patch = match &f.outcome.patch {
+        P::Applied { repo } => format!("the session patch was applied to {}", repo.display()),
+        P::Saved { path } => format!("the session patch was saved to {}", path.display()),
+        P::Discarded => "the session patch was discarded".into(),
+        P::Empty => "the session changed nothing".into(),
+        P::Undecided => "the session patch was not applied".into(),
+    };
+    let log = f
+        .log_path
+        .as_ref()
+        .map(|p| format!("; log: {}", p.display()))
+        .unwrap_or_default();
+    let id = if f.outcome.session_id.is_empty() {
+        String::new()
+    } else {
+        format!("session {}: ", f.outcome.session_id)
+    };
+    format!("{id}{patch}{log}")
+}
+
+/// The theme from the flag (or `LILYPAD_THEME`), dark by default.
+pub fn theme(name: Option<&str>) -> anyhow::Result<tui::Theme> {
+    Ok(tui::Theme::load(name.unwrap_or("dark"))?)
+}
+
+/// `lilypad [TASK]`: an interactive session in the repository (the current directory unless
+/// `--repo`), in a Docker sandbox unless `--sandbox` says otherwise.
+pub fn run_default(
+    task: Option<String>,
+    opts: &SessionOptions,
+    theme_name: Option<&str>,
+    settings: &Settings,
+) -> anyhow::Result<std::process::ExitCode> {
+    use anyhow::Context;
+    let repo = match &opts.repo {
+        Some(r) => r.clone(),
+        None => std::env::current_dir().context("finding the current directory")?,
+    };
+    let repo =
+        std::fs::canonicalize(&repo).with_context(|| format!("opening {}", repo.display()))?;
+    let choice = EngineChoice::from_options(opts, settings)?;
+    let spec = launch::sandbox_spec(opts, &repo, crate::sandbox::SandboxKind::Docker);
+    let mut notices = Vec::new();
+    if spec.kind == crate::sandbox::SandboxKind::Host {
+        notices.push(crate::sandbox::HOST_WARNING.to_string());
+    }
+    let plan = Plan {
+        settings: settings.clone(),
+        opts: opts.clone(),
+        model: ModelPlan::Load(choice.clone()),
+        engine_label: choice,
+        spec,
+        task: task.clone(),
+        tui: TuiOptions {
+            theme: theme(theme_name)?,
+            repo: Some(repo),
+            task,
+            step_mode: opts.step,
+            notices,
+        },
+    };
+    let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let finished = rt.block_on(run(plan))?;
+    rt.shutdown_timeout(std::time::Duration::from_secs(2));
+    eprintln!("{}", summary(&finished));
+    Ok(std::process::ExitCode::SUCCESS)
+}
