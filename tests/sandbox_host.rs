@@ -47,7 +47,19 @@ async fn host_attacks() {
     attacks::secrets_and_privileges(&h, false).await;
     attacks::big_output(&h).await;
     attacks::hung_and_escapee(&h, false).await;
+    // Background processes end with the session.
+    h.out("setsid sleep 1007 > /dev/null 2>&1 < /dev/null &")
+        .await;
+    assert!(attacks::host_cmdlines().contains("sleep 1007"));
     h.sb().close().await.unwrap();
+    let t0 = std::time::Instant::now();
+    while attacks::host_cmdlines().contains("sleep 1007") {
+        assert!(
+            t0.elapsed().as_secs() < 10,
+            "a background process outlived the session"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,7 +6,8 @@
 //! `HOME`, so tokens in the user's environment are not visible) and time (a timeout kills the
 //! command's process group, then any process still carrying this command's exec marker, i.e.
 //! children that escaped with `setsid`; one that also cleared its environment cannot be found:
-//! that is what the container sandboxes are for).
+//! that is what the container sandboxes are for). `close` likewise stops the background
+//! processes of the session (found by a session marker in their environment).
 
 use super::output::{pump, Collector};
 use super::workspace::Workspace;
@@ -28,6 +29,7 @@ pub struct HostSandbox {
     ws: Workspace,
     root: String,
     home: tempfile::TempDir,
+    session: String,
 }
 
 impl HostSandbox {
@@ -43,6 +45,7 @@ impl HostSandbox {
             root: root.to_string_lossy().into_owned(),
             ws,
             home,
+            session: super::session_id(),
         })
     }
 }
@@ -59,6 +62,8 @@ fn next_exec_id() -> String {
 }
 
 const MARKER: &str = "LILYPAD_EXEC_ID";
+/// Carried by every process of the session, so that `close` can stop background ones.
+const SESSION_MARKER: &str = "LILYPAD_SESSION";
 
 #[async_trait]
 impl Sandbox for HostSandbox {
@@ -101,6 +106,7 @@ impl Sandbox for HostSandbox {
             .env("LANG", "C.UTF-8")
             .env("TERM", "dumb")
             .env(MARKER, &id)
+            .env(SESSION_MARKER, &self.session)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -131,7 +137,7 @@ impl Sandbox for HostSandbox {
                 if let Some(pg) = pgid {
                     kill_group(pg);
                 }
-                kill_marked(&id);
+                kill_marked(MARKER, &id);
                 let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
                 ExecExit::TimedOut
             }
@@ -176,6 +182,8 @@ impl Sandbox for HostSandbox {
     }
 
     async fn close(&self) -> Result<(), SandboxError> {
+        // Background processes the model started (servers, `nohup`) end with the session.
+        kill_marked(SESSION_MARKER, &self.session);
         Ok(())
     }
 }
@@ -196,10 +204,10 @@ fn kill_group(pgid: u32) {
         .status();
 }
 
-/// Kill every process of ours whose environment carries this exec's marker (escapees that
-/// left the process group). Repeated because a forking escapee may add processes meanwhile.
-fn kill_marked(id: &str) {
-    let needle = format!("{MARKER}={id}\0");
+/// Kill every process of ours whose environment carries `var=id` (for an exec's marker:
+/// escapees that left the process group). Repeated because a forking escapee may add processes meanwhile.
+fn kill_marked(var: &str, id: &str) {
+    let needle = format!("{var}={id}\0");
     for _ in 0..3 {
         let mut found = Vec::new();
         let Ok(dir) = fs::read_dir("/proc") else {
