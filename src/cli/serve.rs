@@ -43,7 +43,14 @@ pub fn run(args: &ServeArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     let (engine, template, default_name) = match args.engine.as_deref() {
         Some(s) if s.starts_with("script:") => {
             let path = PathBuf::from(&s["script:".len()..]);
-            let engine = ScriptEngine::from_file(&path)?;
+            let mut engine = ScriptEngine::from_file(&path)?;
+            // As for sessions: slows the replay down (for watching, and for queueing tests).
+            if let Some(ms) = std::env::var("LILYPAD_SCRIPT_DELAY_MS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+            {
+                engine.piece_delay = std::time::Duration::from_millis(ms);
+            }
             (Engine::Script(engine), None, "script".to_string())
         }
         None | Some("llama") => {

@@ -32,10 +32,12 @@ pub fn tiny_model() -> &'static Path {
         .1
 }
 
-/// A config file with the engine settings the other model tests use (small batches).
-fn test_config(dir: &Path) -> PathBuf {
+/// A config file with the engine settings the other model tests use (small batches), plus
+/// `extra` TOML.
+fn test_config(dir: &Path, extra: &str) -> PathBuf {
     let path = dir.join("config.toml");
-    std::fs::write(&path, "[engine]\nbatch = 128\nubatch = 64\n").expect("write config");
+    let text = format!("{extra}\n[engine]\nbatch = 128\nubatch = 64\n");
+    std::fs::write(&path, text).expect("write config");
     path
 }
 
@@ -86,8 +88,13 @@ pub fn collect_into(stream: impl Read + Send + 'static, log: Arc<Mutex<String>>)
 /// Start `lilypad serve --listen 127.0.0.1:0` with `args` (e.g. `--model F` or
 /// `--engine script:F`) and wait until it listens.
 pub fn serve(args: &[&str], envs: &[(&str, &str)]) -> Peer {
+    serve_with_config(args, envs, "")
+}
+
+/// [`serve`] with extra config-file TOML (e.g. a `[serve]` section).
+pub fn serve_with_config(args: &[&str], envs: &[(&str, &str)], config: &str) -> Peer {
     let dir = tempfile::tempdir().expect("temp dir");
-    let config = test_config(dir.path());
+    let config = test_config(dir.path(), config);
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_lilypad"));
     // Global flags after the subcommand: before it they would be taken for a session's.
     cmd.args(["serve", "--config"])
