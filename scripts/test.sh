@@ -24,6 +24,11 @@ engines_down() {
 }
 trap engines_down EXIT
 mkdir -p target
+# Python peers of the remote-engine tests (the `openai` client, llama-cpp-python's server), cached
+# outside the clone; the first build of llama-cpp-python takes 10-15 min (see docs/remote.md),
+# so it runs in the background too.
+(nice scripts/fetch-test-python.sh >target/python-peers.env 2>target/python-peers.log) &
+py_pid=$!
 # The engine with the bridge and clamp Kubernetes needs, plus a Debian image with bash.
 (nice $SUDO scripts/docker-up.sh --bridge --oom-clamp --debian && nice $SUDO scripts/k8s-up.sh) \
   >target/engines-up.log 2>&1 &
@@ -35,4 +40,6 @@ export LILYPAD_REQUIRE_DOCKER=1 LILYPAD_REQUIRE_KUBE=1
 cargo fmt --check
 cargo clippy --all-targets -- -D warnings
 wait "$k8s_pid" || { tail -n 40 target/engines-up.log >&2; echo "test: starting the engines failed" >&2; exit 1; }
+wait "$py_pid" || { tail -n 40 target/python-peers.log >&2; echo "test: installing the Python peers failed" >&2; exit 1; }
+eval "$(cat target/python-peers.env)"
 cargo test --all-targets -- --test-threads=2

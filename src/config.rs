@@ -144,6 +144,8 @@ pub struct Settings {
     pub remote: crate::engine::remote::RemoteSettings,
     /// `lilypad serve`; see `docs/remote.md`.
     pub serve: crate::serve::ServeSettings,
+    /// System prompt, tools, chat template choice (see `crate::prompt::PromptSettings`).
+    pub prompt: crate::prompt::PromptSettings,
 }
 
 impl Settings {

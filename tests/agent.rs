@@ -24,7 +24,15 @@ fn repo() -> tempfile::TempDir {
     for args in [
         vec!["init", "-q"],
         vec!["add", "-A"],
-        vec!["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
+        vec![
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "init",
+        ],
     ] {
         let ok = std::process::Command::new("git")
             .args(&args)
@@ -211,14 +219,20 @@ async fn a_turn_cut_by_the_token_cap_runs_none_of_its_calls() {
     let (reason, _, events) = s.finish().await;
     assert_eq!(reason, FinishReason::TokenCap);
     assert!(results(&events).is_empty());
-    assert!(s.sandbox.read(&format!("{}/cut", s.sandbox.root())).await.is_err());
+    assert!(s
+        .sandbox
+        .read(&format!("{}/cut", s.sandbox.root()))
+        .await
+        .is_err());
 }
 
 #[tokio::test]
 async fn malformed_calls_are_answered_with_a_readable_error() {
     let mut s = start(
         vec![
-            turn("x\n</think>\n\n<tool_call>\n{\"name\": \"Read\", \"arguments\": {}}\n</tool_call>"),
+            turn(
+                "x\n</think>\n\n<tool_call>\n{\"name\": \"Read\", \"arguments\": {}}\n</tool_call>",
+            ),
             turn("sorry\n</think>\n\ndone"),
         ],
         |_| {},
@@ -231,14 +245,19 @@ async fn malformed_calls_are_answered_with_a_readable_error() {
     assert_eq!(r.len(), 1);
     assert!(r[0].1);
     assert_eq!(r[0].2, Resolution::Skipped);
-    assert!(events.iter().any(|e| matches!(e, Event::MalformedCall { .. })));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Event::MalformedCall { .. })));
     let prompts = s.engine.prompts();
     assert!(prompts[1].contains(&r[0].0), "the model reads the error");
 }
 
 #[tokio::test]
 async fn rejection_carries_feedback_and_edited_approval_applies_the_users_text() {
-    let write = call("Write", &[("file_path", "notes.txt"), ("content", "spaces")]);
+    let write = call(
+        "Write",
+        &[("file_path", "notes.txt"), ("content", "spaces")],
+    );
     let edit = call(
         "Edit",
         &[
@@ -257,23 +276,21 @@ async fn rejection_carries_feedback_and_edited_approval_applies_the_users_text()
     )
     .await;
     s.send(Op::UserMessage { text: "go".into() });
-    let ev = s
-        .until(|e| matches!(e, Event::ApprovalRequested(_)))
-        .await;
+    let ev = s.until(|e| matches!(e, Event::ApprovalRequested(_))).await;
     let Some(Event::ApprovalRequested(req)) = ev.last() else {
         unreachable!()
     };
     assert_eq!(req.category, ToolCategory::Edits);
-    assert!(matches!(&req.kind, ApprovalKind::Change { path, before: None, after, .. } if path == "notes.txt" && after == "spaces"));
+    assert!(
+        matches!(&req.kind, ApprovalKind::Change { path, before: None, after, .. } if path == "notes.txt" && after == "spaces")
+    );
     s.send(Op::Review {
         id: req.id,
         decision: ReviewDecision::Reject {
             feedback: "use tabs".into(),
         },
     });
-    let ev = s
-        .until(|e| matches!(e, Event::ApprovalRequested(_)))
-        .await;
+    let ev = s.until(|e| matches!(e, Event::ApprovalRequested(_))).await;
     let r = results(&ev);
     assert_eq!(r[0].2, Resolution::Rejected);
     assert!(r[0].0.contains("use tabs"));
@@ -299,7 +316,11 @@ async fn rejection_carries_feedback_and_edited_approval_applies_the_users_text()
     assert_eq!(r[0].2, Resolution::Edited);
     assert!(r[0].0.contains("user edited"), "{}", r[0].0);
     assert_eq!(s.file("src/app.py").await, "def f():\n    return 3\n");
-    assert!(s.sandbox.read(&format!("{}/notes.txt", s.sandbox.root())).await.is_err());
+    assert!(s
+        .sandbox
+        .read(&format!("{}/notes.txt", s.sandbox.root()))
+        .await
+        .is_err());
     assert!(s.engine.prompts()[1].contains("use tabs"));
     let patch = String::from_utf8(s.sandbox.export_patch().await.unwrap()).unwrap();
     assert!(patch.contains("+    return 3"), "{patch}");
@@ -320,9 +341,7 @@ async fn approve_for_session_and_deny_policies() {
     )
     .await;
     s.send(Op::UserMessage { text: "go".into() });
-    let ev = s
-        .until(|e| matches!(e, Event::ApprovalRequested(_)))
-        .await;
+    let ev = s.until(|e| matches!(e, Event::ApprovalRequested(_))).await;
     let Some(Event::ApprovalRequested(req)) = ev.last() else {
         unreachable!()
     };
@@ -344,7 +363,11 @@ async fn approve_for_session_and_deny_policies() {
     assert_eq!(r[2].2, Resolution::Denied);
     assert!(r[2].0.starts_with("PermissionError"));
     assert_eq!(s.file("b.txt").await, "2");
-    assert!(s.sandbox.read(&format!("{}/c.txt", s.sandbox.root())).await.is_err());
+    assert!(s
+        .sandbox
+        .read(&format!("{}/c.txt", s.sandbox.root()))
+        .await
+        .is_err());
 }
 
 #[tokio::test]

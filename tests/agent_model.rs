@@ -11,9 +11,18 @@ use lilypad::sandbox::{self, SandboxKind, SandboxSpec};
 use lilypad::tools::{ToolLimits, Tools};
 use std::sync::Arc;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn follow_up_turns_reuse_the_prompt_prefix() {
+#[test]
+fn follow_up_turns_reuse_the_prompt_prefix() {
     let _g = common::serial();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(follow_up_turns());
+}
+
+async fn follow_up_turns() {
     let repo = tempfile::tempdir().unwrap();
     std::fs::write(repo.path().join("a.txt"), "x\n").unwrap();
     let sb = sandbox::open(&SandboxSpec {
@@ -63,6 +72,9 @@ async fn follow_up_turns_reuse_the_prompt_prefix() {
         // At least the system prompt, tools and earlier messages up to the previous turn's
         // reasoning (dropped once a new user message follows) are not read again.
         assert!(after.reused_tokens > before.prompt_tokens / 2, "{after:?}");
-        assert!(after.evaluated_tokens < after.prompt_tokens / 2, "{after:?}");
+        assert!(
+            after.evaluated_tokens < after.prompt_tokens / 2,
+            "{after:?}"
+        );
     }
 }

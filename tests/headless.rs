@@ -25,7 +25,15 @@ fn repo(dir: &Path) -> PathBuf {
     git(&r, &["add", "-A"]);
     git(
         &r,
-        &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "init",
+        ],
     );
     r
 }
@@ -95,7 +103,14 @@ fn a_task_runs_to_its_answer_with_patch_and_trajectory() {
     std::fs::write(&script, FIX).unwrap();
     let out_dir = tmp.path().join("out");
     let out = lilypad(tmp.path())
-        .args(["run", "--task", "make f return 2", "--json", "--sandbox", "host"])
+        .args([
+            "run",
+            "--task",
+            "make f return 2",
+            "--json",
+            "--sandbox",
+            "host",
+        ])
         .arg("--allow-host")
         .arg("--repo")
         .arg(&r)
@@ -105,7 +120,12 @@ fn a_task_runs_to_its_answer_with_patch_and_trajectory() {
         .arg(&out_dir)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let ev = events(&out.stdout);
     assert!(matches!(ev.first(), Some(Event::SessionStarted { .. })));
     assert!(ev.iter().any(|e| matches!(
@@ -120,7 +140,11 @@ fn a_task_runs_to_its_answer_with_patch_and_trajectory() {
         })
         .collect();
     assert_eq!(results.len(), 3);
-    assert!(results[2].starts_with("Exit code: 0\nSTDOUT:\n1\n"), "{}", results[2]);
+    assert!(
+        results[2].starts_with("Exit code: 0\nSTDOUT:\n1\n"),
+        "{}",
+        results[2]
+    );
     // The user's repository is untouched; the patch applies to it.
     assert_eq!(
         std::fs::read_to_string(r.join("src/app.py")).unwrap(),
@@ -148,7 +172,9 @@ fn a_task_runs_to_its_answer_with_patch_and_trajectory() {
     assert_eq!(msgs[1]["content"], "make f return 2");
     assert_eq!(msgs[2]["role"], "assistant");
     assert_eq!(msgs[2]["reasoning_content"], "I should look at the file.");
-    let args = msgs[2]["tool_calls"][0]["function"]["arguments"].as_str().unwrap();
+    let args = msgs[2]["tool_calls"][0]["function"]["arguments"]
+        .as_str()
+        .unwrap();
     assert_eq!(
         serde_json::from_str::<serde_json::Value>(args).unwrap()["file_path"],
         "src/app.py"
@@ -159,7 +185,10 @@ fn a_task_runs_to_its_answer_with_patch_and_trajectory() {
     assert!(t["steps"][1]["prompt_tokens"].as_u64().unwrap() > 0);
     assert_eq!(t["finish_reason"], "answered");
     // The session is listed.
-    let out = lilypad(tmp.path()).args(["sessions", "--json"]).output().unwrap();
+    let out = lilypad(tmp.path())
+        .args(["sessions", "--json"])
+        .output()
+        .unwrap();
     let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(list[0]["turns"], 3);
     assert_eq!(list[0]["last_finish"], "answered");
@@ -176,7 +205,15 @@ fn exit_codes_and_host_commands_refused_without_permission() {
     )
     .unwrap();
     let out = lilypad(tmp.path())
-        .args(["run", "--task", "t", "--json", "--sandbox", "host", "--repo"])
+        .args([
+            "run",
+            "--task",
+            "t",
+            "--json",
+            "--sandbox",
+            "host",
+            "--repo",
+        ])
         .arg(&r)
         .arg("--engine")
         .arg(format!("script:{}", script.display()))
@@ -208,7 +245,14 @@ fn a_batch_reports_a_failed_task_and_finishes_the_others() {
     .unwrap();
     let out_dir = tmp.path().join("batch");
     let out = lilypad(tmp.path())
-        .args(["run", "--parallel", "2", "--sandbox", "host", "--allow-host"])
+        .args([
+            "run",
+            "--parallel",
+            "2",
+            "--sandbox",
+            "host",
+            "--allow-host",
+        ])
         .arg("--tasks")
         .arg(&tasks)
         .arg("--repo")
@@ -219,7 +263,12 @@ fn a_batch_reports_a_failed_task_and_finishes_the_others() {
         .arg(&out_dir)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let preds = std::fs::read_to_string(out_dir.join("predictions.jsonl")).unwrap();
     let mut lines: Vec<serde_json::Value> = preds
         .lines()
@@ -228,7 +277,10 @@ fn a_batch_reports_a_failed_task_and_finishes_the_others() {
     lines.sort_by_key(|v| v["instance_id"].as_str().unwrap().to_string());
     assert_eq!(lines.len(), 3);
     for ok in &lines[..2] {
-        assert!(ok["model_patch"].as_str().unwrap().contains("+    return 2"));
+        assert!(ok["model_patch"]
+            .as_str()
+            .unwrap()
+            .contains("+    return 2"));
         assert_eq!(ok["finish_reason"], "answered");
     }
     assert_eq!(lines[2]["instance_id"], "broken");
@@ -243,7 +295,14 @@ fn a_session_killed_mid_turn_resumes_from_its_log() {
     std::fs::write(&script, FIX).unwrap();
     let mut child = lilypad(tmp.path())
         .env("LILYPAD_SCRIPT_DELAY_MS", "15")
-        .args(["run", "--task", "make f return 2", "--json", "--sandbox", "host"])
+        .args([
+            "run",
+            "--task",
+            "make f return 2",
+            "--json",
+            "--sandbox",
+            "host",
+        ])
         .arg("--allow-host")
         .arg("--repo")
         .arg(&r)
@@ -256,16 +315,21 @@ fn a_session_killed_mid_turn_resumes_from_its_log() {
     let sessions = tmp.path().join("sessions");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
-        let log = std::fs::read_dir(&sessions)
-            .ok()
-            .and_then(|d| d.flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "jsonl")));
+        let log = std::fs::read_dir(&sessions).ok().and_then(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        });
         if let Some(log) = log {
             let text = std::fs::read_to_string(&log).unwrap_or_default();
             if text.matches("\"event\":\"turn_started\"").count() >= 3 {
                 break;
             }
         }
-        assert!(std::time::Instant::now() < deadline, "the run never reached turn 3");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run never reached turn 3"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     // SIGKILL: no chance to clean up or finish writing.
@@ -278,23 +342,42 @@ fn a_session_killed_mid_turn_resumes_from_its_log() {
         .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
         .unwrap();
     let (_, ev) = lilypad::session::read_log(&log).unwrap();
-    assert!(!ev.iter().any(|(_, e)| matches!(e, Event::TaskFinished { .. })));
+    assert!(!ev
+        .iter()
+        .any(|(_, e)| matches!(e, Event::TaskFinished { .. })));
     // The scripted engine starts from its first turn again, so give it a script whose first
     // turn is the final answer: the resumed model sees the whole earlier conversation.
     let rest = tmp.path().join("rest.script");
-    std::fs::write(&rest, "=== turn ===\nAll done.\n</think>\n\nf now returns 2.").unwrap();
+    std::fs::write(
+        &rest,
+        "=== turn ===\nAll done.\n</think>\n\nf now returns 2.",
+    )
+    .unwrap();
     let out = lilypad(tmp.path())
         .args(["resume", "--last", "--json", "--allow-host"])
         .arg("--engine")
         .arg(format!("script:{}", rest.display()))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let ev = events(&out.stdout);
-    assert!(ev.iter().any(|e| matches!(e, Event::TaskFinished { reason: FinishReason::Answered, .. })));
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::TaskFinished {
+            reason: FinishReason::Answered,
+            ..
+        }
+    )));
     // The log now holds both runs, and the saved patch carried the edit over.
     let (_, all) = lilypad::session::read_log(&log).unwrap();
-    assert!(all.iter().any(|(_, e)| matches!(e, Event::TaskFinished { .. })));
+    assert!(all
+        .iter()
+        .any(|(_, e)| matches!(e, Event::TaskFinished { .. })));
     let patch = std::fs::read_to_string(log.with_extension("patch")).unwrap();
     assert!(patch.contains("+    return 2"), "{patch}");
 }

@@ -230,7 +230,10 @@ impl Agent {
                         Err(h) => {
                             // Every call of the turn gets a result, so the conversation stays
                             // well-formed for whatever comes next.
-                            self.answer_unrun(&call, "was interrupted by the user before it finished");
+                            self.answer_unrun(
+                                &call,
+                                "was interrupted by the user before it finished",
+                            );
                             for (_, rest) in items {
                                 if let Item::Call(c) = rest {
                                     self.answer_unrun(&c, "was not run: the user interrupted");
@@ -319,10 +322,7 @@ impl Agent {
             max_tokens: self.config.max_turn_tokens.min(remaining.max(1) as u32),
             sampling: self.config.sampling.clone(),
         };
-        let mut stream = self
-            .model
-            .start(&request)
-            .map_err(|e| e.to_string())?;
+        let mut stream = self.model.start(&request).map_err(|e| e.to_string())?;
         let mut parser = Parser::new(self.schemas.clone(), Start::Reasoning)
             .with_first_call_number(self.next_call);
         let mut turn = Turn::default();
@@ -405,6 +405,5 @@ impl Agent {
         }
     }
 }
-
 
 mod calls;

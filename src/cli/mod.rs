@@ -3,12 +3,18 @@
 //! `anyhow` is allowed in this module (the binary's edge).
 
 mod convert;
+mod demo;
 mod doctor;
 mod generate;
 mod info;
+mod interactive;
 mod parse;
 mod prompt;
+mod replay;
+mod resume;
+mod run;
 mod serve;
+mod sessions;
 mod tiny_model;
 mod tool;
 
@@ -25,7 +31,17 @@ pub struct Cli {
     pub engine: EngineFlags,
 
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+
+    /// The task for an interactive session in the repository (without a subcommand)
+    pub task: Option<String>,
+
+    #[command(flatten)]
+    pub session: crate::launch::SessionOptions,
+
+    /// Colour theme of the interface: dark, light, or a theme file
+    #[arg(long, env = "LILYPAD_THEME")]
+    pub theme: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -40,18 +56,29 @@ pub enum Command {
     Convert(convert::ConvertArgs),
     /// Generate from a raw prompt with the in-process engine and print the figures.
     Generate(generate::GenerateArgs),
+    /// Run the agent headless on one task or a batch of tasks.
+    Run(Box<run::RunArgs>),
+    /// Continue a recorded session (headless).
+    Resume(Box<resume::ResumeArgs>),
+    /// List recorded sessions.
+    Sessions(sessions::SessionsArgs),
     /// Write a tiny random-weight model (for tests and trying things out; its output is noise).
     TinyModel(tiny_model::TinyModelArgs),
     /// Print the exact prompt text the model would see for a conversation file.
     Prompt(prompt::PromptArgs),
     /// Parse raw model output into reasoning, content and tool calls (JSON).
     Parse(parse::ParseArgs),
+    /// A scripted session on a bundled repository: the whole review flow, no model needed.
+    Demo(demo::DemoArgs),
+    /// Step through a recorded session in the interface.
+    Replay(replay::ReplayArgs),
     /// Serve the model over an OpenAI-compatible API (/v1/chat/completions), for a team.
     Serve(serve::ServeArgs),
 }
 
 /// Parse the process arguments, run the subcommand, and turn its outcome into an exit code.
 pub fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = Cli::parse();
     init_tracing();
     match run(cli) {
@@ -65,7 +92,12 @@ pub fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(&cli.engine)?;
-    match cli.command {
+    let Some(command) = cli.command else {
+        return interactive::run_default(cli.task, &cli.session, cli.theme.as_deref(), &settings);
+    };
+    match command {
+        Command::Demo(args) => demo::run(&args, &settings),
+        Command::Replay(args) => replay::run(&args),
         Command::Info(args) => info::run(&args),
         Command::Doctor(args) => doctor::run(&args, &settings),
         Command::Prompt(args) => prompt::run(&args, &settings),
@@ -73,14 +105,29 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Tool(args) => tool::run(&args),
         Command::TinyModel(args) => tiny_model::run(&args),
         Command::Generate(args) => generate::run(&args, &settings),
+        Command::Run(args) => run::run(&args, &settings),
+        Command::Sessions(args) => sessions::run(&args),
+        Command::Resume(args) => resume::run(&args, &settings),
         Command::Convert(args) => convert::run(&args),
         Command::Serve(args) => serve::run(&args, &settings),
     }
 }
 
+/// Rust ignores SIGPIPE, so `lilypad sessions | head` would panic on a closed pipe; a
+/// command-line tool should simply stop, as other Unix tools do.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal disposition to its default at start-up, before any thread
+    // exists, has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn init_tracing() {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_env("LILYPAD_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+    let filter = EnvFilter::try_from_env("LILYPAD_LOG")
+        .unwrap_or_else(|_| EnvFilter::new("warn,llama-cpp-2=error"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -39,15 +39,22 @@ pub fn run(args: &RunArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     };
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     if let Some(file) = &args.tasks {
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("reading {}", file.display()))?;
+        let text =
+            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
         let mut tasks = Vec::new();
-        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        for (i, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
             let t: BatchTask = serde_json::from_str(line)
                 .with_context(|| format!("{} line {}", file.display(), i + 1))?;
             tasks.push(t);
         }
-        let out = args.out.clone().unwrap_or_else(|| PathBuf::from("lilypad-batch"));
+        let out = args
+            .out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("lilypad-batch"));
         let n = tasks.len();
         let (good, bad) = rt.block_on(headless::run_batch(
             settings,

@@ -24,7 +24,14 @@ pub fn run(args: &SessionsArgs) -> anyhow::Result<ExitCode> {
         println!("no sessions in {}", dir.display());
     }
     for s in &list {
-        let task: String = s.task.lines().next().unwrap_or("").chars().take(60).collect();
+        let task: String = s
+            .task
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(60)
+            .collect();
         println!(
             "{}  {}  {:>3} turns  {:<12}  {}  {}",
             s.id,

@@ -187,7 +187,9 @@ impl GgmlType {
     /// whole blocks.
     pub fn data_size(self, n_elements: u64) -> Option<u64> {
         let (block, bytes) = self.block_layout()?;
-        n_elements.is_multiple_of(block).then(|| n_elements / block * bytes)
+        n_elements
+            .is_multiple_of(block)
+            .then(|| n_elements / block * bytes)
     }
 
     pub fn name(self) -> String {

@@ -50,14 +50,12 @@ pub async fn run_batch(
         source,
     })?;
     let pred_path = out.join("predictions.jsonl");
-    let predictions = Arc::new(Mutex::new(
-        std::fs::File::create(&pred_path).map_err(|source| {
-            crate::session::SessionError::Write {
-                path: pred_path.clone(),
-                source,
-            }
-        })?,
-    ));
+    let predictions = Arc::new(Mutex::new(std::fs::File::create(&pred_path).map_err(
+        |source| crate::session::SessionError::Write {
+            path: pred_path.clone(),
+            source,
+        },
+    )?));
     // The in-process engine is loaded once and shared (its requests run one at a time); a
     // scripted engine is per task, so every task replays its script from the start.
     let shared = match &choice {

@@ -41,11 +41,15 @@ pub enum ReviewDecision {
     Approve,
     /// Apply the person's text instead of the proposal (the whole new file content). The
     /// model is told its proposal was edited.
-    ApproveEdited { text: String },
+    ApproveEdited {
+        text: String,
+    },
     /// Approve this and, for the rest of the session, every request of the same category.
     ApproveForSession,
     /// Do not run it; the feedback goes to the model as the tool's result.
-    Reject { feedback: String },
+    Reject {
+        feedback: String,
+    },
 }
 
 /// The category of a tool, which the approval policy is set by.
@@ -154,20 +158,37 @@ pub enum Event {
         context_limit: u32,
     },
     /// The person's message as the model will read it.
-    UserMessage { text: String },
+    UserMessage {
+        text: String,
+    },
     /// A model turn begins (steps count from 1).
-    TurnStarted { step: u32 },
-    ReasoningDelta { text: String },
-    ContentDelta { text: String },
+    TurnStarted {
+        step: u32,
+    },
+    ReasoningDelta {
+        text: String,
+    },
+    ContentDelta {
+        text: String,
+    },
     /// The model began a tool call (the name is known, arguments are still arriving).
-    ToolCallStarted { name: String },
+    ToolCallStarted {
+        name: String,
+    },
     /// A complete tool call, arguments typed.
-    ToolCallReady { call: ToolCall },
+    ToolCallReady {
+        call: ToolCall,
+    },
     /// A tool call that could not be read; `message` is what the model is told.
-    MalformedCall { message: String },
+    MalformedCall {
+        message: String,
+    },
     ApprovalRequested(ApprovalRequest),
     /// Live output of a running command.
-    ToolOutputDelta { call_id: String, text: String },
+    ToolOutputDelta {
+        call_id: String,
+        text: String,
+    },
     /// A tool call's result as the model reads it.
     ToolResult {
         call_id: String,
@@ -185,14 +206,18 @@ pub enum Event {
         context_tokens: usize,
     },
     /// Step mode: waiting for [`Op::Step`] before the next turn.
-    Paused { step: u32 },
+    Paused {
+        step: u32,
+    },
     /// The task ended; the agent waits for a follow-up message or shutdown.
     TaskFinished {
         reason: FinishReason,
         final_answer: Option<String>,
     },
     /// Something went wrong that the person should see (the session continues if it can).
-    Error { message: String },
+    Error {
+        message: String,
+    },
     /// The session ended; nothing follows.
     SessionEnded,
 }

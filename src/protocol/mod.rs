@@ -5,8 +5,8 @@ mod events;
 mod usage;
 
 pub use events::{
-    ApprovalKind, ApprovalRequest, Event, FinishReason, Op, RequestId, Resolution,
-    ReviewDecision, ToolCategory,
+    ApprovalKind, ApprovalRequest, Event, FinishReason, Op, RequestId, Resolution, ReviewDecision,
+    ToolCategory,
 };
 pub use usage::{Figures, Reuse, StopReason};
 

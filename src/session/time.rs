@@ -50,6 +50,9 @@ mod tests {
             format_unix_millis(1_796_061_845_123),
             "2026-11-30T18:04:05.123Z"
         );
-        assert_eq!(format_unix_millis(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(
+            format_unix_millis(951_782_400_000),
+            "2000-02-29T00:00:00.000Z"
+        );
     }
 }

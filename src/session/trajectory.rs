@@ -80,7 +80,10 @@ pub fn trajectory(session_id: &str, system_prompt: &str, events: &[Event]) -> Tr
         match e {
             Event::SessionStarted { model: m, .. } => model.clone_from(m),
             Event::TurnFinished {
-                step, stop, figures, ..
+                step,
+                stop,
+                figures,
+                ..
             } => steps.push(StepFigures {
                 step: *step,
                 prompt_tokens: figures.prompt_tokens,

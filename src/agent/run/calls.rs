@@ -76,12 +76,16 @@ impl Agent {
             binary_before,
         };
         match self.ask(call, category, kind, ops).await? {
-            ReviewDecision::Approve => {
-                Ok((self.tools.apply(&change, &change.new_text).await, Resolution::Approved))
-            }
+            ReviewDecision::Approve => Ok((
+                self.tools.apply(&change, &change.new_text).await,
+                Resolution::Approved,
+            )),
             ReviewDecision::ApproveForSession => {
                 self.config.policy.set(category, Policy::Auto);
-                Ok((self.tools.apply(&change, &change.new_text).await, Resolution::Approved))
+                Ok((
+                    self.tools.apply(&change, &change.new_text).await,
+                    Resolution::Approved,
+                ))
             }
             ReviewDecision::ApproveEdited { text } => {
                 let mut r = self.tools.apply(&change, &text).await;
