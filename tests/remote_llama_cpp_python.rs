@@ -88,12 +88,10 @@ fn endpoint_engine_streams_raw_text_from_llama_cpp_python() {
     assert!(!r.pieces.is_empty(), "raw text arrives as pieces: {r:?}");
     assert!(r.reasoning.is_empty() && r.calls.is_empty(), "{r:?}");
     assert_eq!(engine.model_name().as_deref(), Some("tiny-chat"));
+    // This server reports no usage when streaming: the figures count the streamed pieces.
     let f = &g.figures;
-    assert_eq!(f.generated_tokens, 16, "{f:?}");
-    assert!(
-        f.prompt_tokens > 100,
-        "the server counted the prompt: {f:?}"
-    );
+    assert!((1..=16).contains(&f.generated_tokens), "{f:?}");
+    assert!(f.prefill_seconds > 0.0, "{f:?}");
 
     // Raw, as the agent would run it: pieces stream for Lilypad's parser.
     let model = RemoteModel::new(&RemoteSettings {

@@ -46,7 +46,8 @@ pub struct Decoder {
     pub delivered: bool,
     /// When the first reasoning or content arrived (the end of prompt reading, for figures).
     pub first_output: Option<std::time::Instant>,
-    /// Deltas received, a stand-in for the generated token count when no usage comes.
+    /// Non-empty text deltas received, a rough stand-in for the generated token count when the
+    /// server reports no usage (llama-cpp-python's streams, for one).
     pub deltas: usize,
 }
 
