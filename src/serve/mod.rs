@@ -195,6 +195,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn remote_and_serve_sections_read_from_the_config_file() {
+        let s: crate::config::Settings = toml::from_str(
+            r#"
+[remote]
+endpoint = "http://gpu:30000/v1"
+api_key_env = "TEAM_KEY"
+output = "raw"
+extra_body = { chat_template_kwargs = { enable_thinking = true } }
+[serve]
+listen = "0.0.0.0:9000"
+allow_remote = true
+max_queue = 3
+"#,
+        )
+        .unwrap();
+        assert_eq!(s.remote.endpoint.as_deref(), Some("http://gpu:30000/v1"));
+        assert_eq!(s.remote.output, crate::engine::remote::OutputStyle::Raw);
+        assert_eq!(s.remote.retries, 3, "unset fields keep their defaults");
+        assert_eq!(
+            s.remote.extra_body["chat_template_kwargs"]["enable_thinking"],
+            true
+        );
+        assert_eq!(
+            (s.serve.listen.as_str(), s.serve.max_queue),
+            ("0.0.0.0:9000", 3)
+        );
+        assert!(s.serve.allow_remote);
+        let err = toml::from_str::<crate::config::Settings>("[serve]\nlisten_on = 1\n");
+        assert!(err.is_err(), "unknown keys are refused");
+    }
+
+    #[test]
     fn loopback_unless_told_otherwise() {
         assert!(check_listen("127.0.0.1:8080", false).is_ok());
         assert!(check_listen("[::1]:8080", false).is_ok());
