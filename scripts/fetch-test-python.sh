@@ -2,8 +2,9 @@
 # Installs the Python peers of the remote-engine tests (tests/remote_*.rs, tests/serve_*.rs)
 # into a virtual environment cached outside the clone, once: the official `openai` client and
 # llama-cpp-python's OpenAI-compatible server (a third-party server for the same tiny GGUF),
-# both from PyPI. llama-cpp-python compiles llama.cpp from source (about 5-10 minutes on two
-# cores the first time; ccache makes a rebuild quick). Prints an `export` line for the test
+# both from PyPI. llama-cpp-python compiles llama.cpp from source the first time (about 8.5
+# CPU-minutes: some 5 minutes on two idle cores); later runs find the environment and return
+# at once. Prints an `export` line for the test
 # command to evaluate; on failure it prints nothing to stdout and the tests that need the peers
 # fail under LILYPAD_TEST_STRICT=1.
 set -euo pipefail
