@@ -204,6 +204,14 @@ fn bearer_token_is_required_when_configured() {
         &[("LILYPAD_TEST_SERVE_KEY", "s3cret")],
     );
     let msgs = vec![Message::user("hi")];
+    // Connecting up front fails with the server's refusal.
+    let err = lilypad::agent::RemoteModel::connect(&lilypad::engine::remote::RemoteSettings {
+        endpoint: Some(server.base.clone()),
+        ..Default::default()
+    })
+    .err()
+    .expect("refused");
+    assert!(err.to_string().contains("HTTP 401"), "{err}");
     let anon = client(&server.base, |s| s.model_name = Some("script".into()));
     let r = collect_stream(anon.chat(request(msgs.clone(), 10)));
     let err = r.failed.expect("refused");
@@ -212,6 +220,7 @@ fn bearer_token_is_required_when_configured() {
     let keyed = client(&server.base, |s| {
         s.api_key_env = Some("LILYPAD_TEST_CLIENT_KEY".into())
     });
+    assert_eq!(keyed.connect().unwrap(), "script");
     let r = collect_stream(keyed.chat(request(msgs, 10)));
     assert_eq!(r.content, "hello", "{r:?}");
     assert_eq!(keyed.model_name().as_deref(), Some("script"));

@@ -13,10 +13,19 @@ pub struct RemoteModel {
 }
 
 impl RemoteModel {
+    /// A client; nothing is sent until the first turn.
     pub fn new(settings: &RemoteSettings) -> Result<Self, RemoteError> {
         Ok(Self {
             engine: RemoteEngine::new(settings)?,
         })
+    }
+
+    /// A client that has asked the server for its models already (blocking): an unreachable
+    /// server or a refused key fails here, and `describe` names the model from the start.
+    pub fn connect(settings: &RemoteSettings) -> Result<Self, RemoteError> {
+        let model = Self::new(settings)?;
+        model.engine.connect()?;
+        Ok(model)
     }
 }
 

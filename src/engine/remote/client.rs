@@ -77,20 +77,7 @@ async fn request_with_retries(
     tx: &UnboundedSender<EngineEvent>,
     started: Instant,
 ) -> Result<Generation, Result<Cancelled, RemoteError>> {
-    let model = shared
-        .model
-        .get_or_try_init(|| async {
-            let names = list_models(shared).await?;
-            names
-                .into_iter()
-                .next()
-                .ok_or_else(|| RemoteError::NoModel {
-                    url: shared.endpoint.models.clone(),
-                })
-        })
-        .await
-        .map_err(Err)?
-        .clone();
+    let model = model_name(shared).await.map_err(Err)?;
     let payload = body(request, &model, &shared.settings.extra_body).to_string();
     let mut delay = Duration::from_millis(shared.settings.backoff_ms.max(1));
     let mut attempt = 0;
@@ -343,6 +330,23 @@ fn figures(
         prefill_seconds: first.duration_since(started).as_secs_f64(),
         decode_seconds: now.duration_since(first).as_secs_f64(),
     }
+}
+
+/// The configured model name, or the first one the server lists (asked once).
+pub(crate) async fn model_name(shared: &Shared) -> Result<String, RemoteError> {
+    shared
+        .model
+        .get_or_try_init(|| async {
+            let names = list_models(shared).await?;
+            names
+                .into_iter()
+                .next()
+                .ok_or_else(|| RemoteError::NoModel {
+                    url: shared.endpoint.models.clone(),
+                })
+        })
+        .await
+        .cloned()
 }
 
 /// The ids the server lists at `/v1/models`.

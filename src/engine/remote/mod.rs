@@ -279,19 +279,51 @@ impl RemoteEngine {
         GenerationStream::new(rx, cancel)
     }
 
-    /// The models the server lists (`/v1/models`).
-    pub fn list_models(&self) -> Result<Vec<String>, RemoteError> {
-        let shared = self.shared.clone();
-        let rt = self
-            .runtime
-            .as_ref()
-            .ok_or(RemoteError::Client("the runtime has stopped".to_string()))?;
+    /// Run `f` on the engine's runtime and wait for it (blocking the calling thread).
+    fn block_on<T: Send + 'static>(
+        &self,
+        f: impl std::future::Future<Output = Result<T, RemoteError>> + Send + 'static,
+    ) -> Result<T, RemoteError> {
+        let stopped = || RemoteError::Client("the runtime has stopped".to_string());
+        let rt = self.runtime.as_ref().ok_or_else(stopped)?;
         let (tx, rx) = std::sync::mpsc::channel();
         rt.spawn(async move {
-            let _ = tx.send(client::list_models(&shared).await);
+            let _ = tx.send(f.await);
         });
-        rx.recv()
-            .map_err(|_| RemoteError::Client("the runtime has stopped".to_string()))?
+        rx.recv().map_err(|_| stopped())?
+    }
+
+    /// The models the server lists (`/v1/models`); blocks.
+    pub fn list_models(&self) -> Result<Vec<String>, RemoteError> {
+        let shared = self.shared.clone();
+        self.block_on(async move { client::list_models(&shared).await })
+    }
+
+    /// Ask the server now (blocking) which model to use: checks that it is reachable and takes
+    /// the key, and fills in the model name when none was configured, so that errors come at
+    /// start rather than at the first turn.
+    pub fn connect(&self) -> Result<String, RemoteError> {
+        let shared = self.shared.clone();
+        self.block_on(async move {
+            let names = client::list_models(&shared).await?;
+            if let Some(configured) = shared.model.get() {
+                if !names.is_empty() && !names.contains(configured) {
+                    tracing::warn!(
+                        "the server does not list model {configured:?} (it lists {names:?})"
+                    );
+                }
+                return Ok(configured.clone());
+            }
+            let first = names
+                .into_iter()
+                .next()
+                .ok_or_else(|| RemoteError::NoModel {
+                    url: shared.endpoint.models.clone(),
+                })?;
+            // Another request may have filled it meanwhile: either answer is the server's.
+            let _ = shared.model.set(first.clone());
+            Ok(shared.model.get().cloned().unwrap_or(first))
+        })
     }
 }
 
