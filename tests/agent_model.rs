@@ -78,3 +78,98 @@ async fn follow_up_turns() {
         );
     }
 }
+
+#[test]
+fn a_resumed_session_starts_from_the_saved_model_memory() {
+    let _g = common::serial();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(resumed_session());
+}
+
+/// Run one task on a fresh agent; returns the events and the first turn's figures.
+async fn one_task(
+    model: Arc<dyn lilypad::agent::Model>,
+    history: Vec<lilypad::protocol::Message>,
+    text: &str,
+) -> (Vec<Event>, lilypad::engine::Figures) {
+    let repo = tempfile::tempdir().unwrap();
+    let sb = sandbox::open(&SandboxSpec {
+        kind: SandboxKind::Host,
+        repo: repo.path().to_path_buf(),
+        docker: Default::default(),
+        kube: Default::default(),
+    })
+    .await
+    .unwrap();
+    let settings = PromptSettings::default();
+    let mut config = AgentConfig::new(
+        settings.system_prompt().unwrap(),
+        builtin_tools(),
+        SamplingParams::greedy(),
+    );
+    config.max_turn_tokens = 8;
+    let mut h = agent::spawn(
+        model,
+        Tools::new(sb, ToolLimits::default()),
+        config,
+        history,
+    );
+    h.ops.send(Op::UserMessage { text: text.into() }).unwrap();
+    let mut events = Vec::new();
+    let mut first = None;
+    loop {
+        let e = h.events.recv().await.unwrap();
+        if let Event::TurnFinished { figures, .. } = &e {
+            first.get_or_insert(figures.clone());
+        }
+        let done = matches!(e, Event::TaskFinished { .. });
+        events.push(e);
+        if done {
+            return (events, first.unwrap());
+        }
+    }
+}
+
+async fn resumed_session() {
+    let settings = PromptSettings::default();
+    let system = settings.system_prompt().unwrap();
+    let local = || {
+        Arc::new(LocalModel {
+            engine: common::load(&common::test_settings()),
+            renderer: Renderer::builtin(&settings).unwrap(),
+        })
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("s.state");
+
+    let first = local();
+    let (events, _) = one_task(first.clone(), Vec::new(), "first question").await;
+    use lilypad::agent::Model;
+    let saved = first.save_state(&state).unwrap().unwrap();
+    assert!(saved > 50, "{saved} tokens saved");
+    drop(first);
+
+    let history = lilypad::session::rebuild_messages(&system, &events);
+
+    let resumed = local();
+    assert_eq!(resumed.load_state(&state).unwrap(), Some(saved));
+    let (_, f) = one_task(resumed, history.clone(), "second question").await;
+    assert_eq!(f.reuse, Reuse::Extended, "{f:?}");
+    assert_eq!(f.reused_tokens, saved);
+
+    let cold = local();
+    let (_, g) = one_task(cold, history, "second question").await;
+    assert_eq!(g.reuse, Reuse::Fresh);
+    assert_eq!(
+        g.prompt_tokens, f.prompt_tokens,
+        "the same prompt either way"
+    );
+    assert!(
+        f.evaluated_tokens * 4 < g.evaluated_tokens,
+        "{f:?} vs {g:?}"
+    );
+}

@@ -25,6 +25,15 @@ pub trait Model: Send + Sync {
     /// Start a turn. Raw engines stream [`crate::engine::EngineEvent::Piece`]s that the agent
     /// parses; others may stream [`crate::engine::EngineEvent::Parsed`] output.
     fn start(&self, request: &TurnRequest) -> Result<GenerationStream, EngineError>;
+    /// Save the model's memory of the conversation so a resumed session can skip reading it
+    /// again; `Ok(None)` for models that keep no memory here.
+    fn save_state(&self, _path: &std::path::Path) -> Result<Option<usize>, EngineError> {
+        Ok(None)
+    }
+    /// Load memory saved by [`Model::save_state`].
+    fn load_state(&self, _path: &std::path::Path) -> Result<Option<usize>, EngineError> {
+        Ok(None)
+    }
 }
 
 /// Render a request to prompt text with `renderer`.
@@ -66,6 +75,14 @@ impl Model for LocalModel {
             max_tokens: request.max_tokens,
             sampling: request.sampling.clone(),
         })
+    }
+
+    fn save_state(&self, path: &std::path::Path) -> Result<Option<usize>, EngineError> {
+        self.engine.save_state(path).map(Some)
+    }
+
+    fn load_state(&self, path: &std::path::Path) -> Result<Option<usize>, EngineError> {
+        self.engine.load_state(path).map(Some)
     }
 }
 

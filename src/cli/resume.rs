@@ -50,6 +50,16 @@ pub fn run(args: &ResumeArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     let spec = launch::sandbox_spec(&opts, &rec.header.repo, rec.sandbox_kind());
     let rt = tokio::runtime::Runtime::new()?;
     let model = launch::build_model(&choice, settings, &settings.prompt, |_| {})?;
+    let state = rec.log_path.with_extension("state");
+    if state.exists() {
+        match model.load_state(&state) {
+            Ok(Some(n)) => eprintln!("restored {n} tokens of the model's memory"),
+            Ok(None) => {}
+            Err(e) => eprintln!(
+                "note: the saved model memory was not used ({e}); the conversation is read again"
+            ),
+        }
+    }
     let code = rt.block_on(async {
         let sandbox = launch::open_sandbox(&spec).await?;
         resume::restore_patch(sandbox.as_ref(), &rec.log_path.with_extension("patch")).await?;

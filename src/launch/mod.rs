@@ -191,9 +191,9 @@ pub fn start(
 ) -> Running {
     let session_id = config.session_id.clone();
     let tools = Tools::new(sandbox.clone(), ToolLimits::default());
-    let handle = agent::spawn(model, tools, config, history);
+    let handle = agent::spawn(model.clone(), tools, config, history);
     let log_path = log.path().to_path_buf();
-    let events = recorder::record(handle.events, log, sandbox.clone());
+    let events = recorder::record(handle.events, log, sandbox.clone(), model);
     Running {
         ops: handle.ops,
         events,

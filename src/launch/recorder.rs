@@ -1,7 +1,10 @@
 //! Between the agent and whoever shows its events: every event is appended to the session log
 //! (synced) before it is passed on, and after each tool result that may have changed files the
 //! session patch is saved next to the log, so a crash leaves both a resumable log and the work.
+//! When a task ends, the model's memory is saved next to the log too (`{id}.state`, in-process
+//! engine only), so that `resume` need not read the whole conversation again.
 
+use crate::agent::Model;
 use crate::protocol::{Event, Resolution};
 use crate::sandbox::Sandbox;
 use crate::session::SessionLog;
@@ -12,6 +15,7 @@ pub fn record(
     mut from: UnboundedReceiver<Event>,
     mut log: SessionLog,
     sandbox: Arc<dyn Sandbox>,
+    model: Arc<dyn Model>,
 ) -> UnboundedReceiver<Event> {
     let (tx, rx) = unbounded_channel();
     tokio::spawn(async move {
@@ -41,6 +45,15 @@ pub fn record(
                             message: format!("the session patch could not be saved: {e}"),
                         });
                     }
+                }
+            }
+            if matches!(event, Event::TaskFinished { .. }) {
+                let (model, path) = (model.clone(), log.path().with_extension("state"));
+                let saved = tokio::task::spawn_blocking(move || model.save_state(&path)).await;
+                if let Ok(Err(e)) = saved {
+                    let _ = tx.send(Event::Error {
+                        message: format!("the model's memory could not be saved for resuming: {e}"),
+                    });
                 }
             }
             let _ = tx.send(event);

@@ -14,6 +14,7 @@ use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::{LlamaStateSeqFlags, SeqState};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub(super) const SEQ: i32 = 0;
@@ -21,6 +22,8 @@ pub(super) const SEQ: i32 = 0;
 struct Snapshot {
     pos: usize,
     state: SeqState,
+    /// Taken at the start of a prompt's last message: the point a saved session returns to.
+    at_message_start: bool,
 }
 
 /// The outcome of reading a prompt. The last prompt token's logits are at batch index 0.
@@ -130,7 +133,7 @@ impl Memory {
             self.decode(ctx, &prompt[pos..end], None)?;
             pos = end;
             if Some(pos) == boundary {
-                self.snapshot(ctx)?;
+                self.take_snapshot(ctx, true)?;
             }
         }
         self.snapshot(ctx)?;
@@ -205,6 +208,37 @@ impl Memory {
         self.snapshots = parts.snapshots;
     }
 
+    /// Save memory to `path` for a later session: first back to the start of the last
+    /// prompt's last message (which the next prompt of a resumed conversation shares, even when
+    /// the template re-renders that message), then the whole sequence state and its tokens.
+    /// Returns the number of tokens saved.
+    pub fn save(&mut self, ctx: &mut LlamaContext<'_>, path: &Path) -> Result<usize, EngineError> {
+        if let Some(pos) = self
+            .snapshots
+            .iter()
+            .rev()
+            .find(|s| s.at_message_start)
+            .map(|s| s.pos)
+        {
+            if pos < self.cached.len() {
+                self.rewind(ctx, pos)?;
+            }
+        }
+        ctx.state_seq_save_file(path, SEQ, &self.cached)
+            .map_err(|e| llama_err("saving the session state", e))?;
+        Ok(self.cached.len())
+    }
+
+    /// Replace memory with a state saved by [`Self::save`]; returns its token count.
+    pub fn load(&mut self, ctx: &mut LlamaContext<'_>, path: &Path) -> Result<usize, EngineError> {
+        self.clear(ctx)?;
+        let (tokens, _) = ctx
+            .state_seq_load_file(path, SEQ, ctx.n_ctx() as usize)
+            .map_err(|e| llama_err("loading a saved session state", e))?;
+        self.cached = tokens;
+        Ok(self.cached.len())
+    }
+
     /// Forget everything.
     pub fn clear(&mut self, ctx: &mut LlamaContext<'_>) -> Result<(), EngineError> {
         ctx.clear_kv_cache_seq(Some(SEQ as u32), None, None)
@@ -216,6 +250,14 @@ impl Memory {
 
     /// Keep the current state as a rewind point (the oldest is dropped past the limit).
     pub fn snapshot(&mut self, ctx: &LlamaContext<'_>) -> Result<(), EngineError> {
+        self.take_snapshot(ctx, false)
+    }
+
+    fn take_snapshot(
+        &mut self,
+        ctx: &LlamaContext<'_>,
+        at_message_start: bool,
+    ) -> Result<(), EngineError> {
         if self.max_snapshots == 0 {
             return Ok(());
         }
@@ -226,7 +268,11 @@ impl Memory {
         let state = ctx
             .state_seq_get(SEQ, LlamaStateSeqFlags::PARTIAL_ONLY)
             .map_err(|e| llama_err("taking a snapshot", e))?;
-        self.snapshots.push(Snapshot { pos, state });
+        self.snapshots.push(Snapshot {
+            pos,
+            state,
+            at_message_start,
+        });
         if self.snapshots.len() > self.max_snapshots {
             self.snapshots.remove(0);
         }

@@ -74,6 +74,14 @@ pub(crate) enum Job {
     Reset {
         reply: mpsc::Sender<Result<(), EngineError>>,
     },
+    SaveState {
+        path: PathBuf,
+        reply: mpsc::Sender<Result<usize, EngineError>>,
+    },
+    LoadState {
+        path: PathBuf,
+        reply: mpsc::Sender<Result<usize, EngineError>>,
+    },
 }
 
 /// A running engine. Dropping it stops the thread after the current job.
@@ -196,6 +204,27 @@ impl EngineHandle {
             reply: tx,
         })?;
         rx.recv().map_err(|_| EngineError::Stopped)
+    }
+
+    /// Save what is in memory (up to the start of the last prompt's last message) to `path`,
+    /// so a resumed session need not read its conversation again. Returns the tokens saved.
+    pub fn save_state(&self, path: &Path) -> Result<usize, EngineError> {
+        let (tx, rx) = mpsc::channel();
+        self.send(Job::SaveState {
+            path: path.to_path_buf(),
+            reply: tx,
+        })?;
+        rx.recv().map_err(|_| EngineError::Stopped)?
+    }
+
+    /// Load a state saved by [`Self::save_state`] into memory. Returns its token count.
+    pub fn load_state(&self, path: &Path) -> Result<usize, EngineError> {
+        let (tx, rx) = mpsc::channel();
+        self.send(Job::LoadState {
+            path: path.to_path_buf(),
+            reply: tx,
+        })?;
+        rx.recv().map_err(|_| EngineError::Stopped)?
     }
 
     /// Forget everything in memory (the next request reads its prompt in full).

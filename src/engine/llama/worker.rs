@@ -168,6 +168,12 @@ pub fn run(
                 let bytes = model.vocab().detokenize(&toks, false, false);
                 let _ = reply.send(String::from_utf8_lossy(&bytes).into_owned());
             }
+            Job::SaveState { path, reply } => {
+                let _ = reply.send(memory.save(&mut ctx, &path));
+            }
+            Job::LoadState { path, reply } => {
+                let _ = reply.send(memory.load(&mut ctx, &path));
+            }
             Job::Reset { reply } => {
                 let _ = reply.send(memory.clear(&mut ctx));
             }
