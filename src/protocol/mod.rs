@@ -2,12 +2,14 @@
 //! (`Op`) and events it emits (`Event`). Serde types only; nothing heavy may be imported here.
 
 mod events;
+mod openai;
 mod usage;
 
 pub use events::{
     ApprovalKind, ApprovalRequest, Event, FinishReason, Op, RequestId, Resolution, ReviewDecision,
     ToolCategory,
 };
+pub use openai::message_json;
 pub use usage::{Figures, Reuse, StopReason};
 
 use serde::{Deserialize, Serialize};

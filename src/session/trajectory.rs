@@ -3,9 +3,9 @@
 //! step, for research tooling.
 
 use super::rebuild::rebuild_messages;
-use crate::protocol::{Event, FinishReason, Message};
+use crate::protocol::{message_json, Event, FinishReason};
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// Token and timing figures of one model turn.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -30,48 +30,11 @@ pub struct Trajectory {
     pub final_answer: Option<String>,
 }
 
-fn openai(m: &Message) -> Value {
-    match m {
-        Message::System { content } => json!({"role": "system", "content": content}),
-        Message::User { content } => json!({"role": "user", "content": content}),
-        Message::Assistant {
-            reasoning_content,
-            content,
-            tool_calls,
-        } => {
-            let mut v = json!({"role": "assistant", "content": content});
-            if let Some(r) = reasoning_content {
-                v["reasoning_content"] = json!(r);
-            }
-            if !tool_calls.is_empty() {
-                v["tool_calls"] = tool_calls
-                    .iter()
-                    .map(|c| {
-                        json!({
-                            "id": c.id,
-                            "type": "function",
-                            "function": {
-                                "name": c.name,
-                                "arguments": Value::Object(c.arguments.clone()).to_string(),
-                            }
-                        })
-                    })
-                    .collect();
-            }
-            v
-        }
-        Message::Tool {
-            tool_call_id,
-            content,
-        } => json!({"role": "tool", "tool_call_id": tool_call_id, "content": content}),
-    }
-}
-
 /// The trajectory of a session's events.
 pub fn trajectory(session_id: &str, system_prompt: &str, events: &[Event]) -> Trajectory {
     let messages = rebuild_messages(system_prompt, events)
         .iter()
-        .map(openai)
+        .map(message_json)
         .collect();
     let mut steps = Vec::new();
     let mut model = String::new();
