@@ -128,19 +128,16 @@ fn transport(shared: &Shared, url: &str, e: reqwest::Error) -> Failure {
     }
 }
 
-/// The error and its causes in one line (reqwest's own message is only the outermost part).
+/// The root cause of an error (reqwest's own message is only the outermost part, and the
+/// chain repeats the URL): `Connection refused (os error 111)`, `dns error: ...`.
 fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
+    let mut root = e.to_string();
     let mut cur = e.source();
     while let Some(c) = cur {
-        let m = c.to_string();
-        if !s.contains(&m) {
-            s.push_str(": ");
-            s.push_str(&m);
-        }
+        root = c.to_string();
         cur = c.source();
     }
-    s
+    root
 }
 
 /// The message of an error body: OpenAI's `{"error": {"message"}}`, FastAPI's `{"detail"}`,
