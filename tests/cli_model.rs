@@ -100,6 +100,9 @@ fn doctor_reports_model_offload_and_layers() {
         assert!(text.contains("gpu offload     not compiled in"), "{text}");
         assert!(text.contains("gpu layers      0 (CPU build)"), "{text}");
     }
+    // Both container sandboxes are probed, available or not.
+    assert!(text.contains("sandbox         docker"), "{text}");
+    assert!(text.contains("sandbox         kube"), "{text}");
     // Without a model it says how to get one, and still succeeds.
     let out = lilypad().arg("doctor").output().unwrap();
     assert!(out.status.success());

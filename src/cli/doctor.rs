@@ -100,6 +100,34 @@ pub fn run(_args: &DoctorArgs, settings: &Settings) -> anyhow::Result<ExitCode> 
         )
     };
     println!("threads         {threads}");
+    // Sandboxes: a short probe each, so a missing engine is reported, not waited on.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    for kind in [
+        crate::sandbox::SandboxKind::Docker,
+        crate::sandbox::SandboxKind::Kube,
+    ] {
+        let spec = crate::sandbox::SandboxSpec {
+            kind,
+            repo: std::path::PathBuf::from("."),
+            docker: Default::default(),
+            kube: Default::default(),
+        };
+        let probe = rt.block_on(async {
+            tokio::time::timeout(
+                std::time::Duration::from_secs(5),
+                crate::sandbox::probe(&spec),
+            )
+            .await
+        });
+        let line = match probe {
+            Ok(Ok(text)) => text,
+            Ok(Err(e)) => format!("{kind:?}: not available: {e}").to_lowercase(),
+            Err(_) => format!("{kind:?}: no answer within 5 s").to_lowercase(),
+        };
+        println!("sandbox         {line}");
+    }
     Ok(if ok {
         ExitCode::SUCCESS
     } else {
