@@ -292,7 +292,14 @@ fn a_session_killed_mid_turn_resumes_from_its_log() {
     let tmp = tempfile::tempdir().unwrap();
     let r = repo(tmp.path());
     let script = tmp.path().join("fix.script");
-    std::fs::write(&script, FIX).unwrap();
+    // A long last turn (about 6 s at this delay), so the kill lands inside it even on a busy
+    // machine.
+    let slow_last = FIX.replace(
+        "=== turn ===\nDone.",
+        &format!("=== turn ===\n{}Done.", "thinking it over ".repeat(70)),
+    );
+    assert_ne!(slow_last, FIX);
+    std::fs::write(&script, slow_last).unwrap();
     let mut child = lilypad(tmp.path())
         .env("LILYPAD_SCRIPT_DELAY_MS", "15")
         .args([

@@ -56,10 +56,11 @@ pub async fn run_batch(
             source,
         },
     )?));
-    // The in-process engine is loaded once and shared (its requests run one at a time); a
-    // scripted engine is per task, so every task replays its script from the start.
+    // The in-process engine is loaded once and shared (its requests run one at a time), and so
+    // is a remote server's client; a scripted engine is per task, so every task replays its
+    // script from the start.
     let shared = match &choice {
-        EngineChoice::Llama(_) => Some(launch::build_model(
+        EngineChoice::Llama(_) | EngineChoice::Remote(_) => Some(launch::build_model(
             &choice,
             settings,
             &settings.prompt,

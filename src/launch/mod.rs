@@ -9,7 +9,9 @@ pub mod resume;
 
 pub use options::SessionOptions;
 
-use crate::agent::{self, AgentConfig, ApprovalPolicy, LocalModel, Model, ScriptModel};
+use crate::agent::{
+    self, AgentConfig, ApprovalPolicy, LocalModel, Model, RemoteModel, ScriptModel,
+};
 use crate::config::{ModelSource, Settings};
 use crate::engine::{EngineHandle, SamplingParams, ScriptEngine};
 use crate::prompt::{PromptSettings, Renderer};
@@ -26,8 +28,10 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 pub enum LaunchError {
     #[error("no model: pass --model F.gguf, set LILYPAD_MODEL, or use --engine script:FILE (see `lilypad doctor`)")]
     NoModel,
-    #[error("unknown engine {0:?}: use `llama` or `script:FILE`")]
+    #[error("unknown engine {0:?}: use `llama`, `script:FILE` or `remote` (with --endpoint URL)")]
     UnknownEngine(String),
+    #[error(transparent)]
+    Remote(#[from] crate::engine::remote::RemoteError),
     #[error(transparent)]
     Engine(#[from] crate::engine::EngineError),
     #[error(transparent)]
@@ -53,12 +57,19 @@ pub enum LaunchError {
 pub enum EngineChoice {
     Llama(PathBuf),
     Script(PathBuf),
+    /// An OpenAI-compatible server (`--endpoint URL`; the rest from `[remote]`).
+    Remote(String),
 }
 
 impl EngineChoice {
     pub fn from_options(opts: &SessionOptions, settings: &Settings) -> Result<Self, LaunchError> {
         match opts.engine.as_deref() {
             Some(s) if s.starts_with("script:") => Ok(Self::Script(PathBuf::from(&s[7..]))),
+            // An endpoint, from the flag or the config file, replaces the in-process engine.
+            None | Some("remote") if settings.remote.endpoint.is_some() => Ok(Self::Remote(
+                settings.remote.endpoint.clone().unwrap_or_default(),
+            )),
+            Some("remote") => Err(crate::engine::remote::RemoteError::NoEndpoint.into()),
             None | Some("llama") => match settings.engine.model_source() {
                 ModelSource::Configured(p) | ModelSource::Discovered(p) => Ok(Self::Llama(p)),
                 ModelSource::Missing { .. } => Err(LaunchError::NoModel),
@@ -72,6 +83,7 @@ impl EngineChoice {
         match self {
             Self::Llama(p) => format!("llama:{}", p.display()),
             Self::Script(p) => format!("script:{}", p.display()),
+            Self::Remote(url) => format!("remote:{url}"),
         }
     }
 
@@ -80,6 +92,7 @@ impl EngineChoice {
         match kind {
             "llama" => Some(Self::Llama(rest.into())),
             "script" => Some(Self::Script(rest.into())),
+            "remote" => Some(Self::Remote(rest.into())),
             _ => None,
         }
     }
@@ -110,6 +123,12 @@ pub fn build_model(
                 name: path.display().to_string(),
             })
         }
+        EngineChoice::Remote(url) => Arc::new(RemoteModel::connect(
+            &crate::engine::remote::RemoteSettings {
+                endpoint: Some(url.clone()),
+                ..settings.remote.clone()
+            },
+        )?),
     })
 }
 
