@@ -175,8 +175,9 @@ fn cancelling_closes_the_stream_and_frees_the_server() {
         other => panic!("expected Done(Cancelled), got {other:?}"),
     }
     assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
-    // The server noticed the closed connection and stopped generating.
-    let deadline = Instant::now() + Duration::from_secs(20);
+    // The server noticed the closed connection and stopped generating. (Generous: on a busy
+    // 2-core CI machine the server's log line can take a while.)
+    let deadline = Instant::now() + Duration::from_secs(90);
     while !server.log().contains("Cancelled") {
         assert!(Instant::now() < deadline, "{}", server.log());
         std::thread::sleep(Duration::from_millis(50));
