@@ -83,12 +83,11 @@ pub fn run(args: &DemoArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     };
     let opts = SessionOptions {
         repo: Some(repo.clone()),
-        sandbox: Some(SandboxKind::Host),
+        sandbox: crate::launch::SandboxFlags {
+            kind: Some(SandboxKind::Host),
+            ..Default::default()
+        },
         allow_host: false,
-        image: None,
-        kubeconfig: None,
-        kube_context: None,
-        kube_namespace: None,
         approve: None,
         max_steps: None,
         wall_time: None,

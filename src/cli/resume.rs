@@ -46,7 +46,7 @@ pub fn run(args: &ResumeArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
             .context("the session log does not say which engine it used; pass --engine")?,
     };
     let mut opts = args.session.clone();
-    opts.sandbox.get_or_insert(rec.sandbox_kind());
+    opts.sandbox.kind.get_or_insert(rec.sandbox_kind());
     let spec = launch::sandbox_spec(&opts, &rec.header.repo, rec.sandbox_kind());
     let rt = tokio::runtime::Runtime::new()?;
     let model = launch::build_model(&choice, settings, &settings.prompt, |_| {})?;

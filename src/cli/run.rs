@@ -85,6 +85,7 @@ pub fn run(args: &RunArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     let kind = args
         .session
         .sandbox
+        .kind
         .unwrap_or(crate::sandbox::SandboxKind::Docker);
     if kind == crate::sandbox::SandboxKind::Host {
         eprintln!("{}", crate::sandbox::HOST_WARNING);

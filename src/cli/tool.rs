@@ -3,7 +3,7 @@
 //! `--apply` is given; their patch goes to stderr.
 
 use crate::protocol::ToolCall;
-use crate::sandbox::{self, SandboxKind, SandboxSpec};
+use crate::sandbox::{self, SandboxKind};
 use crate::tools::{ToolLimits, Tools};
 use anyhow::{bail, Context};
 use std::io::{Read, Write};
@@ -16,24 +16,13 @@ pub struct ToolArgs {
     pub name: String,
     /// The call's arguments as a JSON object: a file, `-` for stdin, or inline `{...}`
     pub args: String,
-    /// Where the call runs (host only on request: it contains nothing but the files)
-    #[arg(long, value_enum, default_value_t = SandboxKind::Docker)]
-    pub sandbox: SandboxKind,
+    /// Where the call runs (default docker; host only on request: it contains nothing but
+    /// the files), and the sandbox's image and cluster
+    #[command(flatten)]
+    pub sandbox: crate::launch::SandboxFlags,
     /// The repository to copy into the sandbox [default: the current directory]
     #[arg(long)]
     pub workdir: Option<PathBuf>,
-    /// Container image for the docker and kube sandboxes
-    #[arg(long)]
-    pub image: Option<String>,
-    /// Kubeconfig for the kube sandbox [default: KUBECONFIG, ~/.kube/config, in-cluster]
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    /// Kubeconfig context for the kube sandbox
-    #[arg(long)]
-    pub kube_context: Option<String>,
-    /// Namespace for the kube sandbox [default: the context's]
-    #[arg(long)]
-    pub kube_namespace: Option<String>,
     /// Apply the call's changes to --workdir afterwards (git apply)
     #[arg(long)]
     pub apply: bool,
@@ -59,20 +48,8 @@ pub fn run(args: &ToolArgs) -> anyhow::Result<ExitCode> {
         Some(d) => d.clone(),
         None => std::env::current_dir()?,
     };
-    let mut spec = SandboxSpec {
-        kind: args.sandbox,
-        repo: repo.clone(),
-        docker: Default::default(),
-        kube: Default::default(),
-    };
-    if let Some(image) = &args.image {
-        spec.docker.image = image.clone();
-        spec.kube.image = image.clone();
-    }
-    spec.kube.kubeconfig = args.kubeconfig.clone();
-    spec.kube.context = args.kube_context.clone();
-    spec.kube.namespace = args.kube_namespace.clone();
-    if args.sandbox == SandboxKind::Host {
+    let spec = args.sandbox.spec(&repo, SandboxKind::Docker);
+    if spec.kind == SandboxKind::Host {
         eprintln!("{}", sandbox::HOST_WARNING);
     }
     let call = ToolCall {

@@ -7,7 +7,7 @@ mod options;
 mod recorder;
 pub mod resume;
 
-pub use options::SessionOptions;
+pub use options::{SandboxFlags, SessionOptions};
 
 use crate::agent::{
     self, AgentConfig, ApprovalPolicy, LocalModel, Model, RemoteModel, ScriptModel,
@@ -134,20 +134,7 @@ pub fn build_model(
 
 /// The sandbox specification from the options.
 pub fn sandbox_spec(opts: &SessionOptions, repo: &Path, default: SandboxKind) -> SandboxSpec {
-    let mut spec = SandboxSpec {
-        kind: opts.sandbox.unwrap_or(default),
-        repo: repo.to_path_buf(),
-        docker: Default::default(),
-        kube: Default::default(),
-    };
-    if let Some(image) = &opts.image {
-        spec.docker.image = image.clone();
-        spec.kube.image = image.clone();
-    }
-    spec.kube.kubeconfig = opts.kubeconfig.clone();
-    spec.kube.context = opts.kube_context.clone();
-    spec.kube.namespace = opts.kube_namespace.clone();
-    spec
+    opts.sandbox.spec(repo, default)
 }
 
 /// The sessions directory in force.
