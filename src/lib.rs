@@ -8,6 +8,7 @@
 //! upward. See `docs/architecture.md`.
 
 pub mod agent;
+pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod convert;

@@ -2,6 +2,7 @@
 //! library. No logic lives here beyond turning arguments into settings and printing results.
 //! `anyhow` is allowed in this module (the binary's edge).
 
+mod bench;
 mod convert;
 mod demo;
 mod doctor;
@@ -74,6 +75,8 @@ pub enum Command {
     Replay(replay::ReplayArgs),
     /// Serve the model over an OpenAI-compatible API (/v1/chat/completions), for a team.
     Serve(serve::ServeArgs),
+    /// Measure Lilypad against baselines in the same run (agent turns, resume, interface).
+    Bench(bench::BenchArgs),
 }
 
 /// Parse the process arguments, run the subcommand, and turn its outcome into an exit code.
@@ -110,6 +113,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Resume(args) => resume::run(&args, &settings),
         Command::Convert(args) => convert::run(&args),
         Command::Serve(args) => serve::run(&args, &settings),
+        Command::Bench(args) => bench::run(&args, &settings),
     }
 }
 

@@ -1,0 +1,293 @@
+//! The interface's render cost, drawn by the real `App` and views into ratatui's `TestBackend`
+//! (so terminal output itself is not included):
+//! - frames while tokens stream into a new turn below a 10,000-line transcript (200 tokens/s at
+//!   60 frames/s is about 3.3 tokens a frame; each frame here takes 4), against the same stream
+//!   below a 10-line transcript and against the 60 fps frame budget;
+//! - a 5,000-line file changed every 10 lines: computing the highlighted diff and drawing the
+//!   review, against the 100 ms target.
+
+use super::agent_turns::ratio;
+use super::{percentile, Figure};
+use crate::diff::FileDiff;
+use crate::protocol::{
+    ApprovalKind, ApprovalRequest, Event, Figures, Reuse, StopReason, ToolCall, ToolCategory,
+};
+use crate::tui::app::{App, AppOptions, Effect};
+use crate::tui::{views, Theme};
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+use std::time::Instant;
+
+const WIDTH: u16 = 120;
+const HEIGHT: u16 = 40;
+const TOKENS_PER_FRAME: usize = 4;
+const FRAME_BUDGET: f64 = 1.0 / 60.0;
+const DIFF_TARGET: f64 = 0.1;
+
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    pub transcript_lines: usize,
+    pub frames: usize,
+    pub p50: f64,
+    pub p99: f64,
+    pub short_p50: f64,
+    pub short_p99: f64,
+    /// Share of one core the frames take at 60 frames/s (p50 frame time x 60).
+    pub cpu_share: f64,
+    pub diff_lines: usize,
+    pub diff_seconds: f64,
+    /// Of which computing the diff with highlighting alone (no interface).
+    pub diff_compute_seconds: f64,
+}
+
+pub fn run(transcript_lines: usize, frames: usize, diff_lines: usize) -> Outcome {
+    let (p50, p99) = stream_frames(transcript_lines, frames);
+    let (short_p50, short_p99) = stream_frames(10, frames);
+    Outcome {
+        transcript_lines,
+        frames,
+        p50,
+        p99,
+        short_p50,
+        short_p99,
+        cpu_share: p50 * 60.0,
+        diff_lines,
+        diff_seconds: diff_review(diff_lines),
+        diff_compute_seconds: diff_compute(diff_lines),
+    }
+}
+
+fn new_app() -> App {
+    App::new(AppOptions {
+        theme: Theme::dark(),
+        repo: None,
+        has_patch: true,
+        replay: false,
+    })
+}
+
+fn figures() -> Figures {
+    Figures {
+        prompt_tokens: 2_000,
+        reused_tokens: 1_800,
+        evaluated_tokens: 200,
+        reuse: Reuse::Extended,
+        generated_tokens: 100,
+        prefill_seconds: 0.1,
+        decode_seconds: 1.0,
+    }
+}
+
+/// Feed events, computing diffs synchronously as the runner does in the background.
+fn feed(app: &mut App, ev: Event) {
+    for fx in app.on_event(ev) {
+        if let Effect::ComputeDiff {
+            id,
+            path,
+            before,
+            after,
+        } = fx
+        {
+            let d = FileDiff::compute_with(&path, before.as_deref(), &after, &app.hl);
+            app.on_diff(id, d);
+        }
+    }
+}
+
+/// A transcript of about `lines` lines in turns of up to 100 lines, then a new turn.
+fn history(app: &mut App, lines: usize) {
+    feed(
+        app,
+        Event::SessionStarted {
+            session_id: "bench".into(),
+            model: "bench".into(),
+            sandbox: "none".into(),
+            workdir: "/repo".into(),
+            max_steps: 1_000,
+            context_limit: 131_072,
+        },
+    );
+    feed(
+        app,
+        Event::UserMessage {
+            text: "Fix the failing test.".into(),
+        },
+    );
+    let mut step = 1;
+    let mut left = lines;
+    while left > 0 {
+        let n = left.min(100);
+        feed(app, Event::TurnStarted { step });
+        let mut text = String::new();
+        for i in 0..n {
+            text.push_str(&format!(
+                "{i}: a line of earlier model output with `code` and **emphasis** in it\n"
+            ));
+        }
+        feed(app, Event::ContentDelta { text });
+        feed(
+            app,
+            Event::TurnFinished {
+                step,
+                stop: StopReason::EndOfGeneration,
+                figures: figures(),
+                context_tokens: 2_000,
+            },
+        );
+        step += 1;
+        left -= n;
+    }
+    feed(app, Event::TurnStarted { step });
+}
+
+/// p50 and p99 seconds of a frame (append the frame's tokens, draw) below `lines` lines.
+fn stream_frames(lines: usize, frames: usize) -> (f64, f64) {
+    let mut app = new_app();
+    history(&mut app, lines);
+    let mut term = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("test backend");
+    term.draw(|f| views::draw(f, &app)).expect("draw");
+    let words = [
+        "the ", "parser ", "resets ", "`depth` ", "too ", "early", ";\n",
+    ];
+    let mut times = Vec::with_capacity(frames);
+    let mut k = 0;
+    for _ in 0..frames {
+        let t = Instant::now();
+        for _ in 0..TOKENS_PER_FRAME {
+            feed(
+                &mut app,
+                Event::ContentDelta {
+                    text: words[k % words.len()].into(),
+                },
+            );
+            k += 1;
+        }
+        term.draw(|f| views::draw(f, &app)).expect("draw");
+        times.push(t.elapsed().as_secs_f64());
+    }
+    (percentile(&times, 50.0), percentile(&times, 99.0))
+}
+
+fn source(lines: usize, changed: bool) -> String {
+    let mut out = String::new();
+    for i in 0..lines {
+        if changed && i % 10 == 5 {
+            out.push_str(&format!(
+                "    let value_{i} = compute(input, {i}).unwrap_or_default(); // fixed\n"
+            ));
+        } else if i % 4 == 0 {
+            out.push_str(&format!("fn item_{i}(input: &str) -> Option<u32> {{\n"));
+        } else {
+            out.push_str(&format!("    let value_{i} = compute(input, {i})?;\n"));
+        }
+    }
+    out
+}
+
+/// Seconds `FileDiff::compute_with` alone takes on the same change.
+fn diff_compute(lines: usize) -> f64 {
+    let app = new_app();
+    let before = source(lines, false);
+    let after = source(lines, true);
+    let t = Instant::now();
+    let d = FileDiff::compute_with("src/big.rs", Some(&before), &after, &app.hl);
+    let s = t.elapsed().as_secs_f64();
+    drop(d);
+    s
+}
+
+/// Seconds from the change request to the drawn review: diff, highlighting, first frame.
+fn diff_review(lines: usize) -> f64 {
+    let mut app = new_app();
+    history(&mut app, 10);
+    let before = source(lines, false);
+    let after = source(lines, true);
+    let mut term = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("test backend");
+    let call = ToolCall {
+        id: "call_1".into(),
+        name: "Write".into(),
+        arguments: serde_json::json!({"file_path": "src/big.rs"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    };
+    let t = Instant::now();
+    feed(
+        &mut app,
+        Event::ApprovalRequested(ApprovalRequest {
+            id: 1,
+            call,
+            category: ToolCategory::Edits,
+            kind: ApprovalKind::Change {
+                path: "src/big.rs".into(),
+                before: Some(before),
+                after,
+                binary_before: false,
+            },
+        }),
+    );
+    term.draw(|f| views::draw(f, &app)).expect("draw");
+    t.elapsed().as_secs_f64()
+}
+
+impl Outcome {
+    pub fn figures(&self) -> Vec<Figure> {
+        let b = "ui".to_string();
+        let ms = |s: f64| s * 1000.0;
+        vec![
+            Figure {
+                bench: b.clone(),
+                name: format!(
+                    "frame p50, streaming below a {}-line transcript",
+                    self.transcript_lines
+                ),
+                value: ms(self.p50),
+                unit: "ms".into(),
+                baseline: "60 fps frame budget".into(),
+                baseline_value: ms(FRAME_BUDGET),
+                ratio: ratio(FRAME_BUDGET, self.p50),
+                better: "higher".into(),
+                target: Some(1.0),
+            },
+            Figure {
+                bench: b.clone(),
+                name: format!(
+                    "frame p99, streaming below a {}-line transcript",
+                    self.transcript_lines
+                ),
+                value: ms(self.p99),
+                unit: "ms".into(),
+                baseline: "60 fps frame budget".into(),
+                baseline_value: ms(FRAME_BUDGET),
+                ratio: ratio(FRAME_BUDGET, self.p99),
+                better: "higher".into(),
+                target: Some(1.0),
+            },
+            Figure {
+                bench: b.clone(),
+                name: "frame p50, long transcript vs short".into(),
+                value: ms(self.p50),
+                unit: "ms".into(),
+                baseline: "same stream below a 10-line transcript".into(),
+                baseline_value: ms(self.short_p50),
+                ratio: ratio(self.p50, self.short_p50),
+                better: "lower".into(),
+                target: None,
+            },
+            Figure {
+                bench: b,
+                name: format!(
+                    "{}-line highlighted diff: compute and draw",
+                    self.diff_lines
+                ),
+                value: ms(self.diff_seconds),
+                unit: "ms".into(),
+                baseline: "100 ms target".into(),
+                baseline_value: ms(DIFF_TARGET),
+                ratio: ratio(DIFF_TARGET, self.diff_seconds),
+                better: "higher".into(),
+                target: Some(1.0),
+            },
+        ]
+    }
+}

@@ -1,0 +1,141 @@
+//! `lilypad bench`: measure Lilypad against baselines in the same run and print one table (see
+//! `crate::bench` and docs/PERFORMANCE.md).
+
+use crate::bench::{self, Report};
+use crate::config::Settings;
+use crate::engine::EngineHandle;
+use anyhow::Context;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Which {
+    /// A scripted multi-turn session: prefix reuse against re-reading every prompt
+    AgentTurns,
+    /// Time to first token resuming from a saved state against re-reading
+    Resume,
+    /// Frame render time under a long transcript, and a large highlighted diff
+    Ui,
+    /// Everything above
+    All,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// What to measure
+    #[arg(value_enum)]
+    pub which: Which,
+    /// Model file for the engine benches (default: a random-weight bench-shaped model written
+    /// to a temporary directory)
+    #[arg(long)]
+    pub gguf: Option<PathBuf>,
+    /// Width (n_embd) of the generated bench model
+    #[arg(long, default_value_t = 64)]
+    pub embd: u64,
+    /// Turns of the scripted session
+    #[arg(long, default_value_t = 40)]
+    pub turns: usize,
+    /// Measure the agent-turns baseline (re-reading the whole prompt) on every Nth turn and
+    /// the last; 1 measures it on every turn
+    #[arg(long, default_value_t = 4)]
+    pub baseline_every: usize,
+    /// Timed repetitions of the resume measurement (the median is kept)
+    #[arg(long, default_value_t = 3)]
+    pub repeats: usize,
+    /// Small sizes everywhere, for a smoke test (the figures mean little)
+    #[arg(long)]
+    pub quick: bool,
+    /// Print the report as JSON instead of a table
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: &BenchArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+    let mut report = Report::default();
+    let engine_needed = matches!(args.which, Which::AgentTurns | Which::Resume | Which::All);
+    let dir = tempfile::tempdir().context("creating a temporary directory")?;
+    let (turns, embd, repeats) = if args.quick {
+        (args.turns.min(4), args.embd.min(64), 1)
+    } else {
+        (args.turns, args.embd, args.repeats)
+    };
+    if engine_needed {
+        let path = bench::model_path(args.gguf.as_deref(), dir.path(), embd)
+            .context("writing the bench model")?;
+        let mut es = settings.engine.clone();
+        es.ctx = if args.quick { 16_384 } else { 65_536 };
+        es.batch = 512;
+        es.ubatch = 512;
+        if es.threads == 0 {
+            es.threads = 1;
+        }
+        es.gpu_layers = Some(es.gpu_layers.unwrap_or(0));
+        let engine = EngineHandle::load(&path, &es, |_| {})
+            .with_context(|| format!("loading {}", path.display()))?;
+        let m = engine.model();
+        report.notes.push(format!(
+            "engine model: {} ({}, {} parameters, {} layers), ctx {}, {} thread(s), CPU",
+            if args.gguf.is_some() {
+                path.display().to_string()
+            } else {
+                format!("random-weight bench model, n_embd {embd}")
+            },
+            m.architecture,
+            m.parameters,
+            m.layers,
+            es.ctx,
+            es.threads
+        ));
+        if matches!(args.which, Which::AgentTurns | Which::All) {
+            eprintln!("bench agent-turns: {turns} turns...");
+            let o = bench::agent_turns::run(
+                &engine,
+                turns,
+                if args.quick { 1 } else { args.baseline_every },
+            )?;
+            if o.not_extended > 0 {
+                report.notes.push(format!(
+                    "agent-turns: {} request(s) rewound or re-read instead of extending memory",
+                    o.not_extended
+                ));
+            }
+            report.figures.extend(o.figures());
+        }
+        if matches!(args.which, Which::Resume | Which::All) {
+            eprintln!("bench resume: {turns} turns, {repeats} repeat(s)...");
+            let o = bench::resume::run(&engine, turns, repeats, dir.path())?;
+            report.figures.extend(o.figures());
+        }
+    }
+    if matches!(args.which, Which::Ui | Which::All) {
+        let (lines, frames, diff) = if args.quick {
+            (500, 20, 500)
+        } else {
+            (10_000, 300, 5_000)
+        };
+        eprintln!("bench ui: {lines}-line transcript, {frames} frames, {diff}-line diff...");
+        let o = bench::ui::run(lines, frames, diff);
+        report.notes.push(format!(
+            "ui: frames take {:.1}% of one core at 60 frames/s (p50 x 60); drawn to ratatui's TestBackend, terminal output excluded",
+            o.cpu_share * 100.0
+        ));
+        report.notes.push(format!(
+            "ui: of the {}-line diff's {:.0} ms, computing the highlighted diff alone takes {:.0} ms",
+            o.diff_lines,
+            o.diff_seconds * 1000.0,
+            o.diff_compute_seconds * 1000.0
+        ));
+        report.figures.extend(o.figures());
+    }
+    if cfg!(debug_assertions) {
+        report
+            .notes
+            .push("debug build: Rust-side figures are pessimistic; measure with --release".into());
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.table());
+    }
+    Ok(ExitCode::SUCCESS)
+}
