@@ -21,7 +21,7 @@ fn bench_all_quick_reports_every_figure_with_a_baseline() {
         .iter()
         .map(|f| f["bench"].as_str().unwrap())
         .collect();
-    for b in ["agent-turns", "resume", "ui"] {
+    for b in ["agent-turns", "resume", "ui", "engine"] {
         assert!(benches.contains(&b), "{b} missing from {benches:?}");
     }
     for f in figures {

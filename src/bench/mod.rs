@@ -11,6 +11,7 @@
 
 pub mod agent_turns;
 pub mod conversation;
+pub mod engine;
 pub mod resume;
 pub mod ui;
 

@@ -16,8 +16,14 @@ pub enum Which {
     Resume,
     /// Frame render time under a long transcript, and a large highlighted diff
     Ui,
+    /// Prompt processing and generation speed against a bare llama-cpp-2 loop (llama-bench's
+    /// procedure)
+    Engine,
     /// Everything above
     All,
+    /// The bare llama-cpp-2 loop alone, in its own process (used by `engine`)
+    #[value(hide = true)]
+    EngineReference,
 }
 
 #[derive(Debug, clap::Args)]
@@ -32,6 +38,9 @@ pub struct BenchArgs {
     /// Width (n_embd) of the generated bench model
     #[arg(long, default_value_t = 64)]
     pub embd: u64,
+    /// Width (n_embd) of the generated model of the `engine` bench
+    #[arg(long, default_value_t = 512)]
+    pub engine_embd: u64,
     /// Turns of the scripted session
     #[arg(long, default_value_t = 40)]
     pub turns: usize,
@@ -51,6 +60,20 @@ pub struct BenchArgs {
 }
 
 pub fn run(args: &BenchArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+    let threads = match settings.engine.threads {
+        0 => 1,
+        n => n,
+    };
+    if args.which == Which::EngineReference {
+        let path = args
+            .gguf
+            .as_deref()
+            .context("engine-reference needs --gguf")?;
+        let speeds = bench::engine::reference(path, threads, args.repeats)
+            .map_err(|e| anyhow::anyhow!("reference loop: {e}"))?;
+        println!("{}", serde_json::to_string(&speeds)?);
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut report = Report::default();
     let engine_needed = matches!(args.which, Which::AgentTurns | Which::Resume | Which::All);
     let dir = tempfile::tempdir().context("creating a temporary directory")?;
@@ -106,6 +129,68 @@ pub fn run(args: &BenchArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
             let o = bench::resume::run(&engine, turns, repeats, dir.path())?;
             report.figures.extend(o.figures());
         }
+    }
+    if matches!(args.which, Which::Engine | Which::All) {
+        let (embd, reps) = if args.quick {
+            (64, 1)
+        } else {
+            (args.engine_embd, 5)
+        };
+        let path = bench::model_path(args.gguf.as_deref(), dir.path(), embd)
+            .context("writing the bench model")?;
+        eprintln!(
+            "bench engine: pp{} / tg{}, {reps} runs each...",
+            bench::engine::PP,
+            bench::engine::TG
+        );
+        let exe = std::env::current_exe().context("finding the lilypad binary")?;
+        let out = std::process::Command::new(exe)
+            .arg("--threads")
+            .arg(threads.to_string())
+            .args([
+                "bench",
+                "engine-reference",
+                "--repeats",
+                &reps.to_string(),
+                "--gguf",
+            ])
+            .arg(&path)
+            .output()
+            .context("running the reference loop")?;
+        anyhow::ensure!(
+            out.status.success(),
+            "the reference loop failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let reference: bench::engine::Speeds =
+            serde_json::from_slice(&out.stdout).context("reading the reference loop's figures")?;
+        let mut es = settings.engine.clone();
+        es.ctx = bench::engine::CTX;
+        es.batch = bench::engine::PP as u32;
+        es.ubatch = bench::engine::PP as u32;
+        es.threads = threads;
+        es.gpu_layers = Some(0);
+        let engine = EngineHandle::load(&path, &es, |_| {})
+            .with_context(|| format!("loading {}", path.display()))?;
+        let m = engine.model();
+        report.notes.push(format!(
+            "engine: model {} ({} parameters, {} layers), ctx {}, batch {}, {threads} thread(s), CPU, mean of {reps} runs after a warm-up",
+            if args.gguf.is_some() { path.display().to_string() } else { format!("random-weight n_embd {embd}") },
+            m.parameters,
+            m.layers,
+            bench::engine::CTX,
+            bench::engine::PP
+        ));
+        let lily = bench::engine::lilypad(&engine, reps)?;
+        if lily.tg_min_tokens < bench::engine::TG {
+            report.notes.push(format!(
+                "engine: a tg run stopped at an end-of-generation token after {} tokens",
+                lily.tg_min_tokens
+            ));
+        }
+        report
+            .figures
+            .extend(bench::engine::figures(lily, reference));
     }
     if matches!(args.which, Which::Ui | Which::All) {
         let (lines, frames, diff) = if args.quick {
