@@ -226,9 +226,23 @@ impl Reply {
             None,
         ));
         let mut calls = 0usize;
+        // While the model's output is held back (whitespace the parser has not placed yet), an
+        // SSE comment now and then lets a closed connection show, so a client that left stops
+        // the engine even when nothing else would be written.
+        let mut last_write = std::time::Instant::now();
         loop {
             match self.next().await {
                 Some(Ok((events, done))) => {
+                    if events.is_empty() && done.is_none() {
+                        if last_write.elapsed() >= std::time::Duration::from_millis(200) {
+                            if tx.send(Bytes::from_static(b": waiting\n\n")).is_err() {
+                                cancel.store(true, Ordering::Relaxed);
+                            }
+                            last_write = std::time::Instant::now();
+                        }
+                        continue;
+                    }
+                    last_write = std::time::Instant::now();
                     for e in events {
                         log_error(&e);
                         let delta = match e {
