@@ -50,7 +50,15 @@ async fn host_attacks() {
     // Background processes end with the session.
     h.out("setsid sleep 1007 > /dev/null 2>&1 < /dev/null &")
         .await;
-    assert!(attacks::host_cmdlines().contains("sleep 1007"));
+    // The background process may take a moment to exec on a busy machine.
+    let t0 = std::time::Instant::now();
+    while !attacks::host_cmdlines().contains("sleep 1007") {
+        assert!(
+            t0.elapsed().as_secs() < 10,
+            "the background process never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     h.sb().close().await.unwrap();
     let t0 = std::time::Instant::now();
     while attacks::host_cmdlines().contains("sleep 1007") {
