@@ -13,12 +13,12 @@
 
 use minijinja::value::{Kwargs, Value as JValue, ValueKind};
 use minijinja::{Environment, Error as JError, ErrorKind, Output, State};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::pyjson::{dumps, py_str, DumpOptions};
 use super::tools::{ToolSpec, ToolsForm};
 use super::{ChatTemplate, PromptError, PromptSettings, TemplateOrigin, Thinking};
-use crate::protocol::{Message, ToolCall};
+use crate::protocol::{message_openai, ArgumentsAs, Message};
 
 const TEMPLATE_NAME: &str = "chat";
 
@@ -94,7 +94,10 @@ impl Renderer {
             )
         };
         let ctx = json!({
-            "messages": messages.iter().map(message_value).collect::<Vec<_>>(),
+            "messages": messages
+                .iter()
+                .map(|m| message_openai(m, ArgumentsAs::Object))
+                .collect::<Vec<_>>(),
             "tools": tools_value,
             "add_generation_prompt": generation == GenerationPrompt::Add,
             "enable_thinking": self.thinking == Thinking::On,
@@ -117,51 +120,6 @@ fn describe(err: &JError) -> String {
         source = cause.source();
     }
     text
-}
-
-/// One message as chat templates expect it (OpenAI chat format, arguments as a mapping).
-fn message_value(message: &Message) -> Value {
-    match message {
-        Message::System { content } => json!({"role": "system", "content": content}),
-        Message::User { content } => json!({"role": "user", "content": content}),
-        Message::Assistant {
-            reasoning_content,
-            content,
-            tool_calls,
-        } => {
-            let mut m = Map::new();
-            m.insert("role".into(), json!("assistant"));
-            m.insert("content".into(), json!(content));
-            if let Some(r) = reasoning_content {
-                m.insert("reasoning_content".into(), json!(r));
-            }
-            if !tool_calls.is_empty() {
-                let calls: Vec<Value> = tool_calls.iter().map(call_value).collect();
-                m.insert("tool_calls".into(), Value::Array(calls));
-            }
-            Value::Object(m)
-        }
-        Message::Tool {
-            tool_call_id,
-            content,
-        } => {
-            let mut m = Map::new();
-            m.insert("role".into(), json!("tool"));
-            m.insert("content".into(), json!(content));
-            if let Some(id) = tool_call_id {
-                m.insert("tool_call_id".into(), json!(id));
-            }
-            Value::Object(m)
-        }
-    }
-}
-
-fn call_value(call: &ToolCall) -> Value {
-    json!({
-        "id": call.id,
-        "type": "function",
-        "function": {"name": call.name, "arguments": Value::Object(call.arguments.clone())},
-    })
 }
 
 /// An environment that renders templates written for Python's Jinja the way `transformers` does.

@@ -9,7 +9,7 @@ pub use events::{
     ApprovalKind, ApprovalRequest, Event, FinishReason, Op, RequestId, Resolution, ReviewDecision,
     ToolCategory,
 };
-pub use openai::message_json;
+pub use openai::{message_json, message_openai, ArgumentsAs};
 pub use usage::{Figures, Reuse, StopReason};
 
 use serde::{Deserialize, Serialize};

@@ -1,12 +1,26 @@
-//! Messages in the OpenAI chat format (`role`, `content`, `reasoning_content`, `tool_calls` with
-//! arguments as a JSON string, `tool_call_id`): what remote servers receive and what
-//! trajectories record.
+//! Messages in the OpenAI chat format (`role`, `content`, `reasoning_content`, `tool_calls`,
+//! `tool_call_id`): with arguments as a JSON string for remote servers and trajectories, as a
+//! mapping for chat templates.
 
 use super::Message;
 use serde_json::{json, Map, Value};
 
-/// One message in the OpenAI chat format.
+/// How tool-call arguments are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgumentsAs {
+    /// A JSON string, as the OpenAI API and trajectories have them.
+    JsonString,
+    /// A mapping, as chat templates expect them.
+    Object,
+}
+
+/// One message in the OpenAI chat format, arguments as a JSON string.
 pub fn message_json(message: &Message) -> Value {
+    message_openai(message, ArgumentsAs::JsonString)
+}
+
+/// One message in the OpenAI chat format.
+pub fn message_openai(message: &Message, arguments: ArgumentsAs) -> Value {
     match message {
         Message::System { content } => json!({"role": "system", "content": content}),
         Message::User { content } => json!({"role": "user", "content": content}),
@@ -30,7 +44,12 @@ pub fn message_json(message: &Message) -> Value {
                             "type": "function",
                             "function": {
                                 "name": c.name,
-                                "arguments": Value::Object(c.arguments.clone()).to_string(),
+                                "arguments": match arguments {
+                                    ArgumentsAs::JsonString => {
+                                        Value::Object(c.arguments.clone()).to_string().into()
+                                    }
+                                    ArgumentsAs::Object => Value::Object(c.arguments.clone()),
+                                },
                             },
                         })
                     })
