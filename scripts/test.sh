@@ -13,6 +13,11 @@ eval "$(scripts/fetch-test-data.sh)"
 # while the code compiles (the first Kubernetes build takes ~10 min; it is cached in
 # /var/cache/lilypad-k8s). Whatever this script started is stopped again on exit.
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+# fd: the baseline of the Glob bench (tests/bench_cli.rs).
+if ! command -v fdfind >/dev/null && ! command -v fd >/dev/null; then
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq fd-find \
+    || { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq fd-find; }
+fi
 running() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 k8s_was_up="" docker_was_up="" k8s_pid=""
 running /tmp/lilypad-k8s/apiserver.pid && k8s_was_up=1

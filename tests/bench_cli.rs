@@ -21,7 +21,7 @@ fn bench_all_quick_reports_every_figure_with_a_baseline() {
         .iter()
         .map(|f| f["bench"].as_str().unwrap())
         .collect();
-    for b in ["agent-turns", "resume", "ui", "engine"] {
+    for b in ["agent-turns", "resume", "ui", "engine", "tools"] {
         assert!(benches.contains(&b), "{b} missing from {benches:?}");
     }
     for f in figures {
@@ -58,4 +58,75 @@ fn bench_ui_prints_a_table() {
     }
     assert!(text.contains("highlighted diff"), "{text}");
     assert!(text.contains("frame p99"), "{text}");
+}
+
+/// Whether the suite was told an engine must be there (scripts/test.sh sets these).
+fn required(var: &str) -> bool {
+    let set = |v: &str| std::env::var(v).is_ok_and(|v| v == "1");
+    set(var) || set("LILYPAD_TEST_STRICT")
+}
+
+#[test]
+fn bench_tools_measures_glob_and_each_sandbox_against_its_cli() {
+    let image = std::env::var("LILYPAD_TEST_BASH_IMAGE")
+        .unwrap_or_else(|_| "lilypad-sandbox:debian".into());
+    let kubeconfig = std::env::var("LILYPAD_TEST_KUBECONFIG")
+        .unwrap_or_else(|_| "/tmp/lilypad-k8s/sandbox.kubeconfig".into());
+    let tree = tempfile::tempdir().expect("tempdir");
+    // A small real tree with an ignored file: Glob and fd must agree on what they walk.
+    std::fs::create_dir_all(tree.path().join("src/deep")).expect("mkdir");
+    for f in ["a.c", "src/b.c", "src/deep/c.c", "src/d.h", "build.c"] {
+        std::fs::write(tree.path().join(f), "int x;\n").expect("write");
+    }
+    std::fs::write(tree.path().join(".gitignore"), "/build.c\n").expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_lilypad"))
+        .args([
+            "bench",
+            "tools",
+            "--quick",
+            "--json",
+            "--image",
+            &image,
+            "--kubeconfig",
+        ])
+        .arg(&kubeconfig)
+        .arg("--tree")
+        .arg(tree.path())
+        .env("LILYPAD_CONFIG", "/nonexistent/lilypad-bench-test.toml")
+        .output()
+        .expect("run lilypad bench");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let figures = report["figures"].as_array().expect("figures");
+    let named = |part: &str| {
+        figures
+            .iter()
+            .find(|f| f["name"].as_str().is_some_and(|n| n.contains(part)))
+    };
+    let glob = named("Glob").expect("the Glob figure (is fd installed?)");
+    // 3 of the 4 .c files: build.c is ignored, as in a session's copy.
+    assert!(
+        glob["name"].as_str().unwrap().contains("(3 matches)"),
+        "{glob}"
+    );
+    for (kind, var) in [
+        ("docker", "LILYPAD_REQUIRE_DOCKER"),
+        ("kube", "LILYPAD_REQUIRE_KUBE"),
+    ] {
+        match named(&format!("in the {kind} sandbox")) {
+            Some(f) => {
+                assert!(f["value"].as_f64().unwrap() > 0.0, "{f}");
+                assert!(f["baseline_value"].as_f64().unwrap() > 0.0, "{f}");
+            }
+            None if required(var) => panic!("no {kind} round trip: {}", report["notes"]),
+            None => eprintln!(
+                "!!!!! SKIPPED: the {kind} round trip (no engine): {}",
+                report["notes"]
+            ),
+        }
+    }
 }

@@ -5,7 +5,8 @@
 //! - [`agent_turns`]: a scripted multi-turn session through the real engine, prefix reuse
 //!   against re-reading the whole prompt each turn;
 //! - [`resume`]: time to first token when resuming from a saved state against re-reading;
-//! - [`ui`]: frame render time while a long transcript streams, and a large highlighted diff.
+//! - [`ui`]: frame render time while a long transcript streams, and a large highlighted diff;
+//! - [`tools`]: Glob against fd, a Bash round trip against `docker exec` / `kubectl exec`.
 //!
 //! Nothing here asserts on time: the tests only check the structure of the report.
 
@@ -13,6 +14,7 @@ pub mod agent_turns;
 pub mod conversation;
 pub mod engine;
 pub mod resume;
+pub mod tools;
 pub mod ui;
 
 use serde::Serialize;

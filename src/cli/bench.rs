@@ -4,6 +4,7 @@
 use crate::bench::{self, Report};
 use crate::config::Settings;
 use crate::engine::EngineHandle;
+use crate::launch::SandboxFlags;
 use anyhow::Context;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,6 +20,9 @@ pub enum Which {
     /// Prompt processing and generation speed against a bare llama-cpp-2 loop (llama-bench's
     /// procedure)
     Engine,
+    /// Glob against fd over a large tree; a Bash round trip in Docker and Kubernetes against
+    /// `docker exec` and `kubectl exec`
+    Tools,
     /// Everything above
     All,
     /// The bare llama-cpp-2 loop alone, in its own process (used by `engine`)
@@ -57,6 +61,14 @@ pub struct BenchArgs {
     /// Print the report as JSON instead of a table
     #[arg(long)]
     pub json: bool,
+    /// Source tree for the Glob bench [default: the tree scripts/bench-tree.sh fetches, when
+    /// present; otherwise a synthetic one]
+    #[arg(long)]
+    pub tree: Option<PathBuf>,
+    /// Sandboxes for the round-trip bench: `--sandbox docker` or `kube` measures only that one
+    /// [default: both, each skipped with a note when its engine does not answer]
+    #[command(flatten)]
+    pub sandbox: SandboxFlags,
 }
 
 pub fn run(args: &BenchArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
@@ -205,12 +217,17 @@ pub fn run(args: &BenchArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
             o.cpu_share * 100.0
         ));
         report.notes.push(format!(
-            "ui: of the {}-line diff's {:.0} ms, computing the highlighted diff alone takes {:.0} ms",
+            "ui: the {}-line diff's review is drawn with its first {} lines coloured after {:.0} ms, every line after {:.0} ms; computing the fully coloured diff alone takes {:.0} ms",
             o.diff_lines,
+            crate::diff::FIRST_STAGE_LINES,
             o.diff_seconds * 1000.0,
+            o.diff_full_seconds * 1000.0,
             o.diff_compute_seconds * 1000.0
         ));
         report.figures.extend(o.figures());
+    }
+    if matches!(args.which, Which::Tools | Which::All) {
+        tools(args, &mut report)?;
     }
     if cfg!(debug_assertions) {
         report
@@ -223,4 +240,89 @@ pub fn run(args: &BenchArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
         print!("{}", report.table());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where scripts/bench-tree.sh puts the kernel tree.
+fn fetched_tree() -> Option<PathBuf> {
+    let dirs = directories::BaseDirs::new()?;
+    let tree = dirs
+        .cache_dir()
+        .join("lilypad-bench")
+        .join("linux-source-6.1");
+    tree.join(".complete").exists().then_some(tree)
+}
+
+fn tools(args: &BenchArgs, report: &mut Report) -> anyhow::Result<()> {
+    use crate::bench::tools as t;
+    use crate::sandbox::SandboxKind;
+    let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let scratch = tempfile::tempdir().context("creating a temporary directory")?;
+    let (glob_repeats, exec_repeats) = if args.quick { (1, 2) } else { (5, 20) };
+    match t::fd_program() {
+        None => report.notes.push(
+            "tools: fd is not installed (scripts/bench-tree.sh installs it): Glob not measured"
+                .into(),
+        ),
+        Some(fd) => {
+            let tree = match args.tree.clone().or_else(fetched_tree) {
+                Some(tree) => tree,
+                None => {
+                    let files = if args.quick { 2_000 } else { 50_000 };
+                    let tree = scratch.path().join("tree");
+                    t::synthetic_tree(&tree, files)?;
+                    report.notes.push(format!(
+                        "tools: Glob ran over a synthetic tree of {files} files (scripts/bench-tree.sh fetches a real one)"
+                    ));
+                    tree
+                }
+            };
+            eprintln!("bench tools: Glob over {}...", tree.display());
+            let o = rt.block_on(t::glob(&tree, "c", glob_repeats, &fd))?;
+            report.notes.push(format!(
+                "tools: Glob over {} (copied into a host sandbox, as a session does), median of {glob_repeats} after a warm-up",
+                o.tree
+            ));
+            report.figures.push(o.figure());
+        }
+    }
+    let repo = scratch.path().join("repo");
+    std::fs::create_dir_all(&repo).context("creating the round-trip repository")?;
+    std::fs::write(repo.join("README.md"), "bench\n")
+        .context("writing the round-trip repository")?;
+    let kinds = match args.sandbox.kind {
+        Some(SandboxKind::Host) => {
+            anyhow::bail!("the round-trip bench measures the docker and kube sandboxes")
+        }
+        Some(k) => vec![k],
+        None => vec![SandboxKind::Docker, SandboxKind::Kube],
+    };
+    for kind in kinds {
+        let mut flags = args.sandbox.clone();
+        flags.kind = Some(kind);
+        let spec = flags.spec(&repo, kind);
+        eprintln!("bench tools: Bash round trip in the {kind} sandbox...");
+        match rt.block_on(t::exec_round_trip(&spec, exec_repeats)) {
+            Ok(o) => {
+                report.notes.push(format!(
+                    "tools: {kind} round trip, median of {} interleaved after a warm-up, image {}",
+                    o.repeats,
+                    if kind == SandboxKind::Kube {
+                        &spec.kube.image
+                    } else {
+                        &spec.docker.image
+                    }
+                ));
+                report.figures.push(o.figure());
+            }
+            // Without an engine the figure is skipped; a sandbox that started and then failed
+            // is a real failure.
+            Err(e @ t::ToolsBenchError::Sandbox { .. }) if args.sandbox.kind.is_none() => {
+                report
+                    .notes
+                    .push(format!("tools: {kind} round trip not measured: {e}"));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
 }

@@ -1,15 +1,16 @@
 //! Syntax colours from syntect, by file type, as foreground colours on diff segments and on
 //! code snippets (markdown code blocks, commands). The syntax and theme sets load once per
-//! process (tens of milliseconds) on first use; highlighting a file is done from its start so
-//! multi-line constructs (strings, comments) colour correctly. Callers run this off the draw
-//! path.
+//! process (tens of milliseconds) on first use. Colouring a computed diff in order, from the
+//! file's start, is [`super::paint`]'s; this module owns the sets, themes, per-line colours and
+//! laying colours over a diff line's segments. Callers run this off the draw path.
 
-use super::{hunks::split_lines, DiffLine, Hunk, LineKind, Segment};
+use super::{DiffLine, Hunk, LineKind, Segment};
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
-use syntect::easy::HighlightLines;
-use syntect::highlighting::{Theme, ThemeSet};
-use syntect::parsing::{SyntaxReference, SyntaxSet};
+use syntect::highlighting::{
+    HighlightIterator, HighlightState, Highlighter as Styler, Theme, ThemeSet,
+};
+use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
 
 /// A 24-bit colour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -90,31 +91,20 @@ impl Highlighter {
         set.find_syntax_by_token(token)
     }
 
+    /// The syntect theme.
+    pub(super) fn theme(&self) -> Arc<Theme> {
+        self.theme.clone()
+    }
+
     /// Colours of each of `lines` (without terminators), highlighted in sequence.
     pub fn colour_lines(&self, syntax: &SyntaxReference, lines: &[&str]) -> Vec<LineColours> {
-        let set = syntaxes();
-        let mut h = HighlightLines::new(syntax, &self.theme);
-        let mut out = Vec::with_capacity(lines.len());
-        let mut buf = String::new();
-        for line in lines {
-            buf.clear();
-            buf.push_str(line);
-            buf.push('\n');
-            let mut colours = Vec::new();
-            if let Ok(regions) = h.highlight_line(&buf, set) {
-                let mut pos = 0;
-                for (style, piece) in regions {
-                    let end = (pos + piece.len()).min(line.len());
-                    if pos < end {
-                        let c = style.foreground;
-                        colours.push((Rgb(c.r, c.g, c.b), pos..end));
-                    }
-                    pos += piece.len();
-                }
-            }
-            out.push(colours);
-        }
-        out
+        let styler = Styler::new(&self.theme);
+        let mut parse = ParseState::new(syntax);
+        let mut style = HighlightState::new(&styler, ScopeStack::new());
+        lines
+            .iter()
+            .map(|line| line_colours(&mut parse, &mut style, &styler, line))
+            .collect()
     }
 
     /// A snippet as coloured pieces per line, for code blocks and commands. `None` when the
@@ -131,36 +121,6 @@ impl Highlighter {
                     .collect()
             })
             .collect()
-    }
-
-    /// Colour the lines of hunks computed from `old` to `new`, highlighting both whole texts.
-    pub(super) fn colour_change(&self, path: &str, old: &str, new: &str, hunks: &mut [Hunk]) {
-        let Some(syntax) = Self::syntax_for_path(path) else {
-            return;
-        };
-        let need_old = hunks.iter().map(|h| h.old_lines.end).max().unwrap_or(0);
-        let need_new = hunks.iter().map(|h| h.new_lines.end).max().unwrap_or(0);
-        let take = |text: &str, n: usize| -> Vec<String> {
-            split_lines(text)
-                .into_iter()
-                .take(n)
-                .map(|l| super::hunks::strip_eol(l).to_string())
-                .collect()
-        };
-        let (old_lines, new_lines) = (take(old, need_old), take(new, need_new));
-        let old_refs: Vec<&str> = old_lines.iter().map(String::as_str).collect();
-        let new_refs: Vec<&str> = new_lines.iter().map(String::as_str).collect();
-        let old_c = self.colour_lines(syntax, &old_refs);
-        let new_c = self.colour_lines(syntax, &new_refs);
-        for line in hunks.iter_mut().flat_map(|h| h.lines.iter_mut()) {
-            let colours = match line.kind {
-                LineKind::Added => line.new_no.and_then(|n| new_c.get(n - 1)),
-                LineKind::Removed | LineKind::Context => line.old_no.and_then(|n| old_c.get(n - 1)),
-            };
-            if let Some(c) = colours {
-                overlay(line, c);
-            }
-        }
     }
 
     /// Colour hunks read from a patch: each side of each hunk highlighted on its own, since
@@ -189,9 +149,41 @@ impl Highlighter {
     }
 }
 
+/// The plain-text syntax (no colours).
+pub(super) fn plain_syntax() -> &'static SyntaxReference {
+    syntaxes().find_syntax_plain_text()
+}
+
+/// Colours of one line (without its terminator), moving the parser and highlighter states past
+/// it. A line the parser fails on stays plain (its state is left as it was).
+pub(super) fn line_colours(
+    parse: &mut ParseState,
+    style: &mut HighlightState,
+    styler: &Styler<'_>,
+    line: &str,
+) -> LineColours {
+    let mut buf = String::with_capacity(line.len() + 1);
+    buf.push_str(line);
+    buf.push('\n');
+    let Ok(ops) = parse.parse_line(&buf, syntaxes()) else {
+        return Vec::new();
+    };
+    let mut colours = Vec::new();
+    let mut pos = 0;
+    for (s, piece) in HighlightIterator::new(style, &ops, &buf, styler) {
+        let end = (pos + piece.len()).min(line.len());
+        if pos < end {
+            let c = s.foreground;
+            colours.push((Rgb(c.r, c.g, c.b), pos..end));
+        }
+        pos += piece.len();
+    }
+    colours
+}
+
 /// Split a line's segments at the colour boundaries and give each piece its colour, keeping
 /// emphasis.
-fn overlay(line: &mut DiffLine, colours: &[(Rgb, Range<usize>)]) {
+pub(super) fn overlay(line: &mut DiffLine, colours: &[(Rgb, Range<usize>)]) {
     let mut out = Vec::new();
     let mut seg_start = 0;
     for seg in &line.segments {

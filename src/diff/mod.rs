@@ -9,7 +9,8 @@
 //!
 //! Does not own: drawing, colours of roles (the theme decides what "added" looks like; here a
 //! line only says it *is* added), or when this work runs. Everything here is synchronous and
-//! may take tens of milliseconds on large files: callers run it off the draw path.
+//! may take a second on a file of thousands of lines: callers run it off the draw path, and
+//! [`FileDiff::compute_in_stages`] hands over a diff whose first screens are coloured first.
 //!
 //! Invariant: for a computed diff, applying every hunk gives exactly `after` and applying none
 //! gives exactly `before` (line endings and a missing final newline included).
@@ -17,14 +18,20 @@
 mod emphasis;
 pub mod highlight;
 mod hunks;
+mod paint;
 pub mod patch;
 
 pub use highlight::{Highlighter, Rgb};
 pub use hunks::apply_hunks;
+pub use paint::Painter;
 
 /// Past this many lines (either side), a diff is shown as plain text: no syntax colours, no
 /// word emphasis.
 pub const PLAIN_TEXT_LINES: usize = 10_000;
+
+/// Diff lines [`FileDiff::compute_in_stages`] colours before handing the diff over the first
+/// time: several screens of the review, so the first view is coloured at once.
+pub const FIRST_STAGE_LINES: usize = 200;
 
 /// Lines of unchanged context around each change.
 pub const CONTEXT_LINES: usize = 3;
@@ -137,12 +144,21 @@ impl FileDiff {
     /// The diff from `before` (`None`: a new file) to `after` for `path` (its extension picks
     /// the syntax), coloured by `hl`.
     pub fn compute_with(path: &str, before: Option<&str>, after: &str, hl: &Highlighter) -> Self {
+        let mut diff = Self::compute_plain(path, before, after);
+        if diff.styled {
+            Painter::new(hl, path, after).paint(&mut diff, usize::MAX);
+        }
+        diff
+    }
+
+    /// The diff with word emphasis but no syntax colours yet (paint them with a [`Painter`]
+    /// when [`FileDiff::styled`]).
+    pub fn compute_plain(path: &str, before: Option<&str>, after: &str) -> Self {
         let old = before.unwrap_or("");
         let styled = line_count(old) <= PLAIN_TEXT_LINES && line_count(after) <= PLAIN_TEXT_LINES;
         let mut hunks = hunks::compute(old, after);
         if styled {
             emphasis::emphasize(&mut hunks);
-            hl.colour_change(path, old, after, &mut hunks);
         }
         Self {
             path: path.to_string(),
@@ -154,6 +170,27 @@ impl FileDiff {
             hunks,
             styled,
         }
+    }
+
+    /// [`FileDiff::compute_with`] in two stages for a large change: `ready` gets the diff with
+    /// its first [`FIRST_STAGE_LINES`] lines coloured as soon as they are, then, unless that
+    /// was all of it, again once every line is. Both diffs have the same hunks.
+    pub fn compute_in_stages(
+        path: &str,
+        before: Option<&str>,
+        after: &str,
+        hl: &Highlighter,
+        mut ready: impl FnMut(FileDiff),
+    ) {
+        let mut diff = Self::compute_plain(path, before, after);
+        if diff.styled {
+            let mut painter = Painter::new(hl, path, after);
+            if !painter.paint(&mut diff, FIRST_STAGE_LINES) {
+                ready(diff.clone());
+                painter.paint(&mut diff, usize::MAX);
+            }
+        }
+        ready(diff)
     }
 
     /// Lines added in all hunks.
@@ -195,6 +232,35 @@ mod tests {
         assert_eq!(d.status, FileStatus::Added);
         assert_eq!((d.added(), d.removed()), (2, 0));
         assert_eq!(d.hunks[0].header(), "@@ -0,0 +1,2 @@");
+    }
+
+    #[test]
+    fn stages_colour_the_start_first_then_everything() {
+        let before: String = (0..2_000).map(|i| format!("let a{i} = {i};\n")).collect();
+        // A change every 10 lines: several hundred diff lines, more than the first stage.
+        let after: String = (0..2_000)
+            .map(|i| match i % 10 {
+                0 => format!("let a{i} = changed;\n"),
+                _ => format!("let a{i} = {i};\n"),
+            })
+            .collect();
+        let hl = Highlighter::default();
+        let mut stages = Vec::new();
+        FileDiff::compute_in_stages("x.rs", Some(&before), &after, &hl, |d| stages.push(d));
+        assert_eq!(stages.len(), 2);
+        let coloured = |l: &DiffLine| l.segments.iter().any(|s| s.fg.is_some());
+        let first = &stages[0];
+        assert!(first.hunks[0].lines.iter().all(coloured));
+        let last = first.hunks.last().expect("hunks");
+        assert!(!last.lines.iter().any(coloured));
+        assert_eq!(
+            stages[1],
+            FileDiff::compute_with("x.rs", Some(&before), &after, &hl)
+        );
+        // A small change arrives once, fully coloured.
+        let mut small = Vec::new();
+        FileDiff::compute_in_stages("x.rs", Some("a\n"), "b\n", &hl, |d| small.push(d));
+        assert_eq!(small.len(), 1);
     }
 
     #[test]

@@ -222,8 +222,10 @@ impl Loop {
                 } => {
                     let (tx, hl) = (self.jobs_tx.clone(), self.app.hl.clone());
                     tokio::task::spawn_blocking(move || {
-                        let d = FileDiff::compute_with(&path, before.as_deref(), &after, &hl);
-                        let _ = tx.send(Job::Diff(id, d));
+                        // A large file's first screens arrive coloured first, the rest after.
+                        FileDiff::compute_in_stages(&path, before.as_deref(), &after, &hl, |d| {
+                            let _ = tx.send(Job::Diff(id, d));
+                        });
                     });
                 }
                 Effect::ExportPatch => {

@@ -96,9 +96,22 @@ pub enum ChangeVerdict {
 }
 
 impl ChangeReview {
+    /// Show `diff`. A diff replacing one with the same hunks (the fully coloured stage of the
+    /// same change) keeps the hunk selection, focus and scroll position.
     pub fn set_diff(&mut self, diff: Arc<FileDiff>) {
-        self.selected = vec![true; diff.hunks.len()];
-        self.focus = 0;
+        let same_hunks = self.diff.as_ref().is_some_and(|old| {
+            old.hunks.len() == diff.hunks.len()
+                && old
+                    .hunks
+                    .iter()
+                    .zip(&diff.hunks)
+                    .all(|(a, b)| a.old_lines == b.old_lines && a.new_lines == b.new_lines)
+        });
+        if !same_hunks {
+            self.selected = vec![true; diff.hunks.len()];
+            self.focus = 0;
+            self.scroll = 0;
+        }
         self.diff = Some(diff);
     }
 
@@ -265,5 +278,30 @@ mod tests {
         c.move_focus(false);
         c.toggle_focused();
         assert_eq!(c.approve(), ChangeVerdict::AskWhy);
+    }
+
+    #[test]
+    fn the_coloured_stage_keeps_selection_and_focus() {
+        let before: String = (0..400).map(|i| format!("let a{i} = {i};\n")).collect();
+        let after = before
+            .replace("= 3;", "= three;")
+            .replace("= 390;", "= many;");
+        let mut c = change(&before, &after);
+        c.move_focus(true);
+        c.toggle_focused();
+        c.scroll = 7;
+        let hl = crate::diff::Highlighter::default();
+        let mut stages = Vec::new();
+        FileDiff::compute_in_stages("f.rs", Some(&before), &after, &hl, |d| stages.push(d));
+        for d in stages {
+            c.set_diff(Arc::new(d));
+        }
+        assert_eq!(
+            (c.selected.clone(), c.focus, c.scroll),
+            (vec![true, false], 1, 7)
+        );
+        // A different change starts over.
+        c.set_diff(Arc::new(FileDiff::compute("f.rs", Some("a\n"), "b\n")));
+        assert_eq!((c.selected.clone(), c.focus, c.scroll), (vec![true], 0, 0));
     }
 }

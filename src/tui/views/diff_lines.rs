@@ -52,15 +52,7 @@ pub fn header(file: &FileDiff, theme: &Theme) -> Line<'static> {
 pub fn render(file: &FileDiff, theme: &Theme, width: usize, marks: HunkMarks<'_>) -> RenderedDiff {
     let mut lines = Vec::new();
     let mut hunk_starts = Vec::new();
-    let num_w = file
-        .hunks
-        .iter()
-        .map(|h| (h.old_start + h.old_len).max(h.new_start + h.new_len))
-        .max()
-        .unwrap_or(1)
-        .to_string()
-        .len()
-        .max(3);
+    let num_w = number_width(file);
     if file.status == FileStatus::Binary {
         lines.push(Line::styled("  binary content not shown", theme.dim()));
     }
@@ -77,6 +69,105 @@ pub fn render(file: &FileDiff, theme: &Theme, width: usize, marks: HunkMarks<'_>
     }
     RenderedDiff { lines, hunk_starts }
 }
+
+/// A window of the diff's rows: only the rows `first..first + count` are built, so drawing a
+/// review of a diff with thousands of lines costs what the screen shows (plus one width sum per
+/// line to place it).
+pub struct DiffWindow {
+    /// The visible rows.
+    pub lines: Vec<Line<'static>>,
+    /// Rows of the whole diff at this width.
+    pub total: usize,
+    /// The first row of each hunk.
+    pub hunk_starts: Vec<usize>,
+}
+
+/// Rows `first..first + count` of [`render`]'s output, built without rendering the rest.
+pub fn render_window(
+    file: &FileDiff,
+    theme: &Theme,
+    width: usize,
+    marks: HunkMarks<'_>,
+    first: usize,
+    count: usize,
+) -> DiffWindow {
+    let num_w = number_width(file);
+    let mut lines = Vec::new();
+    let mut hunk_starts = Vec::new();
+    let end = first.saturating_add(count);
+    // Rows emitted so far (visible or not).
+    let mut row = 0usize;
+    let mut emit = |row: &mut usize, rows: usize, build: &mut dyn FnMut() -> Vec<Line<'static>>| {
+        if *row < end && *row + rows > first {
+            let built = build();
+            let skip = first.saturating_sub(*row);
+            let take = end.min(*row + rows) - (*row + skip);
+            lines.extend(built.into_iter().skip(skip).take(take));
+        }
+        *row += rows;
+    };
+    if file.status == FileStatus::Binary {
+        emit(&mut row, 1, &mut || {
+            vec![Line::styled("  binary content not shown", theme.dim())]
+        });
+    }
+    for (i, hunk) in file.hunks.iter().enumerate() {
+        hunk_starts.push(row);
+        emit(&mut row, 1, &mut || {
+            vec![hunk_header(hunk, i, theme, marks)]
+        });
+        let deselected = marks
+            .selected
+            .and_then(|s| s.get(i))
+            .is_some_and(|sel| !sel);
+        for dl in &hunk.lines {
+            let rows = line_rows(dl, theme, width, num_w);
+            emit(&mut row, rows, &mut || {
+                diff_line(dl, theme, width, num_w, deselected)
+            });
+        }
+    }
+    DiffWindow {
+        lines,
+        total: row,
+        hunk_starts,
+    }
+}
+
+/// Rows [`diff_line`] gives `dl` at `width`: one when it fits (the common case, decided by a
+/// width sum), otherwise counted by wrapping it.
+fn line_rows(dl: &DiffLine, theme: &Theme, width: usize, num_w: usize) -> usize {
+    // Gutter "OLD NEW " plus the sign.
+    let mut w = 2 * num_w + 3;
+    for seg in &dl.segments {
+        w += if seg.text.contains('\t') {
+            expand_tabs(&seg.text).width()
+        } else {
+            seg.text.width()
+        };
+    }
+    if dl.no_newline {
+        w += NO_NEWLINE.width();
+    }
+    if w <= width {
+        1
+    } else {
+        diff_line(dl, theme, width, num_w, false).len()
+    }
+}
+
+fn number_width(file: &FileDiff) -> usize {
+    file.hunks
+        .iter()
+        .map(|h| (h.old_start + h.old_len).max(h.new_start + h.new_len))
+        .max()
+        .unwrap_or(1)
+        .to_string()
+        .len()
+        .max(3)
+}
+
+const NO_NEWLINE: &str = "  (no newline at end of file)";
 
 fn hunk_header(hunk: &Hunk, i: usize, theme: &Theme, marks: HunkMarks<'_>) -> Line<'static> {
     let mut spans = Vec::new();
@@ -162,7 +253,7 @@ fn diff_line(
         spans.push(Span::styled(expand_tabs(&seg.text), s));
     }
     if dl.no_newline {
-        spans.push(Span::styled("  (no newline at end of file)", theme.dim()));
+        spans.push(Span::styled(NO_NEWLINE, theme.dim()));
     }
     let indent = vec![Span::styled(
         " ".repeat(gutter.width() + 1),
@@ -186,5 +277,48 @@ fn expand_tabs(s: &str) -> String {
         s.replace('\t', "    ")
     } else {
         s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_are_slices_of_the_whole_rendering() {
+        let before: String = (0..60)
+            .map(|i| format!("line {i}\twith a tab and some words to wrap at narrow widths\n"))
+            .collect();
+        let after = before
+            .replace("line 3\t", "changed 3\t")
+            .replace(
+                "line 40\t",
+                "a much longer replacement line 40 that will certainly wrap\t",
+            )
+            .trim_end()
+            .to_string();
+        let file = FileDiff::compute("a.rs", Some(&before), &after);
+        let theme = Theme::dark();
+        let selected = vec![true, false, true];
+        let marks = HunkMarks {
+            selected: Some(&selected),
+            focus: Some(1),
+        };
+        for width in [30, 60, 200] {
+            let whole = render(&file, &theme, width, marks);
+            for (first, count) in [(0, 5), (3, 10), (7, 1000), (1000, 5), (0, 0)] {
+                let w = render_window(&file, &theme, width, marks, first, count);
+                assert_eq!(w.total, whole.lines.len(), "width {width}");
+                assert_eq!(w.hunk_starts, whole.hunk_starts);
+                let expect: Vec<_> = whole
+                    .lines
+                    .iter()
+                    .skip(first)
+                    .take(count)
+                    .cloned()
+                    .collect();
+                assert_eq!(w.lines, expect, "width {width}, rows {first}+{count}");
+            }
+        }
     }
 }

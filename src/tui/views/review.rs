@@ -57,40 +57,37 @@ pub fn draw_change(frame: &mut Frame<'_>, area: Rect, app: &App, c: &ChangeRevie
             t.fg(t.warning),
         ));
     }
-    let offset = lines.len();
-    let rendered = diff_lines::render(
-        diff,
-        t,
-        width,
-        HunkMarks {
-            selected: Some(&c.selected),
-            focus: Some(c.focus),
-        },
-    );
-    *c.hunk_starts.borrow_mut() = rendered.hunk_starts.iter().map(|s| s + offset).collect();
-    lines.extend(rendered.lines);
+    let h = inner.height as usize;
+    c.page.set(h.saturating_sub(2).max(1));
+    // Only the visible rows of the diff are built; `before` rows (header, notes) come first.
+    let before = lines.len();
+    let after = usize::from(diff.hunks.is_empty());
+    let marks = HunkMarks {
+        selected: Some(&c.selected),
+        focus: Some(c.focus),
+    };
+    // One pass for the diff's size and hunk positions, then the window at the clamped scroll.
+    let sized = diff_lines::render_window(diff, t, width, marks, 0, 0);
+    *c.hunk_starts.borrow_mut() = sized.hunk_starts.iter().map(|s| s + before).collect();
+    let total = before + sized.total + after;
+    let scroll = c.scroll.min(total.saturating_sub(h));
+    let first = scroll.saturating_sub(before);
+    let window = diff_lines::render_window(diff, t, width, marks, first, h);
+    let mut visible: Vec<Line<'static>> = lines.into_iter().skip(scroll).collect();
+    visible.extend(window.lines);
     if diff.hunks.is_empty() {
-        lines.push(Line::styled(
+        visible.push(Line::styled(
             "no changes: the proposed text equals the current file",
             t.dim(),
         ));
     }
-    let h = inner.height as usize;
-    c.page.set(h.saturating_sub(2).max(1));
-    let max_scroll = lines.len().saturating_sub(h);
-    let scroll = c.scroll.min(max_scroll);
-    for (i, line) in lines.iter().skip(scroll).take(h).enumerate() {
+    for (i, line) in visible.iter().take(h).enumerate() {
         frame
             .buffer_mut()
             .set_line(inner.x, inner.y + i as u16, line, inner.width);
     }
-    if lines.len() > h {
-        let pos = format!(
-            " {}-{} of {} ",
-            scroll + 1,
-            (scroll + h).min(lines.len()),
-            lines.len()
-        );
+    if total > h {
+        let pos = format!(" {}-{} of {} ", scroll + 1, (scroll + h).min(total), total);
         let x = area.right().saturating_sub(pos.len() as u16 + 2);
         frame
             .buffer_mut()
