@@ -99,3 +99,59 @@ async fn host_streams_command_output() {
     );
     h.sb().close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn glob_lists_in_order_caps_and_counts_the_rest() {
+    use lilypad::protocol::ToolCall;
+    use lilypad::tools::{ToolLimits, Tools};
+    let repo = tempfile::tempdir().unwrap();
+    // Names whose order differs between "sorted as relative paths" and careless orders
+    // ('.' < '/' < letters; walk order is arbitrary with a parallel walk).
+    for f in [
+        "b.c",
+        "a.c",
+        "a/z.c",
+        "a.b/c.c",
+        "a/b/c.c",
+        "z/a.c",
+        "m.h",
+        "ignored/x.c",
+    ] {
+        let p = repo.path().join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, "x\n").unwrap();
+    }
+    std::fs::write(repo.path().join(".gitignore"), "ignored/\n").unwrap();
+    let sb = sandbox::open(&spec(repo.path())).await.unwrap();
+    let root = sb.root().to_string();
+    let limits = ToolLimits {
+        glob_files: 3,
+        ..Default::default()
+    };
+    let tools = Tools::new(sb.clone(), limits);
+    let glob = |args: serde_json::Value| {
+        let tools = tools.clone();
+        async move {
+            let call = ToolCall {
+                id: "c".into(),
+                name: "Glob".into(),
+                arguments: args.as_object().cloned().unwrap(),
+            };
+            tools.run(&call).await.content
+        }
+    };
+    // Six .c files are visible; three are listed in order, the rest counted.
+    assert_eq!(
+        glob(serde_json::json!({"pattern": "**/*.c"})).await,
+        "a.b/c.c\na.c\na/b/c.c\n... 3 more files"
+    );
+    assert_eq!(
+        glob(serde_json::json!({"pattern": "*.c", "path": "a"})).await,
+        "a/z.c"
+    );
+    assert_eq!(
+        glob(serde_json::json!({"pattern": format!("{root}/z/*.c")})).await,
+        "z/a.c"
+    );
+    sb.close().await.unwrap();
+}

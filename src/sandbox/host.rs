@@ -174,7 +174,17 @@ impl Sandbox for HostSandbox {
     }
 
     async fn list_files(&self, dir: &str) -> Result<Vec<String>, SandboxError> {
-        list_local(Path::new(&self.root), Path::new(dir))
+        // A large tree takes a while to walk: keep it off the async threads.
+        let (root, dir) = (PathBuf::from(&self.root), PathBuf::from(dir));
+        tokio::task::spawn_blocking(move || list_local(&root, &dir))
+            .await
+            .map_err(|e| {
+                SandboxError::io(
+                    "listing files in",
+                    self.root.clone(),
+                    std::io::Error::other(e),
+                )
+            })?
     }
 
     async fn export_patch(&self) -> Result<Vec<u8>, SandboxError> {
@@ -302,6 +312,9 @@ pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> Result<(), SandboxError>
 /// the ignore files of `dir`'s ancestors up to `root` applied too.
 pub(crate) fn list_local(root: &Path, dir: &Path) -> Result<Vec<String>, SandboxError> {
     let dir_owned: PathBuf = dir.to_path_buf();
+    // A parallel walk (one thread per core, at most 8): directory reads dominate on large
+    // trees, and each thread keeps its own list, merged once at the end.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
     let walker = ignore::WalkBuilder::new(root)
         .hidden(false)
         .ignore(false)
@@ -309,21 +322,60 @@ pub(crate) fn list_local(root: &Path, dir: &Path) -> Result<Vec<String>, Sandbox
         .require_git(false)
         .git_global(false)
         .follow_links(false)
+        .threads(threads)
         .filter_entry(move |e| {
             let p = e.path();
             e.file_name() != ".git" && (p.starts_with(&dir_owned) || dir_owned.starts_with(p))
         })
-        .build();
-    let mut files = Vec::new();
-    for entry in walker {
-        let Ok(entry) = entry else { continue };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        if let Ok(rel) = entry.path().strip_prefix(dir) {
-            files.push(rel.to_string_lossy().into_owned());
-        }
-    }
+        .build_parallel();
+    let lists = std::sync::Mutex::new(Vec::<Vec<String>>::new());
+    walker.visit(&mut ListBuilder { dir, lists: &lists });
+    // A poisoned lock only means a walker thread panicked; its list is still whole.
+    let lists = lists.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut files: Vec<String> = lists.into_iter().flatten().collect();
     files.sort();
     Ok(files)
+}
+
+/// Makes one [`FileList`] per walker thread.
+struct ListBuilder<'a> {
+    dir: &'a Path,
+    lists: &'a std::sync::Mutex<Vec<Vec<String>>>,
+}
+
+impl<'s> ignore::ParallelVisitorBuilder<'s> for ListBuilder<'s> {
+    fn build(&mut self) -> Box<dyn ignore::ParallelVisitor + 's> {
+        Box::new(FileList {
+            dir: self.dir,
+            files: Vec::new(),
+            lists: self.lists,
+        })
+    }
+}
+
+/// One walker thread's files, handed over when the thread is done.
+struct FileList<'a> {
+    dir: &'a Path,
+    files: Vec<String>,
+    lists: &'a std::sync::Mutex<Vec<Vec<String>>>,
+}
+
+impl ignore::ParallelVisitor for FileList<'_> {
+    fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
+        if let Ok(entry) = entry {
+            if entry.file_type().is_some_and(|t| t.is_file()) {
+                if let Ok(rel) = entry.path().strip_prefix(self.dir) {
+                    self.files.push(rel.to_string_lossy().into_owned());
+                }
+            }
+        }
+        ignore::WalkState::Continue
+    }
+}
+
+impl Drop for FileList<'_> {
+    fn drop(&mut self) {
+        let mut lists = self.lists.lock().unwrap_or_else(|e| e.into_inner());
+        lists.push(std::mem::take(&mut self.files));
+    }
 }

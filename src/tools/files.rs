@@ -137,24 +137,40 @@ pub(crate) async fn glob(
         .list_files(&t.path)
         .await
         .map_err(|e| Failure::from_sandbox(&e, &t.shown))?;
-    let mut hits: Vec<String> = files
+    let base = t.path.trim_end_matches('/');
+    let full = |rel: &str| format!("{base}/{rel}");
+    let matched: Vec<&String> = files
         .iter()
-        .filter_map(|rel| {
-            let full = format!("{}/{rel}", t.path.trim_end_matches('/'));
-            let candidate = if absolute {
-                full.as_str()
+        .filter(|rel| {
+            if absolute {
+                matcher.is_match(full(rel))
             } else {
-                rel.as_str()
-            };
-            matcher.is_match(candidate).then(|| paths::shown(sb, &full))
+                matcher.is_match(rel.as_str())
+            }
         })
         .collect();
-    if hits.is_empty() {
+    if matched.is_empty() {
         return Ok("No files matched.".into());
     }
-    hits.sort();
-    let more = hits.len().saturating_sub(lim.glob_files);
-    hits.truncate(lim.glob_files);
+    let hits: Vec<String> = if paths::within(&t.path, sb.workdir()) {
+        // `files` is sorted and, below the workdir, every shown path is the directory's shown
+        // path plus the relative one: the first matches are the first shown, so only the
+        // listed ones are formatted.
+        matched
+            .iter()
+            .take(lim.glob_files)
+            .map(|rel| paths::shown(sb, &full(rel)))
+            .collect()
+    } else {
+        let mut all: Vec<String> = matched
+            .iter()
+            .map(|rel| paths::shown(sb, &full(rel)))
+            .collect();
+        all.sort();
+        all.truncate(lim.glob_files);
+        all
+    };
+    let more = matched.len() - hits.len();
     let mut out = hits.join("\n");
     if more > 0 {
         out.push_str(&format!("\n... {more} more files"));
