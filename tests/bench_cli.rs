@@ -130,3 +130,37 @@ fn bench_tools_measures_glob_and_each_sandbox_against_its_cli() {
         }
     }
 }
+
+#[test]
+fn bench_decode_rates_generation_against_memory_bandwidth() {
+    let out = Command::new(env!("CARGO_BIN_EXE_lilypad"))
+        .args(["bench", "decode", "--quick", "--json", "--threads", "1"])
+        .env("LILYPAD_CONFIG", "/nonexistent/lilypad-bench-test.toml")
+        .output()
+        .expect("run lilypad bench");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let figures = report["figures"].as_array().expect("figures");
+    assert!(figures.iter().all(|f| f["bench"] == "decode"), "{report}");
+    let bw = figures
+        .iter()
+        .find(|f| f["unit"] == "GB/s")
+        .expect("bandwidth figure");
+    let (value, limit) = (
+        bw["value"].as_f64().unwrap(),
+        bw["baseline_value"].as_f64().unwrap(),
+    );
+    assert!(value > 0.0 && limit > 0.0, "{bw}");
+    // The ratio is the achieved share of the measured limit.
+    let r = bw["ratio"].as_f64().unwrap();
+    assert!((r - value / limit).abs() < 1e-6 * r.max(1.0), "{bw}");
+    let tps = figures
+        .iter()
+        .find(|f| f["unit"] == "tok/s")
+        .expect("tokens/s figure");
+    assert!(tps["value"].as_f64().unwrap() > 0.0, "{tps}");
+}

@@ -30,6 +30,19 @@ pub struct Speeds {
     pub tg_min_tokens: usize,
 }
 
+impl Speeds {
+    /// The mean of several runs' means; the fewest tokens of any.
+    pub fn mean_of(all: &[Speeds]) -> Speeds {
+        let pp: Vec<f64> = all.iter().map(|s| s.pp).collect();
+        let tg: Vec<f64> = all.iter().map(|s| s.tg).collect();
+        Speeds {
+            pp: mean(&pp),
+            tg: mean(&tg),
+            tg_min_tokens: all.iter().map(|s| s.tg_min_tokens).min().unwrap_or(0),
+        }
+    }
+}
+
 fn prompt_tokens(n_vocab: u32) -> Vec<u32> {
     // Deterministic spread over the vocabulary, away from the special tokens at its end.
     let v = n_vocab.saturating_sub(64).max(1);

