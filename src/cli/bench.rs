@@ -182,7 +182,7 @@ pub fn run(args: &BenchArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("loading {}", path.display()))?;
         let m = engine.model();
         report.notes.push(format!(
-            "engine: model {} ({} parameters, {} layers), ctx {}, batch {}, {threads} thread(s), CPU, {rounds} alternating rounds per side, each the mean of {reps} runs after a warm-up",
+            "engine: model {} ({} parameters, {} layers), ctx {}, batch {}, {threads} thread(s), CPU, {rounds} rounds per side in alternating order, each the mean of {reps} runs after a warm-up",
             if args.gguf.is_some() { path.display().to_string() } else { format!("random-weight n_embd {embd}") },
             m.parameters,
             m.layers,
@@ -191,7 +191,11 @@ pub fn run(args: &BenchArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
         ));
         let exe = std::env::current_exe().context("finding the lilypad binary")?;
         let (mut refs, mut lilys) = (Vec::new(), Vec::new());
-        for _ in 0..rounds {
+        for round in 0..rounds {
+            // Odd rounds run Lilypad's side first: neither side always runs second.
+            if round % 2 == 1 {
+                lilys.push(bench::engine::lilypad(&engine, reps)?);
+            }
             let out = std::process::Command::new(&exe)
                 .arg("--threads")
                 .arg(threads.to_string())
@@ -214,7 +218,9 @@ pub fn run(args: &BenchArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
                 serde_json::from_slice::<bench::engine::Speeds>(&out.stdout)
                     .context("reading the reference loop's figures")?,
             );
-            lilys.push(bench::engine::lilypad(&engine, reps)?);
+            if round % 2 == 0 {
+                lilys.push(bench::engine::lilypad(&engine, reps)?);
+            }
         }
         let (reference, lily) = (
             bench::engine::Speeds::mean_of(&refs),
