@@ -3,6 +3,8 @@
 //! - frames while tokens stream into a new turn below a 10,000-line transcript (200 tokens/s at
 //!   60 frames/s is about 3.3 tokens a frame; each frame here takes 4), against the same stream
 //!   below a 10-line transcript and against the 60 fps frame budget;
+//! - the CPU that takes when paced as the interface paces it (200 tokens/s, 60 frames/s,
+//!   sleeping between frames): this thread's CPU time over wall time, long transcript vs short;
 //! - a 5,000-line file changed every 10 lines: from the change request to the first drawn
 //!   review (its first screens coloured) and to the fully coloured review, against the 100 ms
 //!   target; and computing the fully coloured diff against syntect highlighting both whole
@@ -36,6 +38,10 @@ pub struct Outcome {
     pub short_p99: f64,
     /// Share of one core the frames take at 60 frames/s (p50 frame time x 60).
     pub cpu_share: f64,
+    /// Measured share of one core (this thread's CPU time / wall time) while 200 tokens/s
+    /// stream at 60 frames/s below the long transcript, and below the 10-line one.
+    pub paced_cpu: f64,
+    pub paced_cpu_short: f64,
     pub diff_lines: usize,
     /// Change request to the first drawn review (first stage coloured).
     pub diff_seconds: f64,
@@ -47,8 +53,15 @@ pub struct Outcome {
     pub whole_texts_seconds: f64,
 }
 
-pub fn run(transcript_lines: usize, frames: usize, diff_lines: usize) -> Outcome {
+pub fn run(
+    transcript_lines: usize,
+    frames: usize,
+    diff_lines: usize,
+    paced_seconds: f64,
+) -> Outcome {
     let (p50, p99) = stream_frames(transcript_lines, frames);
+    let paced_cpu = paced_stream_cpu(transcript_lines, paced_seconds);
+    let paced_cpu_short = paced_stream_cpu(10, paced_seconds);
     let (short_p50, short_p99) = stream_frames(10, frames);
     let (first, full) = diff_review(diff_lines);
     Outcome {
@@ -59,6 +72,8 @@ pub fn run(transcript_lines: usize, frames: usize, diff_lines: usize) -> Outcome
         short_p50,
         short_p99,
         cpu_share: p50 * 60.0,
+        paced_cpu,
+        paced_cpu_short,
         diff_lines,
         diff_seconds: first,
         diff_full_seconds: full,
@@ -177,6 +192,49 @@ fn stream_frames(lines: usize, frames: usize) -> (f64, f64) {
         times.push(t.elapsed().as_secs_f64());
     }
     (percentile(&times, 50.0), percentile(&times, 99.0))
+}
+
+/// CPU time of the calling thread, in seconds (user + system).
+fn thread_cpu_seconds() -> f64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid pointer to a rusage; RUSAGE_THREAD is supported on Linux.
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut u) } != 0 {
+        return f64::NAN;
+    }
+    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
+    t(u.ru_utime) + t(u.ru_stime)
+}
+
+/// Share of one core used while tokens stream at 200/s and frames are drawn at 60/s (sleeping
+/// between frames, as the interface does) below a transcript of `lines` lines, for `seconds`.
+fn paced_stream_cpu(lines: usize, seconds: f64) -> f64 {
+    const TOKENS_PER_SECOND: f64 = 200.0;
+    let mut app = new_app();
+    history(&mut app, lines);
+    let mut term = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("test backend");
+    term.draw(|f| views::draw(f, &app)).expect("draw");
+    let words = ["the ", "loop ", "stops ", "at ", "`n` ", "early", ";\n"];
+    let (start, cpu0) = (Instant::now(), thread_cpu_seconds());
+    let mut sent = 0usize;
+    let mut frame = 0u32;
+    while start.elapsed().as_secs_f64() < seconds {
+        let due = (start.elapsed().as_secs_f64() * TOKENS_PER_SECOND) as usize;
+        while sent < due {
+            feed(
+                &mut app,
+                Event::ContentDelta {
+                    text: words[sent % words.len()].into(),
+                },
+            );
+            sent += 1;
+        }
+        term.draw(|f| views::draw(f, &app)).expect("draw");
+        frame += 1;
+        let next = start + std::time::Duration::from_secs_f64(f64::from(frame) * FRAME_BUDGET);
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+    }
+    (thread_cpu_seconds() - cpu0) / start.elapsed().as_secs_f64()
 }
 
 fn source(lines: usize, changed: bool) -> String {
@@ -304,6 +362,20 @@ impl Outcome {
                 ratio: ratio(FRAME_BUDGET, self.p99),
                 better: "higher".into(),
                 target: Some(1.0),
+            },
+            Figure {
+                bench: b.clone(),
+                name: format!(
+                    "CPU, 200 tok/s at 60 fps below a {}-line transcript",
+                    self.transcript_lines
+                ),
+                value: self.paced_cpu * 100.0,
+                unit: "% of a core".into(),
+                baseline: "same stream below a 10-line transcript".into(),
+                baseline_value: self.paced_cpu_short * 100.0,
+                ratio: ratio(self.paced_cpu, self.paced_cpu_short),
+                better: "lower".into(),
+                target: None,
             },
             Figure {
                 bench: b.clone(),

@@ -237,16 +237,18 @@ pub fn run(args: &BenchArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
             .extend(bench::engine::figures(lily, reference));
     }
     if matches!(args.which, Which::Ui | Which::All) {
-        let (lines, frames, diff) = if args.quick {
-            (500, 20, 500)
+        let (lines, frames, diff, paced) = if args.quick {
+            (500, 20, 500, 0.3)
         } else {
-            (10_000, 300, 5_000)
+            (10_000, 300, 5_000, 5.0)
         };
         eprintln!("bench ui: {lines}-line transcript, {frames} frames, {diff}-line diff...");
-        let o = bench::ui::run(lines, frames, diff);
+        let o = bench::ui::run(lines, frames, diff, paced);
         report.notes.push(format!(
-            "ui: frames take {:.1}% of one core at 60 frames/s (p50 x 60); drawn to ratatui's TestBackend, terminal output excluded",
-            o.cpu_share * 100.0
+            "ui: frames take {:.1}% of one core at 60 frames/s by p50 x 60, {:.1}% measured paced ({} s); drawn to ratatui's TestBackend, terminal output excluded",
+            o.cpu_share * 100.0,
+            o.paced_cpu * 100.0,
+            paced
         ));
         report.notes.push(format!(
             "ui: the {}-line diff's review is drawn with its first {} lines coloured after {:.0} ms, every line after {:.0} ms; computing the fully coloured diff alone takes {:.0} ms",
