@@ -3,10 +3,13 @@
 
 use std::process::Command;
 
-#[test]
-fn bench_all_quick_reports_every_figure_with_a_baseline() {
+/// Run `lilypad bench ARGS --json` with no config file; the report, or the test fails with
+/// the command's error output.
+fn bench_json(args: &[&str]) -> serde_json::Value {
     let out = Command::new(env!("CARGO_BIN_EXE_lilypad"))
-        .args(["bench", "all", "--quick", "--json", "--threads", "1"])
+        .arg("bench")
+        .args(args)
+        .arg("--json")
         .env("LILYPAD_CONFIG", "/nonexistent/lilypad-bench-test.toml")
         .output()
         .expect("run lilypad bench");
@@ -15,7 +18,12 @@ fn bench_all_quick_reports_every_figure_with_a_baseline() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    serde_json::from_slice(&out.stdout).expect("JSON report")
+}
+
+#[test]
+fn bench_all_quick_reports_every_figure_with_a_baseline() {
+    let report = bench_json(&["all", "--quick", "--threads", "1"]);
     let figures = report["figures"].as_array().expect("figures");
     let benches: Vec<&str> = figures
         .iter()
@@ -79,28 +87,17 @@ fn bench_tools_measures_glob_and_each_sandbox_against_its_cli() {
         std::fs::write(tree.path().join(f), "int x;\n").expect("write");
     }
     std::fs::write(tree.path().join(".gitignore"), "/build.c\n").expect("write");
-    let out = Command::new(env!("CARGO_BIN_EXE_lilypad"))
-        .args([
-            "bench",
-            "tools",
-            "--quick",
-            "--json",
-            "--image",
-            &image,
-            "--kubeconfig",
-        ])
-        .arg(&kubeconfig)
-        .arg("--tree")
-        .arg(tree.path())
-        .env("LILYPAD_CONFIG", "/nonexistent/lilypad-bench-test.toml")
-        .output()
-        .expect("run lilypad bench");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let tree_arg = tree.path().display().to_string();
+    let report = bench_json(&[
+        "tools",
+        "--quick",
+        "--image",
+        &image,
+        "--kubeconfig",
+        &kubeconfig,
+        "--tree",
+        &tree_arg,
+    ]);
     let figures = report["figures"].as_array().expect("figures");
     let named = |part: &str| {
         figures
@@ -133,17 +130,7 @@ fn bench_tools_measures_glob_and_each_sandbox_against_its_cli() {
 
 #[test]
 fn bench_decode_rates_generation_against_memory_bandwidth() {
-    let out = Command::new(env!("CARGO_BIN_EXE_lilypad"))
-        .args(["bench", "decode", "--quick", "--json", "--threads", "1"])
-        .env("LILYPAD_CONFIG", "/nonexistent/lilypad-bench-test.toml")
-        .output()
-        .expect("run lilypad bench");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let report = bench_json(&["decode", "--quick", "--threads", "1"]);
     let figures = report["figures"].as_array().expect("figures");
     assert!(figures.iter().all(|f| f["bench"] == "decode"), "{report}");
     let bw = figures
