@@ -166,7 +166,7 @@ pub fn run(args: &BenchArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
             .context("writing the bench model")?;
         // Rounds alternate the two sides, so a change in the machine's load over the run hits
         // both alike.
-        let rounds = if args.quick { 1 } else { 3 };
+        let rounds = if args.quick { 1 } else { 5 };
         eprintln!(
             "bench engine: pp{} / tg{}, {rounds} rounds of {reps} runs each side...",
             bench::engine::PP,

@@ -77,6 +77,8 @@ pub async fn replay(theme: super::Theme, events: Vec<Event>) -> Result<(), TuiEr
 impl Loop {
     fn new(app: App, task: Option<String>, step_mode: bool) -> Result<Self, TuiError> {
         let guard = TerminalGuard::enter()?;
+        // Syntax rules load lazily; do it now, off the draw path, while the model loads.
+        std::thread::spawn(crate::diff::highlight::prewarm);
         let (jobs_tx, jobs_rx) = unbounded_channel();
         Ok(Self {
             app,
