@@ -104,17 +104,28 @@ fn bench_tools_measures_glob_and_each_sandbox_against_its_cli() {
             .iter()
             .find(|f| f["name"].as_str().is_some_and(|n| n.contains(part)))
     };
-    let glob = named("Glob").expect("the Glob figure (is fd installed?)");
+    let glob =
+        named("Glob **/*.c in the host sandbox").expect("the Glob figure (is fd installed?)");
     // 3 of the 4 .c files: build.c is ignored, as in a session's copy.
     assert!(
         glob["name"].as_str().unwrap().contains("(3 matches)"),
         "{glob}"
     );
+    match named("Glob **/*.c in the docker sandbox") {
+        Some(g) => assert!(g["name"].as_str().unwrap().contains("(3 matches)"), "{g}"),
+        None if required("LILYPAD_REQUIRE_DOCKER") => {
+            panic!("no Glob in Docker: {}", report["notes"])
+        }
+        None => eprintln!(
+            "!!!!! SKIPPED: Glob in Docker (no engine): {}",
+            report["notes"]
+        ),
+    }
     for (kind, var) in [
         ("docker", "LILYPAD_REQUIRE_DOCKER"),
         ("kube", "LILYPAD_REQUIRE_KUBE"),
     ] {
-        match named(&format!("in the {kind} sandbox")) {
+        match named(&format!("round trip (`true`) in the {kind} sandbox")) {
             Some(f) => {
                 assert!(f["value"].as_f64().unwrap() > 0.0, "{f}");
                 assert!(f["baseline_value"].as_f64().unwrap() > 0.0, "{f}");

@@ -1,8 +1,9 @@
 //! The tools against the command-line programs a developer would use for the same job, on the
 //! same data in the same run:
-//! - Glob (`**/*.EXT` through [`Tools::run`] on a host sandbox, output capped and formatted as
-//!   the model sees it) against `fd --type f --hidden --glob '*.EXT'` over the same directory
-//!   (the sandbox's working copy), both after a warm-up, medians interleaved;
+//! - Glob (`**/*.EXT` through [`Tools::run`] on a host sandbox, and on a Docker sandbox when an
+//!   engine answers; output capped and formatted as the model sees it) against
+//!   `fd --type f --hidden --glob '*.EXT'` over the same files (the sandbox's workspace copy on
+//!   the host), both after a warm-up, medians interleaved;
 //! - a Bash round trip (`true`, through [`Tools::run`]: exec, capture, timeout handling, the
 //!   result text) in a Docker sandbox against `docker exec CONTAINER SHELL -c true` from the
 //!   CLI, and in a Kubernetes sandbox against `kubectl exec POD -- SHELL -c true`, on the same
@@ -15,7 +16,7 @@
 use super::agent_turns::ratio;
 use super::{median, Figure};
 use crate::protocol::ToolCall;
-use crate::sandbox::{self, SandboxError, SandboxKind, SandboxSpec};
+use crate::sandbox::{self, Sandbox, SandboxError, SandboxKind, SandboxSpec};
 use crate::tools::{ToolLimits, Tools};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -47,6 +48,7 @@ pub enum ToolsBenchError {
 /// Glob over a tree against fd.
 #[derive(Debug, Clone)]
 pub struct GlobOutcome {
+    pub kind: SandboxKind,
     pub tree: String,
     pub pattern: String,
     pub files_in_tree: usize,
@@ -106,25 +108,40 @@ fn glob_count(content: &str) -> usize {
         .sum()
 }
 
-/// Glob `**/*.{ext}` over `tree` against fd, `repeats` timed runs of each after a warm-up.
+/// Glob `**/*.{ext}` in a `spec.kind` sandbox opened on `spec.repo` (host or docker) against
+/// fd over the same files on the host (the sandbox's workspace copy, which the Docker sandbox
+/// bind-mounts), `repeats` timed runs of each after a warm-up.
 pub async fn glob(
-    tree: &Path,
+    spec: &SandboxSpec,
     ext: &str,
     repeats: usize,
     fd: &str,
 ) -> Result<GlobOutcome, ToolsBenchError> {
-    let spec = SandboxSpec {
-        kind: SandboxKind::Host,
-        repo: tree.to_path_buf(),
-        docker: Default::default(),
-        kube: Default::default(),
+    let kind = spec.kind;
+    let tree = spec.repo.as_path();
+    let ws = sandbox::workspace::Workspace::create(tree)
+        .map_err(|source| ToolsBenchError::Sandbox { kind, source })?;
+    // The directory fd walks: the same files the tool lists.
+    let (sb, fd_dir): (std::sync::Arc<dyn sandbox::Sandbox>, String) = match kind {
+        SandboxKind::Host => {
+            let h = sandbox::host::HostSandbox::new(ws)
+                .map_err(|source| ToolsBenchError::Sandbox { kind, source })?;
+            let dir = h.root().to_string();
+            (std::sync::Arc::new(h), dir)
+        }
+        SandboxKind::Docker => {
+            let d = sandbox::docker::DockerSandbox::start(ws, &spec.docker)
+                .await
+                .map_err(|source| ToolsBenchError::Sandbox { kind, source })?;
+            let dir = d.host_workspace().display().to_string();
+            (std::sync::Arc::new(d), dir)
+        }
+        SandboxKind::Kube => {
+            return Err(ToolsBenchError::Mismatch(
+                "the Glob bench runs in the host and docker sandboxes".into(),
+            ))
+        }
     };
-    let sb = sandbox::open(&spec)
-        .await
-        .map_err(|source| ToolsBenchError::Sandbox {
-            kind: SandboxKind::Host,
-            source,
-        })?;
     let root = sb.root().to_string();
     let files_in_tree = sb.list_files(&root).await.map(|f| f.len()).unwrap_or(0);
     if files_in_tree == 0 {
@@ -142,7 +159,7 @@ pub async fn glob(
         let out = Command::new(fd)
             .args(["--type", "f", "--hidden", "--exclude", ".git", "--glob"])
             .arg(format!("*.{ext}"))
-            .arg(&root)
+            .arg(&fd_dir)
             .output()
             .map_err(|e| ToolsBenchError::Baseline {
                 program: fd.into(),
@@ -189,6 +206,7 @@ pub async fn glob(
         )));
     }
     Ok(GlobOutcome {
+        kind,
         tree: tree.display().to_string(),
         pattern,
         files_in_tree,
@@ -332,8 +350,8 @@ impl GlobOutcome {
         Figure {
             bench: "tools".into(),
             name: format!(
-                "Glob {} over {} files ({} matches)",
-                self.pattern, self.files_in_tree, self.matches
+                "Glob {} in the {} sandbox over {} files ({} matches)",
+                self.pattern, self.kind, self.files_in_tree, self.matches
             ),
             value: self.lilypad * 1000.0,
             unit: "ms".into(),

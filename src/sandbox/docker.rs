@@ -406,6 +406,11 @@ impl DockerSandbox {
         &self.remote.backend.id
     }
 
+    /// The workspace copy on the host, bind-mounted as the container's workspace.
+    pub fn host_workspace(&self) -> &std::path::Path {
+        self.ws.work_dir()
+    }
+
     /// Stop every process in the sandbox, keeping the workspace: the container is restarted
     /// (the last resort of a timeout, also useful to stop left-over servers).
     pub async fn kill_all(&self) -> Result<(), SandboxError> {

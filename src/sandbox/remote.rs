@@ -244,53 +244,59 @@ impl<B: Backend> Remote<B> {
     /// Files below `dir`, with the ignore files of `dir` and its ancestors up to `root`
     /// applied as git would.
     pub async fn list_files(&self, root: &str, dir: &str) -> Result<Vec<String>, SandboxError> {
-        let (code, out, err) = self
-            .helper("list", sh(scripts::LIST, &[dir]), None, 256 << 20)
-            .await?;
-        if code != 0 {
-            return Err(Self::fs_error("list", code, dir, err));
-        }
-        let files: Vec<String> = out
-            .split(|b| *b == 0)
-            .filter(|s| !s.is_empty())
-            .map(|s| {
-                String::from_utf8_lossy(s)
-                    .trim_start_matches("./")
-                    .to_string()
-            })
-            .collect();
-        // Ignore files: those found below `dir`, and those of its ancestors inside the root.
-        let mut ignore_paths: Vec<String> = files
-            .iter()
-            .filter(|f| *f == ".gitignore" || f.ends_with("/.gitignore"))
-            .map(|f| format!("{dir}/{f}"))
-            .collect();
+        // The ignore files of `dir`'s ancestors inside the root; those below `dir` the script
+        // finds in its own listing. One exec for everything: each costs a round trip.
+        let mut args = vec![dir.to_string()];
         let mut up = Path::new(dir);
         while let Some(parent) = up.parent() {
             if !parent.starts_with(root) {
                 break;
             }
-            ignore_paths.push(format!("{}/.gitignore", parent.display()));
+            args.push(format!("{}/.gitignore", parent.display()));
             up = parent;
         }
-        if ignore_paths.is_empty() {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, out, err) = self
+            .helper("list", sh(scripts::LIST, &refs), None, 256 << 20)
+            .await?;
+        if code != 0 {
+            return Err(Self::fs_error("list", code, dir, err));
+        }
+        let (files, rules) = parse_listing(dir, &out);
+        if rules.is_empty() {
             return Ok(files);
         }
-        let refs: Vec<&str> = ignore_paths.iter().map(String::as_str).collect();
-        let (_, cats, _) = self
-            .helper("cats", sh(scripts::CATS, &refs), None, 16 << 20)
-            .await?;
-        let contents: Vec<String> = cats
-            .split(|b| *b == 0)
-            .map(|s| String::from_utf8_lossy(s).into_owned())
-            .collect();
-        let rules: Vec<(String, String)> = ignore_paths
-            .into_iter()
-            .zip(contents)
-            .filter(|(_, c)| !c.is_empty())
-            .collect();
         Ok(filter_ignored(dir, files, &rules))
     }
+}
+
+/// The output of [`scripts::LIST`]: the files (relative to `dir`), and the non-empty ignore
+/// files as `(absolute path, content)`.
+fn parse_listing(dir: &str, out: &[u8]) -> (Vec<String>, Vec<(String, String)>) {
+    let mut records = out.split(|b| *b == 0);
+    let files: Vec<String> = records
+        .by_ref()
+        .take_while(|r| !r.is_empty())
+        .map(|r| {
+            String::from_utf8_lossy(r)
+                .trim_start_matches("./")
+                .to_string()
+        })
+        .collect();
+    let rest: Vec<&[u8]> = records.collect();
+    let rules = rest
+        .chunks(2)
+        .filter(|pair| pair.len() == 2 && !pair[1].is_empty())
+        .map(|pair| {
+            let path = String::from_utf8_lossy(pair[0]).into_owned();
+            let path = match path.strip_prefix("./") {
+                Some(rel) => format!("{dir}/{rel}"),
+                None => path,
+            };
+            (path, String::from_utf8_lossy(pair[1]).into_owned())
+        })
+        .collect();
+    (files, rules)
 }
 
 /// Drop the files (relative to `dir`) that the ignore files (`(path, content)`, absolute
@@ -317,18 +323,22 @@ pub(crate) fn filter_ignored(
             matchers.push((base, g));
         }
     }
-    // Deepest first, so the first decisive answer wins.
-    matchers.sort_by_key(|(b, _)| std::cmp::Reverse(b.len()));
+    // By directory: a path is judged by the ignore files of its ancestors, deepest first, so
+    // the first decisive answer wins. Looking the ancestors up costs the path's depth, not the
+    // number of ignore files (a kernel tree has hundreds).
+    let by_base: HashMap<&str, &Gitignore> =
+        matchers.iter().map(|(b, g)| (b.as_str(), g)).collect();
     let ignored = |abs: &str, is_dir: bool| -> bool {
-        for (base, g) in &matchers {
-            if !abs.starts_with(&format!("{base}/")) {
-                continue;
+        let mut cur = abs;
+        while let Some((parent, _)) = cur.rsplit_once('/') {
+            if let Some(g) = by_base.get(parent) {
+                match g.matched(abs, is_dir) {
+                    Match::Ignore(_) => return true,
+                    Match::Whitelist(_) => return false,
+                    Match::None => {}
+                }
             }
-            match g.matched(abs, is_dir) {
-                Match::Ignore(_) => return true,
-                Match::Whitelist(_) => return false,
-                Match::None => {}
-            }
+            cur = parent;
         }
         false
     };
@@ -362,6 +372,22 @@ pub(crate) fn filter_ignored(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn listings_split_into_files_and_ignore_files() {
+        let out = b"./a.py\0./src/.gitignore\0\0/w/.gitignore\0*.log\n\0./src/.gitignore\0gen\n\0/w/missing\0\0";
+        let (files, rules) = parse_listing("/w/x", out);
+        assert_eq!(files, vec!["a.py", "src/.gitignore"]);
+        assert_eq!(
+            rules,
+            vec![
+                ("/w/.gitignore".to_string(), "*.log\n".to_string()),
+                ("/w/x/src/.gitignore".to_string(), "gen\n".to_string()),
+            ]
+        );
+        let (files, rules) = parse_listing("/w", b"\0");
+        assert!(files.is_empty() && rules.is_empty());
+    }
 
     #[test]
     fn gitignore_rules_like_git() {

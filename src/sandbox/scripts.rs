@@ -39,12 +39,20 @@ if ! head -c "$2" > "$t"; then rm -f "$t"; exit 28; fi
 if [ -f "$f" ]; then chmod "$(stat -c %a "$f")" "$t"; else chmod 644 "$t"; fi
 mv -f "$t" "$f" || { rm -f "$t"; exit 13; }"#;
 
-/// `LIST DIR`: NUL-separated `./`-relative paths of regular files below DIR, `.git` pruned.
-pub const LIST: &str = r#"cd "$1" || exit 2
-find . -name .git -prune -o -type f -print0"#;
-
-/// `CATS FILE...`: each readable file's content followed by a NUL (missing files: just NUL).
-pub const CATS: &str = r#"for f in "$@"; do cat "$f" 2>/dev/null; printf '\0'; done"#;
+/// `LIST DIR [IGNORE_FILE...]`: in one exec, the NUL-separated `./`-relative paths of regular
+/// files below DIR (`.git` pruned), an empty record, then `path NUL content NUL` for each given
+/// ignore file (absolute: DIR's ancestors') and each `.gitignore` in the listing (missing files:
+/// empty content). Exits with find's status (2 when DIR cannot be entered).
+pub const LIST: &str = r#"d=$1; shift
+cd "$d" || exit 2
+t=$(mktemp) || exit 3
+find . -name .git -prune -o -type f -print0 > "$t"; s=$?
+cat "$t"; printf '\0'
+{ for f in "$@"; do printf '%s\n' "$f"; done
+  tr '\0' '\n' < "$t" | grep -E '(^|/)\.gitignore$'
+} | while IFS= read -r f; do printf '%s\0' "$f"; cat "$f" 2>/dev/null; printf '\0'; done
+rm -f "$t"
+exit $s"#;
 
 /// `RUN ID CWD COMMAND SHELL...`: runs `SHELL... COMMAND` in CWD as the leader of a new
 /// session (so its process group id is its pid, recorded in /tmp/.lilypad/ID.pgid), after
