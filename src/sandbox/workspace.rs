@@ -1,8 +1,10 @@
 //! The session's workspace: an isolated copy of the user's repository, and the patch of
 //! everything the session changed in it.
 //!
-//! `create` copies the repository's files (what `git status` would show: `.git` and ignored
-//! files are skipped, hidden files kept, symlinks copied as symlinks, modes kept) twice: a
+//! `create` copies the repository's files (what `git status` would show: tracked files, even
+//! those an ignore rule matches, and untracked files that are not ignored; `.git` skipped, hidden
+//! files kept, symlinks copied as symlinks, modes kept; outside git, the files no ignore rule
+//! matches) twice: a
 //! working copy the sandbox uses, and a read-only baseline. `diff` compares the baseline with
 //! the workspace's current contents through a private git directory (`git add -A`, then
 //! `git diff --cached --binary`), so new, deleted, binary and mode changes are all in the
@@ -38,8 +40,8 @@ impl Workspace {
         }
         let work = temp_dir("lilypad-ws-")?;
         let baseline = temp_dir("lilypad-base-")?;
-        copy_tree(&origin, work.path())?;
-        copy_tree(&origin, baseline.path())?;
+        copy_repo(&origin, work.path())?;
+        copy_repo(&origin, baseline.path())?;
         Ok(Self {
             origin,
             work,
@@ -69,6 +71,73 @@ fn temp_dir(prefix: &str) -> Result<TempDir, SandboxError> {
         .prefix(prefix)
         .tempdir()
         .map_err(|e| SandboxError::io("creating temporary directory", prefix, e))
+}
+
+/// Copy a repository's files into the existing directory `dst`: in a git work tree, what git
+/// lists (tracked files, ignored or not, and untracked files that are not ignored), so a file
+/// committed despite an ignore rule is not lost; elsewhere, [`copy_tree`].
+pub fn copy_repo(src: &Path, dst: &Path) -> Result<(), SandboxError> {
+    // Nothing listed (a directory an enclosing repository ignores, say a project inside a
+    // home directory kept in git): copy by the ignore files instead of copying nothing.
+    let Some(paths) = git_files(src).filter(|p| !p.is_empty()) else {
+        return copy_tree(src, dst);
+    };
+    for rel in paths {
+        let from = src.join(&rel);
+        let target = dst.join(&rel);
+        let show = || target.display().to_string();
+        // Listed but gone (deleted in the work tree, not yet committed): nothing to copy.
+        let Ok(meta) = fs::symlink_metadata(&from) else {
+            continue;
+        };
+        if let Some(parent) = target.parent() {
+            fs::create_dir_all(parent).map_err(|e| SandboxError::io("creating", show(), e))?;
+        }
+        if meta.file_type().is_symlink() {
+            let link = fs::read_link(&from)
+                .map_err(|e| SandboxError::io("reading link", from.display().to_string(), e))?;
+            std::os::unix::fs::symlink(&link, &target)
+                .map_err(|e| SandboxError::io("creating link", show(), e))?;
+        } else if meta.is_dir() {
+            // A submodule: its own files, by its own ignore rules.
+            fs::create_dir_all(&target).map_err(|e| SandboxError::io("creating", show(), e))?;
+            copy_tree(&from, &target)?;
+        } else if meta.is_file() {
+            fs::copy(&from, &target).map_err(|e| SandboxError::io("copying", show(), e))?;
+        }
+    }
+    Ok(())
+}
+
+/// The files git lists below `dir` (relative to it), or `None` when `dir` is not in a git work
+/// tree or git cannot be run.
+fn git_files(dir: &Path) -> Option<Vec<PathBuf>> {
+    use std::os::unix::ffi::OsStrExt;
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let mut paths: Vec<PathBuf> = out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| PathBuf::from(OsStr::from_bytes(p)))
+        .collect();
+    // A file both in the index and changed appears once per stage in a conflict.
+    paths.dedup();
+    Some(paths)
 }
 
 /// Copy the non-ignored files of `src` into the existing directory `dst`.
@@ -198,6 +267,39 @@ mod tests {
     fn write(p: &Path, s: &[u8]) {
         fs::create_dir_all(p.parent().unwrap()).unwrap();
         fs::write(p, s).unwrap();
+    }
+
+    #[test]
+    fn copy_keeps_tracked_files_that_an_ignore_rule_matches() {
+        let repo = tempfile::tempdir().unwrap();
+        let r = repo.path();
+        let git = |args: &[&str]| {
+            let st = Command::new("git")
+                .arg("-C")
+                .arg(r)
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .status()
+                .unwrap();
+            assert!(st.success(), "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        write(&r.join(".gitignore"), b"*.log\nbuild/\n");
+        write(&r.join("keep.log"), b"committed anyway\n");
+        write(&r.join("src/a.rs"), b"fn a() {}\n");
+        git(&["add", ".gitignore", "src/a.rs"]);
+        git(&["add", "-f", "keep.log"]);
+        git(&["commit", "-q", "-m", "one"]);
+        write(&r.join("x.log"), b"ignored\n");
+        write(&r.join("build/out.o"), b"obj");
+        write(&r.join("new.txt"), b"untracked\n");
+        let ws = Workspace::create(r).unwrap();
+        let w = ws.work_dir();
+        assert!(w.join("keep.log").exists(), "a tracked file was dropped");
+        assert!(w.join("src/a.rs").exists() && w.join("new.txt").exists());
+        assert!(!w.join("x.log").exists() && !w.join("build").exists());
+        assert!(!w.join(".git").exists());
+        assert_eq!(ws.diff(w).unwrap(), b"");
     }
 
     #[test]
