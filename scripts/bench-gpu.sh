@@ -26,7 +26,8 @@ if [ -z "$peak" ]; then
 fi
 arch=${CUDA_ARCH:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n1 | tr -d .)}
 echo "bench-gpu: $gpu, $peak GB/s, CUDA arch $arch" >&2
-export CMAKE_CUDA_ARCHITECTURES=$arch
+# CMake (3.20+) takes the CUDA architectures from CUDAARCHS when the build does not set them.
+export CUDAARCHS=$arch
 cargo build --release --features cuda
 vocab=()
 [ -n "${VOCAB_DIR:-}" ] && vocab=(--vocab-dir "$VOCAB_DIR")
