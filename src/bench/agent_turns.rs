@@ -96,7 +96,8 @@ pub fn run(
     Ok(out)
 }
 
-fn render_error(e: crate::prompt::PromptError) -> EngineError {
+/// A prompt that cannot be rendered, as an engine error (the benches report one error type).
+pub(crate) fn render_error(e: crate::prompt::PromptError) -> EngineError {
     EngineError::Llama {
         doing: "rendering the prompt",
         detail: e.to_string(),

@@ -39,8 +39,6 @@ pub fn four_b_spec(vocab: crate::testmodel::Vocab) -> TinySpec {
 pub struct Outcome {
     /// Bytes of all weight tensors in the file.
     pub weight_bytes: u64,
-    pub parameters: u64,
-    pub tokens: usize,
     pub tokens_per_second: f64,
     /// The bandwidth limit in bytes/s, and where it comes from.
     pub limit: f64,

@@ -5,7 +5,7 @@
 //! session killed during a tool run is resumed. Each path is timed `repeats` times and the
 //! median kept; a one-token generation stands for "first token".
 
-use super::agent_turns::ratio;
+use super::agent_turns::{ratio, render_error};
 use super::conversation::Session;
 use super::{median, Figure};
 use crate::engine::{EngineError, EngineHandle, GenerateRequest, SamplingParams};
@@ -72,13 +72,6 @@ pub fn run(
         seconds: median(&resumed),
         baseline_seconds: median(&reread),
     })
-}
-
-fn render_error(e: crate::prompt::PromptError) -> EngineError {
-    EngineError::Llama {
-        doing: "rendering the prompt",
-        detail: e.to_string(),
-    }
 }
 
 impl Outcome {

@@ -465,8 +465,6 @@ fn decode(
     }
     let o = d::Outcome {
         weight_bytes,
-        parameters,
-        tokens,
         tokens_per_second: tps,
         limit,
         limit_source,

@@ -9,7 +9,8 @@ use similar::{capture_diff_slices, Algorithm, DiffOp};
 /// Below this share of unchanged characters a pair gets no emphasis.
 const MIN_SHARED: f64 = 0.4;
 
-/// Mark the changed words of paired removed/added lines in every hunk.
+/// Mark the changed words of paired removed/added lines in every hunk (computed diffs and
+/// patches read back from text alike).
 pub(super) fn emphasize(hunks: &mut [Hunk]) {
     for hunk in hunks {
         let lines = &mut hunk.lines;
@@ -28,19 +29,16 @@ pub(super) fn emphasize(hunks: &mut [Hunk]) {
                 i += 1;
             }
             let pairs = (add_start - rem_start).min(i - add_start);
+            let (removed, added) = lines.split_at_mut(add_start);
             for k in 0..pairs {
-                let (old, new) = (lines[rem_start + k].text(), lines[add_start + k].text());
-                if let Some((o, n)) = word_emphasis(&old, &new) {
-                    set_segments(&mut lines[rem_start + k], &old, &o);
-                    set_segments(&mut lines[add_start + k], &new, &n);
-                }
+                emphasize_pair(&mut removed[rem_start + k], &mut added[k]);
             }
         }
     }
 }
 
-/// Emphasis of a pair of lines given as whole texts (for patches read back from text).
-pub(super) fn emphasize_pair(old: &mut DiffLine, new: &mut DiffLine) {
+/// Mark the words that differ between one removed and one added line.
+fn emphasize_pair(old: &mut DiffLine, new: &mut DiffLine) {
     let (o_text, n_text) = (old.text(), new.text());
     if let Some((o, n)) = word_emphasis(&o_text, &n_text) {
         set_segments(old, &o_text, &o);
@@ -48,10 +46,10 @@ pub(super) fn emphasize_pair(old: &mut DiffLine, new: &mut DiffLine) {
     }
 }
 
-/// Byte ranges that differ in `old` and in `new`, or `None` when the lines share too little.
 /// Changed byte ranges of one line.
 type Ranges = Vec<std::ops::Range<usize>>;
 
+/// Byte ranges that differ in `old` and in `new`, or `None` when the lines share too little.
 fn word_emphasis(old: &str, new: &str) -> Option<(Ranges, Ranges)> {
     let (ot, nt) = (tokens(old), tokens(new));
     let ow: Vec<&str> = ot.iter().map(|r| &old[r.clone()]).collect();

@@ -59,9 +59,7 @@ pub fn parse(patch: &str, hl: &Highlighter) -> Vec<FileDiff> {
     }
     for f in &mut files {
         if styled {
-            for hunk in &mut f.hunks {
-                emphasize_runs(hunk);
-            }
+            emphasis::emphasize(&mut f.hunks);
             hl.colour_hunks(&f.path.clone(), &mut f.hunks);
         }
     }
@@ -146,31 +144,6 @@ fn push_line(hunk: &mut Hunk, line: &str) {
         }],
         no_newline: false,
     });
-}
-
-/// Pair runs of removed then added lines and mark their changed words.
-fn emphasize_runs(hunk: &mut Hunk) {
-    let lines = &mut hunk.lines;
-    let mut i = 0;
-    while i < lines.len() {
-        if lines[i].kind != LineKind::Removed {
-            i += 1;
-            continue;
-        }
-        let rs = i;
-        while i < lines.len() && lines[i].kind == LineKind::Removed {
-            i += 1;
-        }
-        let add_start = i;
-        while i < lines.len() && lines[i].kind == LineKind::Added {
-            i += 1;
-        }
-        let pairs = (add_start - rs).min(i - add_start);
-        for k in 0..pairs {
-            let (head, tail) = lines.split_at_mut(add_start);
-            emphasis::emphasize_pair(&mut head[rs + k], &mut tail[k]);
-        }
-    }
 }
 
 #[cfg(test)]

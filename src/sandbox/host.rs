@@ -315,13 +315,7 @@ pub(crate) fn list_local(root: &Path, dir: &Path) -> Result<Vec<String>, Sandbox
     // A parallel walk (one thread per core, at most 8): directory reads dominate on large
     // trees, and each thread keeps its own list, merged once at the end.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .ignore(false)
-        .parents(false)
-        .require_git(false)
-        .git_global(false)
-        .follow_links(false)
+    let walker = super::workspace::walker(root)
         .threads(threads)
         .filter_entry(move |e| {
             let p = e.path();

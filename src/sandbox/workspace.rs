@@ -140,15 +140,24 @@ fn git_files(dir: &Path) -> Option<Vec<PathBuf>> {
     Some(paths)
 }
 
-/// Copy the non-ignored files of `src` into the existing directory `dst`.
-pub fn copy_tree(src: &Path, dst: &Path) -> Result<(), SandboxError> {
-    let walker = ignore::WalkBuilder::new(src)
-        .hidden(false)
+/// A walk of `root` by the workspace's rules: hidden files included, `.gitignore` files (and
+/// `.git/info/exclude`) below `root` applied with or without git, nothing above `root` or in
+/// the user's global git config read, symlinks not followed. The caller adds its entry filter
+/// (one that skips `.git`).
+pub(crate) fn walker(root: &Path) -> ignore::WalkBuilder {
+    let mut b = ignore::WalkBuilder::new(root);
+    b.hidden(false)
         .ignore(false)
         .parents(false)
         .require_git(false)
         .git_global(false)
-        .follow_links(false)
+        .follow_links(false);
+    b
+}
+
+/// Copy the non-ignored files of `src` into the existing directory `dst`.
+pub fn copy_tree(src: &Path, dst: &Path) -> Result<(), SandboxError> {
+    let walker = walker(src)
         .filter_entry(|e| e.file_name() != OsStr::new(".git"))
         .build();
     for entry in walker {
@@ -184,7 +193,10 @@ pub fn patch_between(base: &Path, current: &Path) -> Result<Vec<u8>, SandboxErro
     let git_dir = temp_dir("lilypad-git-")?;
     let g = |tree: &Path, args: &[&str]| git(git_dir.path(), tree, args);
     g(base, &["init", "-q"])?;
-    g(base, &["add", "-A"])?;
+    // Everything in the baseline is tracked, ignore rules or not: it holds only what the copy
+    // took (tracked files included, even those an ignore rule matches), so a change to any of
+    // them is in the patch. New files the session makes still follow the ignore rules.
+    g(base, &["add", "-A", "--force"])?;
     g(
         base,
         &[
@@ -300,6 +312,13 @@ mod tests {
         assert!(!w.join("x.log").exists() && !w.join("build").exists());
         assert!(!w.join(".git").exists());
         assert_eq!(ws.diff(w).unwrap(), b"");
+        // A change to the tracked, ignore-matching file is in the patch; a new ignored file
+        // is not.
+        write(&w.join("keep.log"), b"changed in the session\n");
+        write(&w.join("new.log"), b"scratch\n");
+        let patch = String::from_utf8(ws.diff(w).unwrap()).unwrap();
+        assert!(patch.contains("+changed in the session"), "{patch}");
+        assert!(!patch.contains("new.log"), "{patch}");
     }
 
     #[test]
