@@ -7,7 +7,10 @@ command -v ccache >/dev/null || need+=(ccache)
 command -v tmux >/dev/null || need+=(tmux)
 command -v git >/dev/null || need+=(git)
 command -v cc >/dev/null || need+=(build-essential)
-ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || need+=(libclang-dev)
+# bindgen needs libclang itself and clang's headers: libclang-dev brings both. The check names
+# libclang.so exactly, since libclang-cpp (another library, on many fresh machines) also matches
+# a looser pattern.
+ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 || need+=(libclang-dev)
 command -v curl >/dev/null || need+=(curl)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
