@@ -1,11 +1,20 @@
 //! Layered settings: built-in defaults < config file < environment < command-line flags.
-//! This is the only module that reads settings; everything else receives a [`Settings`].
+//! This is the only module that reads settings (the file and the environment); everything
+//! else receives its part of a [`Settings`]. Each layer owns its own settings type
+//! (`crate::engine::EngineSettings`, `crate::engine::remote::RemoteSettings`,
+//! `crate::serve::ServeSettings`, `crate::prompt::PromptSettings`, ...); this module only
+//! gathers them into one file format, layers and validates them. It sits above every module
+//! whose settings it gathers and below `crate::launch`; nothing under it imports it.
 //! Paths (config file, models, sessions) come from `directories` so they follow each
-//! platform's conventions. Other layers add their own sections here as they grow.
+//! platform's conventions. Does not own: the command line (`crate::cli` turns its flags into
+//! [`Overrides`]).
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
+
+pub use crate::engine::script::ScriptSettings;
+pub use crate::engine::{EngineSettings, SamplingSettings};
 
 /// Errors while reading settings.
 #[derive(Debug, Error)]
@@ -22,117 +31,34 @@ pub enum ConfigError {
     },
 }
 
-/// Flags shared by every subcommand that touches the model. `None` means "not given": the
-/// lower layers decide.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct EngineFlags {
-    /// GGUF model file [env: LILYPAD_MODEL]
-    #[arg(long, global = true, env = "LILYPAD_MODEL", hide_env = true)]
+/// The top layer: values given on the command line (`crate::cli` fills it from its flags).
+/// `None` means "not given": the lower layers decide.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    /// GGUF model file
     pub model: Option<PathBuf>,
     /// Layers to offload to the GPU (needs a build with `cuda`, `vulkan` or `metal`)
-    #[arg(long, global = true)]
     pub gpu_layers: Option<u32>,
     /// Context size in tokens
-    #[arg(long, global = true)]
     pub ctx: Option<u32>,
     /// CPU threads for generation
-    #[arg(long, global = true)]
     pub threads: Option<u32>,
     /// Cap on generated tokens per model turn
-    #[arg(long, global = true)]
     pub max_turn_tokens: Option<u32>,
     /// Sampling seed (runs with the same seed and prompt give the same text)
-    #[arg(long, global = true)]
     pub seed: Option<u32>,
     /// Greedy decoding instead of sampling
-    #[arg(long, global = true)]
     pub greedy: bool,
     /// A remote OpenAI-compatible server instead of the in-process engine, e.g.
-    /// http://gpu-box:30000/v1 (SGLang, vLLM, llama.cpp server, `lilypad serve`) [env: LILYPAD_ENDPOINT]
-    #[arg(long, global = true, env = "LILYPAD_ENDPOINT", hide_env = true)]
+    /// http://gpu-box:30000/v1 (SGLang, vLLM, llama.cpp server, `lilypad serve`)
     pub endpoint: Option<String>,
     /// Environment variable that holds the API key: sent to --endpoint, or required from
     /// clients by `lilypad serve`
-    #[arg(long, global = true, value_name = "NAME")]
     pub api_key_env: Option<String>,
     /// Model name to request from --endpoint (default: the first it lists), or to serve under
-    #[arg(long, global = true)]
     pub model_name: Option<String>,
-    /// Config file (default: the platform config dir's lilypad/config.toml) [env: LILYPAD_CONFIG]
-    #[arg(long, global = true, env = "LILYPAD_CONFIG", hide_env = true)]
+    /// Config file (default: the platform config dir's lilypad/config.toml)
     pub config: Option<PathBuf>,
-}
-
-/// Sampling parameters. Defaults are the ones the model was trained and evaluated with.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct SamplingSettings {
-    pub temperature: f32,
-    pub top_p: f32,
-    pub top_k: i32,
-    pub min_p: f32,
-    /// `None`: a fresh seed per run.
-    pub seed: Option<u32>,
-    /// Always take the most likely token (ignores the other fields).
-    pub greedy: bool,
-}
-
-impl Default for SamplingSettings {
-    fn default() -> Self {
-        Self {
-            temperature: 0.6,
-            top_p: 0.95,
-            top_k: 20,
-            min_p: 0.0,
-            seed: None,
-            greedy: false,
-        }
-    }
-}
-
-/// Everything the in-process engine needs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct EngineSettings {
-    /// GGUF file; `None` means "look in the models directory".
-    pub model: Option<PathBuf>,
-    /// Layers offloaded to the GPU; `None` means all of them when offload is compiled in.
-    pub gpu_layers: Option<u32>,
-    pub ctx: u32,
-    /// `0` means "let the engine choose".
-    pub threads: u32,
-    /// Tokens per logical batch when reading a prompt.
-    pub batch: u32,
-    /// Tokens per physical batch; the logits buffer scales with it times the vocabulary.
-    pub ubatch: u32,
-    pub max_turn_tokens: u32,
-    /// State snapshots kept for rewinds (each costs about 50 MiB on the real model).
-    pub max_snapshots: usize,
-    /// A snapshot every this many generated tokens, so that a reply re-rendered differently
-    /// from how it was generated is not read again from its start. 0 turns them off.
-    pub snapshot_interval: u32,
-    /// Conversations whose memory `lilypad serve` keeps (the active one plus parked ones,
-    /// least recently used dropped first); each parked one costs its attention cache in RAM.
-    pub conversation_slots: u32,
-    pub sampling: SamplingSettings,
-}
-
-impl Default for EngineSettings {
-    fn default() -> Self {
-        Self {
-            model: None,
-            gpu_layers: None,
-            ctx: 131_072,
-            threads: 0,
-            batch: 512,
-            ubatch: 512,
-            max_turn_tokens: 8192,
-            max_snapshots: 8,
-            snapshot_interval: 512,
-            conversation_slots: 4,
-            sampling: SamplingSettings::default(),
-        }
-    }
 }
 
 /// All settings, after layering.
@@ -146,11 +72,14 @@ pub struct Settings {
     pub serve: crate::serve::ServeSettings,
     /// System prompt, tools, chat template choice (see `crate::prompt::PromptSettings`).
     pub prompt: crate::prompt::PromptSettings,
+    /// The scripted engine (`--engine script:FILE`); from the environment only.
+    #[serde(skip)]
+    pub script: ScriptSettings,
 }
 
 impl Settings {
     /// Defaults, then the config file (if any), then the environment, then `flags`.
-    pub fn load(flags: &EngineFlags) -> Result<Self, ConfigError> {
+    pub fn load(flags: &Overrides) -> Result<Self, ConfigError> {
         let path = flags.config.clone().or_else(default_config_path);
         let mut settings = match path {
             Some(p) if p.exists() => Self::from_file(&p)?,
@@ -185,9 +114,13 @@ impl Settings {
         if let Some(v) = get("LILYPAD_THREADS").and_then(|v| v.parse().ok()) {
             self.engine.threads = v;
         }
+        // Slows scripted replies down, for watching them and for queueing tests.
+        if let Some(v) = get("LILYPAD_SCRIPT_DELAY_MS").and_then(|v| v.parse().ok()) {
+            self.script.piece_delay_ms = v;
+        }
     }
 
-    fn apply_flags(&mut self, f: &EngineFlags) {
+    fn apply_flags(&mut self, f: &Overrides) {
         let e = &mut self.engine;
         if f.model.is_some() {
             e.model.clone_from(&f.model);
@@ -250,11 +183,11 @@ pub enum ModelSource {
     Missing { searched: Option<PathBuf> },
 }
 
-impl EngineSettings {
+impl Settings {
     /// The model to use: the configured one, else the first `.gguf` in the models directory
     /// (FrogNano files first, then by name).
     pub fn model_source(&self) -> ModelSource {
-        if let Some(p) = &self.model {
+        if let Some(p) = &self.engine.model {
             return ModelSource::Configured(p.clone());
         }
         let dir = models_dir();
@@ -306,7 +239,7 @@ mod tests {
         assert_eq!(s.engine.sampling.top_p, 0.95, "unset fields keep defaults");
         s.apply_env(|k| (k == "LILYPAD_CTX").then(|| "2048".to_string()));
         assert_eq!(s.engine.ctx, 2048, "environment overrides the file");
-        s.apply_flags(&EngineFlags {
+        s.apply_flags(&Overrides {
             ctx: Some(1024),
             greedy: true,
             ..Default::default()
@@ -323,5 +256,37 @@ mod tests {
         std::fs::write(&path, "[engine]\nctxx = 1\n").unwrap();
         let err = Settings::from_file(&path).unwrap_err().to_string();
         assert!(err.contains("c.toml"), "{err}");
+    }
+
+    #[test]
+    fn remote_and_serve_sections_read_from_the_config_file() {
+        let s: Settings = toml::from_str(
+            r#"
+[remote]
+endpoint = "http://gpu:30000/v1"
+api_key_env = "TEAM_KEY"
+output = "raw"
+extra_body = { chat_template_kwargs = { enable_thinking = true } }
+[serve]
+listen = "0.0.0.0:9000"
+allow_remote = true
+max_queue = 3
+"#,
+        )
+        .unwrap();
+        assert_eq!(s.remote.endpoint.as_deref(), Some("http://gpu:30000/v1"));
+        assert_eq!(s.remote.output, crate::engine::remote::OutputStyle::Raw);
+        assert_eq!(s.remote.retries, 3, "unset fields keep their defaults");
+        assert_eq!(
+            s.remote.extra_body["chat_template_kwargs"]["enable_thinking"],
+            true
+        );
+        assert_eq!(
+            (s.serve.listen.as_str(), s.serve.max_queue),
+            ("0.0.0.0:9000", 3)
+        );
+        assert!(s.serve.allow_remote);
+        let err = toml::from_str::<Settings>("[serve]\nlisten_on = 1\n");
+        assert!(err.is_err(), "unknown keys are refused");
     }
 }

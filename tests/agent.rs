@@ -3,7 +3,7 @@
 //! reason, truncated turns, malformed calls, rejections with feedback, edited approvals,
 //! interrupt, step mode, policies.
 
-use lilypad::agent::{self, AgentConfig, AgentHandle, ApprovalPolicy, Policy, ScriptModel};
+use lilypad::agent::{self, AgentConfig, AgentHandle, ApprovalPolicy, Policy, TemplatedModel};
 use lilypad::engine::script::ScriptTurn;
 use lilypad::engine::{SamplingParams, ScriptEngine, StopReason};
 use lilypad::prompt::{builtin_tools, PromptSettings, Renderer};
@@ -89,11 +89,10 @@ async fn start_with(
     let mut engine = ScriptEngine::new(turns);
     engine.piece_delay = piece_delay;
     let settings = PromptSettings::default();
-    let model = ScriptModel {
-        engine: engine.clone(),
-        renderer: Renderer::builtin(&settings).unwrap(),
-        name: "test".into(),
-    };
+    let model = TemplatedModel::new(
+        Arc::new(engine.clone()),
+        Renderer::builtin(&settings).unwrap(),
+    );
     let mut config = AgentConfig::new(
         settings.system_prompt().unwrap(),
         builtin_tools(),

@@ -3,7 +3,7 @@
 
 mod common;
 
-use lilypad::agent::{self, AgentConfig, LocalModel};
+use lilypad::agent::{self, AgentConfig, TemplatedModel};
 use lilypad::engine::{Reuse, SamplingParams};
 use lilypad::prompt::{builtin_tools, PromptSettings, Renderer};
 use lilypad::protocol::{Event, Op};
@@ -34,10 +34,10 @@ async fn follow_up_turns() {
     .await
     .unwrap();
     let settings = PromptSettings::default();
-    let model = LocalModel {
-        engine: common::load(&common::test_settings()),
-        renderer: Renderer::builtin(&settings).unwrap(),
-    };
+    let model = TemplatedModel::new(
+        Arc::new(common::load(&common::test_settings())),
+        Renderer::builtin(&settings).unwrap(),
+    );
     let mut config = AgentConfig::new(
         settings.system_prompt().unwrap(),
         builtin_tools(),
@@ -92,7 +92,7 @@ fn a_resumed_session_starts_from_the_saved_model_memory() {
 
 /// Run one task on a fresh agent; returns the events and the first turn's figures.
 async fn one_task(
-    model: Arc<dyn lilypad::agent::Model>,
+    model: Arc<TemplatedModel>,
     history: Vec<lilypad::protocol::Message>,
     text: &str,
 ) -> (Vec<Event>, lilypad::engine::Figures) {
@@ -138,17 +138,16 @@ async fn resumed_session() {
     let settings = PromptSettings::default();
     let system = settings.system_prompt().unwrap();
     let local = || {
-        Arc::new(LocalModel {
-            engine: common::load(&common::test_settings()),
-            renderer: Renderer::builtin(&settings).unwrap(),
-        })
+        Arc::new(TemplatedModel::new(
+            Arc::new(common::load(&common::test_settings())),
+            Renderer::builtin(&settings).unwrap(),
+        ))
     };
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("s.state");
 
     let first = local();
     let (events, _) = one_task(first.clone(), Vec::new(), "first question").await;
-    use lilypad::agent::Model;
     let saved = first.save_state(&state).unwrap().unwrap();
     assert!(saved > 50, "{saved} tokens saved");
     drop(first);

@@ -349,11 +349,7 @@ fn loads_in_llama_cpp_and_matches_the_reference_forward_pass() {
             "{}: diff {diff} vs scale {scale}",
             ty.name()
         );
-        let req = GenerateRequest {
-            prompt: prompt.to_string(),
-            max_tokens: 4,
-            sampling: SamplingParams::greedy(),
-        };
+        let req = GenerateRequest::new(prompt.to_string(), 4, SamplingParams::greedy());
         let (_, gen) = e.generate(req).unwrap().wait().unwrap();
         assert!(gen.tokens.len() <= 4);
         let _ = &c.input;

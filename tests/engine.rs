@@ -5,16 +5,13 @@ mod common;
 
 use common::{chat, load, serial, test_settings, tiny_model};
 use lilypad::engine::{
-    EngineError, EngineEvent, EngineHandle, GenerateRequest, Reuse, SamplingParams, StopReason,
+    EngineError, EngineEvent, EngineHandle, GenerateRequest, Reuse, SamplingParams, SequenceId,
+    StopReason,
 };
 use lilypad::gguf::GgufError;
 
 fn greedy(prompt: &str, max_tokens: u32) -> GenerateRequest {
-    GenerateRequest {
-        prompt: prompt.to_string(),
-        max_tokens,
-        sampling: SamplingParams::greedy(),
-    }
+    GenerateRequest::new(prompt.to_string(), max_tokens, SamplingParams::greedy())
 }
 
 #[test]
@@ -202,7 +199,8 @@ fn streamed_pieces_concatenate_to_the_detokenised_text() {
     let e = load(&test_settings());
     for seed in [1, 2, 3] {
         let req = GenerateRequest {
-            prompt: chat("s", "héllo wörld €"),
+            sequence: SequenceId::DEFAULT,
+            prompt: chat("s", "héllo wörld €").into(),
             max_tokens: 48,
             sampling: SamplingParams {
                 temperature: 1.5,
@@ -237,7 +235,8 @@ fn sampling_is_seedable() {
     let run = |seed| {
         e.reset().unwrap();
         let req = GenerateRequest {
-            prompt: chat("s", "pick"),
+            sequence: SequenceId::DEFAULT,
+            prompt: chat("s", "pick").into(),
             max_tokens: 24,
             sampling: SamplingParams {
                 temperature: 1.2,
@@ -310,7 +309,7 @@ fn prompts_longer_than_the_context_are_refused() {
     let long = chat("s", &"word ".repeat(400));
     let mut stream = e.generate(greedy(&long, 4)).unwrap();
     match stream.events.blocking_recv().unwrap() {
-        EngineEvent::Failed(msg) => assert!(msg.contains("context"), "{msg}"),
+        EngineEvent::Failed(msg) => assert!(msg.to_string().contains("context"), "{msg}"),
         other => panic!("expected a failure, got {other:?}"),
     }
 }

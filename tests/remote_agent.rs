@@ -5,8 +5,8 @@
 
 mod remote_common;
 
-use lilypad::agent::{self, AgentConfig, RemoteModel};
-use lilypad::engine::remote::RemoteSettings;
+use lilypad::agent::{self, AgentConfig, TemplatedModel};
+use lilypad::engine::remote::{RemoteEngine, RemoteSettings};
 use lilypad::engine::SamplingParams;
 use lilypad::prompt::{builtin_tools, PromptSettings};
 use lilypad::protocol::{Event, FinishReason, Op};
@@ -29,11 +29,13 @@ async fn the_agent_runs_a_task_over_the_endpoint() {
         ],
     );
     let server = remote_common::serve(&["--engine", &format!("script:{}", script.display())], &[]);
-    let model = RemoteModel::new(&RemoteSettings {
-        endpoint: Some(server.base.clone()),
-        ..Default::default()
-    })
-    .unwrap();
+    let model = TemplatedModel::chat(Arc::new(
+        RemoteEngine::new(&RemoteSettings {
+            endpoint: Some(server.base.clone()),
+            ..Default::default()
+        })
+        .unwrap(),
+    ));
     let sb = sandbox::open(&SandboxSpec {
         kind: SandboxKind::Host,
         repo: repo.clone(),

@@ -6,8 +6,9 @@
 
 mod remote_common;
 
-use lilypad::agent::{Model, RemoteModel, TurnRequest};
+use lilypad::agent::{TemplatedModel, TurnRequest};
 use lilypad::engine::remote::{ChatRequest, OutputStyle, RemoteSettings};
+use lilypad::engine::SequenceId;
 use lilypad::engine::{EngineEvent, SamplingParams, StopReason};
 use lilypad::prompt::builtin_tools;
 use lilypad::protocol::Message;
@@ -94,12 +95,14 @@ fn endpoint_engine_streams_raw_text_from_llama_cpp_python() {
     assert!(f.prefill_seconds > 0.0, "{f:?}");
 
     // Raw, as the agent would run it: pieces stream for Lilypad's parser.
-    let model = RemoteModel::new(&RemoteSettings {
-        endpoint: Some(server.base.clone()),
-        output: OutputStyle::Raw,
-        ..Default::default()
-    })
-    .unwrap();
+    let model = TemplatedModel::chat(std::sync::Arc::new(
+        lilypad::engine::remote::RemoteEngine::new(&RemoteSettings {
+            endpoint: Some(server.base.clone()),
+            output: OutputStyle::Raw,
+            ..Default::default()
+        })
+        .unwrap(),
+    ));
     assert!(
         model.describe().contains("raw text"),
         "{}",
@@ -112,6 +115,7 @@ fn endpoint_engine_streams_raw_text_from_llama_cpp_python() {
         // with seeds, so the reply is still running when it is cancelled.
         max_tokens: 2000,
         sampling: SamplingParams::greedy(),
+        sequence: SequenceId::DEFAULT,
     };
     // Cancelling after the first piece closes the stream at once.
     let stream = model.start(&turn).unwrap();

@@ -5,8 +5,9 @@
 
 mod remote_common;
 
-use lilypad::agent::{Model, RemoteModel, TurnRequest};
+use lilypad::agent::{TemplatedModel, TurnRequest};
 use lilypad::engine::remote::{ChatRequest, OutputStyle};
+use lilypad::engine::SequenceId;
 use lilypad::engine::{Reuse, SamplingParams, StopReason};
 use lilypad::prompt::builtin_tools;
 use lilypad::protocol::Message;
@@ -103,16 +104,19 @@ fn tool_calls_come_back_parsed_and_typed_by_the_server() {
         ],
     );
     let server = serve(&["--engine", &format!("script:{}", script.display())], &[]);
-    let model = RemoteModel::new(&lilypad::engine::remote::RemoteSettings {
-        endpoint: Some(server.base.clone()),
-        ..Default::default()
-    })
-    .unwrap();
+    let model = TemplatedModel::chat(std::sync::Arc::new(
+        lilypad::engine::remote::RemoteEngine::new(&lilypad::engine::remote::RemoteSettings {
+            endpoint: Some(server.base.clone()),
+            ..Default::default()
+        })
+        .unwrap(),
+    ));
     let turn = TurnRequest {
         messages: vec![Message::user("read app.py")],
         tools: builtin_tools(),
         max_tokens: 1000,
         sampling: SamplingParams::greedy(),
+        sequence: SequenceId::DEFAULT,
     };
     let r = collect_stream(model.start(&turn).unwrap());
     let g = done(&r);
@@ -206,12 +210,13 @@ fn bearer_token_is_required_when_configured() {
     );
     let msgs = vec![Message::user("hi")];
     // Connecting up front fails with the server's refusal.
-    let err = lilypad::agent::RemoteModel::connect(&lilypad::engine::remote::RemoteSettings {
-        endpoint: Some(server.base.clone()),
-        ..Default::default()
-    })
-    .err()
-    .expect("refused");
+    let err =
+        lilypad::engine::remote::RemoteEngine::new(&lilypad::engine::remote::RemoteSettings {
+            endpoint: Some(server.base.clone()),
+            ..Default::default()
+        })
+        .and_then(|e| e.connect())
+        .expect_err("refused");
     assert!(err.to_string().contains("HTTP 401"), "{err}");
     let anon = client(&server.base, |s| s.model_name = Some("script".into()));
     let r = collect_stream(anon.chat(request(msgs.clone(), 10)));

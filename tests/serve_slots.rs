@@ -1,22 +1,22 @@
-//! Conversation slots in the in-process engine (`EngineHandle::generate_in`), the memory
+//! Conversation slots in the in-process engine (requests in a `SequenceId`), the memory
 //! behind `lilypad serve`: interleaved conversations each keep their prefix reuse, a parked
 //! conversation continues exactly as if it had never left, and the least recently used one is
 //! dropped past the limit.
 
 mod common;
 
-use lilypad::engine::{EngineHandle, GenerateRequest, Reuse, SamplingParams};
+use lilypad::engine::{EngineHandle, GenerateRequest, Reuse, SamplingParams, SequenceId};
 
 fn req(prompt: &str, max_tokens: u32) -> GenerateRequest {
-    GenerateRequest {
-        prompt: prompt.to_string(),
-        max_tokens,
-        sampling: SamplingParams::greedy(),
-    }
+    GenerateRequest::new(prompt.to_string(), max_tokens, SamplingParams::greedy())
 }
 
 fn run(e: &EngineHandle, slot: u64, prompt: &str, n: u32) -> (Vec<u32>, lilypad::engine::Figures) {
-    let (_, g) = e.generate_in(slot, req(prompt, n)).unwrap().wait().unwrap();
+    let request = GenerateRequest {
+        sequence: SequenceId(slot),
+        ..req(prompt, n)
+    };
+    let (_, g) = e.generate(request).unwrap().wait().unwrap();
     (g.tokens, g.figures)
 }
 

@@ -6,7 +6,7 @@ use crate::protocol::ToolCategory;
 use serde::{Deserialize, Serialize};
 
 /// What happens to calls of one category.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Policy {
     /// Wait for a person's decision.

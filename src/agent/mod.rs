@@ -1,22 +1,19 @@
 //! The agent: the turn loop that renders the conversation, runs the model, parses its output,
 //! asks for approval where the policy says so, runs tool calls one after the other, and stops
-//! for a reported reason. It speaks only [`Op`] in and [`Event`] out, runs on tokio, and keeps
-//! the engine thread behind the [`Model`] trait.
+//! for a reported reason. It speaks only [`Op`] in and [`Event`] out, runs on tokio, and talks
+//! to whatever engine it is given through [`TemplatedModel`] (`crate::engine`).
 //!
 //! The rules are the ones the model was trained with (MODEL.md section 2): a reply without tool
 //! calls ends the task and its content is the answer; a turn cut by the token cap does not run
 //! its calls and ends the task; steps, context and wall time are limited; a malformed call is
 //! answered with a readable error. Does not own: drawing, sandboxes (it calls [`Tools`]),
-//! prompt text (the model adapter renders it), the log format (`session`).
+//! prompt text (the templated model renders it), the log format (`session`).
 
 mod approval;
-pub mod model;
-pub mod remote_model;
 mod run;
 
+pub use crate::engine::{TemplatedModel, TurnRequest};
 pub use approval::{category_of, ApprovalPolicy, Policy, PolicyParseError};
-pub use model::{LocalModel, Model, ScriptModel, TurnRequest};
-pub use remote_model::RemoteModel;
 
 use crate::engine::SamplingParams;
 use crate::prompt::ToolSpec;
@@ -73,7 +70,7 @@ pub struct AgentHandle {
 /// Start an agent on the current tokio runtime. `history` resumes an earlier conversation
 /// (empty for a new session: the system prompt is added from `config`).
 pub fn spawn(
-    model: Arc<dyn Model>,
+    model: Arc<TemplatedModel>,
     tools: Tools,
     config: AgentConfig,
     history: Vec<Message>,

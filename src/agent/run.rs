@@ -3,8 +3,8 @@
 //! once: generation is cancelled, a running command's future is dropped (which kills it), and
 //! nothing that was not approved is applied.
 
-use super::model::{Model, TurnRequest};
 use super::AgentConfig;
+use crate::engine::{EngineError, SequenceId, TemplatedModel, TurnRequest};
 use crate::engine::{EngineEvent, Generation, ParsedOutput};
 use crate::prompt::{CallEnd, ParseEvent, Parser, Start, ToolSchemas};
 use crate::protocol::{
@@ -36,7 +36,7 @@ enum Item {
 }
 
 pub(super) struct Agent {
-    model: Arc<dyn Model>,
+    model: Arc<TemplatedModel>,
     tools: Tools,
     config: AgentConfig,
     schemas: ToolSchemas,
@@ -53,7 +53,7 @@ pub(super) struct Agent {
 
 impl Agent {
     pub(super) fn new(
-        model: Arc<dyn Model>,
+        model: Arc<TemplatedModel>,
         tools: Tools,
         config: AgentConfig,
         history: Vec<Message>,
@@ -162,8 +162,10 @@ impl Agent {
             self.emit(Event::TurnStarted { step: self.step });
             let (turn, generation, halt) = match self.model_turn(ops).await {
                 Ok(t) => t,
-                Err(message) => {
-                    self.emit(Event::Error { message });
+                Err(e) => {
+                    self.emit(Event::Error {
+                        message: e.to_string(),
+                    });
                     return (FinishReason::Error, None);
                 }
             };
@@ -314,15 +316,16 @@ impl Agent {
     async fn model_turn(
         &mut self,
         ops: &mut UnboundedReceiver<Op>,
-    ) -> Result<(Turn, Generation, Option<Halt>), String> {
+    ) -> Result<(Turn, Generation, Option<Halt>), EngineError> {
         let remaining = (self.config.context_limit as usize).saturating_sub(self.context_tokens);
         let request = TurnRequest {
             messages: self.messages.clone(),
             tools: self.config.tools.clone(),
             max_tokens: self.config.max_turn_tokens.min(remaining.max(1) as u32),
             sampling: self.config.sampling.clone(),
+            sequence: SequenceId::DEFAULT,
         };
-        let mut stream = self.model.start(&request).map_err(|e| e.to_string())?;
+        let mut stream = self.model.start(&request)?;
         let mut parser = Parser::new(self.schemas.clone(), Start::Reasoning)
             .with_first_call_number(self.next_call);
         let mut turn = Turn::default();
@@ -338,7 +341,7 @@ impl Agent {
                     Some(EngineEvent::Parsed(p)) => self.apply_parsed(&mut turn, p),
                     Some(EngineEvent::Done(g)) => break g,
                     Some(EngineEvent::Failed(e)) => return Err(e),
-                    None => return Err("the model stopped without finishing its turn".into()),
+                    None => return Err(EngineError::Ended),
                 },
                 op = ops.recv(), if halt.is_none() => {
                     if let Some(h) = self.background_op(op) {

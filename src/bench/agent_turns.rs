@@ -98,10 +98,7 @@ pub fn run(
 
 /// A prompt that cannot be rendered, as an engine error (the benches report one error type).
 pub(crate) fn render_error(e: crate::prompt::PromptError) -> EngineError {
-    EngineError::Llama {
-        doing: "rendering the prompt",
-        detail: e.to_string(),
-    }
+    EngineError::Prompt(e)
 }
 
 impl Outcome {

@@ -103,11 +103,11 @@ pub fn tokens_per_second(
     for run in 0..=reps {
         engine.reset()?;
         let (_, g) = engine
-            .generate(GenerateRequest {
-                prompt: "a".into(),
-                max_tokens: tokens as u32,
-                sampling: SamplingParams::greedy(),
-            })?
+            .generate(GenerateRequest::new(
+                "a",
+                tokens as u32,
+                SamplingParams::greedy(),
+            ))?
             .wait()?;
         if run > 0 {
             speeds.push(g.figures.decode_tokens_per_second());

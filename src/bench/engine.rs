@@ -132,11 +132,11 @@ pub fn lilypad(engine: &EngineHandle, reps: usize) -> Result<Speeds, EngineError
         let s = t0.elapsed().as_secs_f64();
         engine.reset()?;
         let (_, g) = engine
-            .generate(GenerateRequest {
-                prompt: "a".into(),
-                max_tokens: TG as u32,
-                sampling: SamplingParams::greedy(),
-            })?
+            .generate(GenerateRequest::new(
+                "a",
+                TG as u32,
+                SamplingParams::greedy(),
+            ))?
             .wait()?;
         if run > 0 {
             pp.push(PP as f64 / s);

@@ -47,11 +47,11 @@ pub fn run(
             engine.load_state(&state)?;
         }
         let (_, g) = engine
-            .generate(GenerateRequest {
-                prompt: prompt.clone(),
-                max_tokens: 1,
-                sampling: SamplingParams::greedy(),
-            })?
+            .generate(GenerateRequest::new(
+                prompt.clone(),
+                1,
+                SamplingParams::greedy(),
+            ))?
             .wait()?;
         Ok((t.elapsed().as_secs_f64(), g.figures.prompt_tokens))
     };

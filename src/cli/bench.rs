@@ -1,10 +1,11 @@
 //! `lilypad bench`: measure Lilypad against baselines in the same run and print one table (see
 //! `crate::bench` and docs/PERFORMANCE.md).
 
+use super::options::SandboxArgs;
 use crate::bench::{self, Report};
 use crate::config::Settings;
 use crate::engine::EngineHandle;
-use crate::launch::SandboxFlags;
+use crate::launch::SandboxOptions;
 use anyhow::Context;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -71,7 +72,7 @@ pub struct BenchArgs {
     /// Sandboxes for the round-trip bench: `--sandbox docker` or `kube` measures only that one
     /// [default: both, each skipped with a note when its engine does not answer]
     #[command(flatten)]
-    pub sandbox: SandboxFlags,
+    pub sandbox: SandboxArgs,
     /// The memory bandwidth limit for `decode`, in GB/s (a GPU's data-sheet figure); without
     /// it the host's memory read bandwidth is measured in the same run
     #[arg(long)]
@@ -315,11 +316,14 @@ fn tools(args: &BenchArgs, report: &mut Report) -> anyhow::Result<()> {
             };
             // The host sandbox always; the Docker one unless `--sandbox` names another kind.
             let mut glob_kinds = vec![SandboxKind::Host];
-            if matches!(args.sandbox.kind, None | Some(SandboxKind::Docker)) {
+            if matches!(
+                args.sandbox.kind.map(SandboxKind::from),
+                None | Some(SandboxKind::Docker)
+            ) {
                 glob_kinds.push(SandboxKind::Docker);
             }
             for kind in glob_kinds {
-                let mut flags = args.sandbox.clone();
+                let mut flags = SandboxOptions::from(&args.sandbox);
                 flags.kind = Some(kind);
                 let spec = flags.spec(&tree, kind);
                 eprintln!(
@@ -336,7 +340,8 @@ fn tools(args: &BenchArgs, report: &mut Report) -> anyhow::Result<()> {
                     }
                     // A Docker engine that does not answer skips its figure (as below).
                     Err(e @ t::ToolsBenchError::Sandbox { .. })
-                        if kind == SandboxKind::Docker && args.sandbox.kind.is_none() =>
+                        if kind == SandboxKind::Docker
+                            && args.sandbox.kind.map(SandboxKind::from).is_none() =>
                     {
                         report.notes.push(format!(
                             "tools: Glob in the {kind} sandbox not measured: {e}"
@@ -351,7 +356,7 @@ fn tools(args: &BenchArgs, report: &mut Report) -> anyhow::Result<()> {
     std::fs::create_dir_all(&repo).context("creating the round-trip repository")?;
     std::fs::write(repo.join("README.md"), "bench\n")
         .context("writing the round-trip repository")?;
-    let kinds = match args.sandbox.kind {
+    let kinds = match args.sandbox.kind.map(SandboxKind::from) {
         Some(SandboxKind::Host) => {
             anyhow::bail!("the round-trip bench measures the docker and kube sandboxes")
         }
@@ -359,7 +364,7 @@ fn tools(args: &BenchArgs, report: &mut Report) -> anyhow::Result<()> {
         None => vec![SandboxKind::Docker, SandboxKind::Kube],
     };
     for kind in kinds {
-        let mut flags = args.sandbox.clone();
+        let mut flags = SandboxOptions::from(&args.sandbox);
         flags.kind = Some(kind);
         let spec = flags.spec(&repo, kind);
         eprintln!("bench tools: Bash round trip in the {kind} sandbox...");
@@ -378,7 +383,9 @@ fn tools(args: &BenchArgs, report: &mut Report) -> anyhow::Result<()> {
             }
             // Without an engine the figure is skipped; a sandbox that started and then failed
             // is a real failure.
-            Err(e @ t::ToolsBenchError::Sandbox { .. }) if args.sandbox.kind.is_none() => {
+            Err(e @ t::ToolsBenchError::Sandbox { .. })
+                if args.sandbox.kind.map(SandboxKind::from).is_none() =>
+            {
                 report
                     .notes
                     .push(format!("tools: {kind} round trip not measured: {e}"));

@@ -4,10 +4,9 @@
 //! `assets/demo/script.txt` and the host sandbox works on a copy of the repository.
 
 use super::interactive::{self, ModelPlan, Plan};
-use crate::agent::ScriptModel;
 use crate::config::Settings;
 use crate::engine::script::parse_script;
-use crate::engine::ScriptEngine;
+use crate::engine::{ScriptEngine, TemplatedModel};
 use crate::launch::{EngineChoice, SessionOptions};
 use crate::prompt::Renderer;
 use crate::sandbox::SandboxKind;
@@ -76,14 +75,11 @@ pub fn run(args: &DemoArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     let path = Path::new("assets/demo/script.txt");
     let mut engine = ScriptEngine::new(parse_script(DEMO_SCRIPT, path)?);
     engine.piece_delay = Duration::from_millis(args.delay_ms);
-    let model = ScriptModel {
-        engine,
-        renderer: Renderer::builtin(&settings.prompt)?,
-        name: "demo".into(),
-    };
+    engine.name = "demo".into();
+    let model = TemplatedModel::new(Arc::new(engine), Renderer::builtin(&settings.prompt)?);
     let opts = SessionOptions {
         repo: Some(repo.clone()),
-        sandbox: crate::launch::SandboxFlags {
+        sandbox: crate::launch::SandboxOptions {
             kind: Some(SandboxKind::Host),
             ..Default::default()
         },

@@ -13,7 +13,7 @@ pub fn run(_args: &DoctorArgs, settings: &Settings) -> anyhow::Result<ExitCode> 
     let e = &settings.engine;
     let mut ok = true;
     println!("Lilypad {}", env!("CARGO_PKG_VERSION"));
-    let model = match e.model_source() {
+    let model = match settings.model_source() {
         ModelSource::Configured(p) => {
             println!("model           {} (configured)", p.display());
             Some(p)

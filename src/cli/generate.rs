@@ -30,18 +30,18 @@ pub fn run(args: &GenerateArgs, settings: &Settings) -> anyhow::Result<ExitCode>
         (None, None) => anyhow::bail!("give --prompt TEXT or --prompt-file FILE"),
     };
     let e = &settings.engine;
-    let model = match e.model_source() {
+    let model = match settings.model_source() {
         crate::config::ModelSource::Configured(p) | crate::config::ModelSource::Discovered(p) => p,
         crate::config::ModelSource::Missing { .. } => {
             anyhow::bail!("no model: pass --model F.gguf (see `lilypad doctor`)")
         }
     };
     let engine = EngineHandle::load(&model, e, |_| {})?;
-    let stream = engine.generate(GenerateRequest {
+    let stream = engine.generate(GenerateRequest::new(
         prompt,
-        max_tokens: e.max_turn_tokens,
-        sampling: SamplingParams::from_settings(&e.sampling),
-    })?;
+        e.max_turn_tokens,
+        SamplingParams::from_settings(&e.sampling),
+    ))?;
     let mut events = stream.events;
     let mut out = std::io::stdout().lock();
     while let Some(ev) = events.blocking_recv() {
@@ -70,7 +70,7 @@ pub fn run(args: &GenerateArgs, settings: &Settings) -> anyhow::Result<ExitCode>
                 }
                 return Ok(ExitCode::SUCCESS);
             }
-            EngineEvent::Failed(e) => anyhow::bail!(e),
+            EngineEvent::Failed(e) => return Err(e.into()),
         }
     }
     anyhow::bail!("the engine stopped without finishing")

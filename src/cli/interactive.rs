@@ -2,8 +2,9 @@
 //! on a background task that reports progress to the screen, then hand the running agent to
 //! `tui::run`. Shared by `lilypad [TASK]` and `lilypad demo`.
 
-use crate::agent::{ApprovalPolicy, Model};
+use crate::agent::ApprovalPolicy;
 use crate::config::Settings;
+use crate::engine::TemplatedModel;
 use crate::launch::{self, EngineChoice, SessionOptions};
 use crate::sandbox::{Sandbox, SandboxSpec};
 use crate::session::{self, SessionLog};
@@ -15,7 +16,7 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 /// How to get the model.
 pub enum ModelPlan {
     /// Already built (the demo's scripted model).
-    Ready(Arc<dyn Model>),
+    Ready(Arc<TemplatedModel>),
     /// Load it in the background (may take a while: progress is shown).
     Load(EngineChoice),
 }

@@ -9,6 +9,7 @@ mod doctor;
 mod generate;
 mod info;
 mod interactive;
+mod options;
 mod parse;
 mod prompt;
 mod replay;
@@ -22,14 +23,15 @@ mod tool;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
-use crate::config::{EngineFlags, Settings};
+use crate::config::Settings;
+use options::EngineArgs;
 
 /// Lilypad: a sandboxed, reviewed coding agent in your terminal.
 #[derive(Debug, Parser)]
 #[command(name = "lilypad", version, about, long_about = None)]
 pub struct Cli {
     #[command(flatten)]
-    pub engine: EngineFlags,
+    pub engine: EngineArgs,
 
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -38,7 +40,7 @@ pub struct Cli {
     pub task: Option<String>,
 
     #[command(flatten)]
-    pub session: crate::launch::SessionOptions,
+    pub session: options::SessionArgs,
 
     /// Colour theme of the interface: dark, light, or a theme file
     #[arg(long, env = "LILYPAD_THEME")]
@@ -94,9 +96,14 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let settings = Settings::load(&cli.engine)?;
+    let settings = Settings::load(&(&cli.engine).into())?;
     let Some(command) = cli.command else {
-        return interactive::run_default(cli.task, &cli.session, cli.theme.as_deref(), &settings);
+        return interactive::run_default(
+            cli.task,
+            &(&cli.session).into(),
+            cli.theme.as_deref(),
+            &settings,
+        );
     };
     match command {
         Command::Demo(args) => demo::run(&args, &settings),

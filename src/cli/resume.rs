@@ -1,6 +1,7 @@
 //! `lilypad resume [ID|--last]`: continue a recorded session headless, either where it stopped
 //! (an unfinished task) or with a follow-up `--message`.
 
+use super::options::SessionArgs;
 use crate::config::Settings;
 use crate::headless::{headless_policy, render_line};
 use crate::launch::{self, resume, SessionOptions};
@@ -23,14 +24,15 @@ pub struct ResumeArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
-    pub session: SessionOptions,
+    pub session: SessionArgs,
 }
 
 pub fn run(args: &ResumeArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     if args.id.is_none() && !args.last {
         anyhow::bail!("give a session id (see `lilypad sessions`) or --last");
     }
-    let rec = resume::find(&args.session, args.id.as_deref())?;
+    let mut opts = SessionOptions::from(&args.session);
+    let rec = resume::find(&opts, args.id.as_deref())?;
     let op = match (&args.message, rec.finished()) {
         (Some(m), _) => Op::UserMessage { text: m.clone() },
         (None, false) => Op::Continue,
@@ -39,13 +41,12 @@ pub fn run(args: &ResumeArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
             rec.header.session_id
         ),
     };
-    let choice = match &args.session.engine {
-        Some(_) => launch::EngineChoice::from_options(&args.session, settings)?,
+    let choice = match &opts.engine {
+        Some(_) => launch::EngineChoice::from_options(&opts, settings)?,
         None => rec
             .engine()
             .context("the session log does not say which engine it used; pass --engine")?,
     };
-    let mut opts = args.session.clone();
     opts.sandbox.kind.get_or_insert(rec.sandbox_kind());
     let spec = launch::sandbox_spec(&opts, &rec.header.repo, rec.sandbox_kind());
     let rt = tokio::runtime::Runtime::new()?;

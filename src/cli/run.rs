@@ -1,5 +1,6 @@
 //! `lilypad run`: headless runs of one task (`--task`/`--task-file`) or a batch (`--tasks`).
 
+use super::options::SessionArgs;
 use crate::config::Settings;
 use crate::headless::{self, BatchTask};
 use crate::launch::{self, EngineChoice, SessionOptions};
@@ -29,11 +30,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     #[command(flatten)]
-    pub session: SessionOptions,
+    pub session: SessionArgs,
 }
 
 pub fn run(args: &RunArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
-    let repo = match &args.session.repo {
+    let opts = SessionOptions::from(&args.session);
+    let repo = match &opts.repo {
         Some(r) => r.clone(),
         None => std::env::current_dir().context("finding the current directory")?,
     };
@@ -58,7 +60,7 @@ pub fn run(args: &RunArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
         let n = tasks.len();
         let (good, bad) = rt.block_on(headless::run_batch(
             settings,
-            &args.session,
+            &opts,
             tasks,
             &repo,
             args.parallel,
@@ -81,15 +83,14 @@ pub fn run(args: &RunArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
         }
         (None, None) => anyhow::bail!("give --task TEXT, --task-file FILE or --tasks FILE"),
     };
-    let choice = EngineChoice::from_options(&args.session, settings)?;
-    let kind = args
-        .session
+    let choice = EngineChoice::from_options(&opts, settings)?;
+    let kind = opts
         .sandbox
         .kind
         .unwrap_or(crate::sandbox::SandboxKind::Docker);
     if kind == crate::sandbox::SandboxKind::Host {
         eprintln!("{}", crate::sandbox::HOST_WARNING);
-        if !args.session.allow_host {
+        if !opts.allow_host {
             eprintln!("note: commands are refused on the host in headless runs unless --allow-host is given");
         }
     }
@@ -97,7 +98,7 @@ pub fn run(args: &RunArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     let mut stdout = std::io::stdout();
     let outcome = rt.block_on(headless::run_task(
         settings,
-        &args.session,
+        &opts,
         model,
         &choice,
         &task,

@@ -3,8 +3,8 @@
 //! connections (with the real port when `--listen` asked for port 0).
 
 use crate::config::{ModelSource, Settings};
-use crate::engine::{EngineHandle, ScriptEngine};
-use crate::serve::{check_listen, Backend, Engine, ServeError, Server};
+use crate::engine::{Engine, EngineHandle, ScriptEngine};
+use crate::serve::{check_listen, Backend, ServeError, Server};
 use anyhow::Context;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -45,16 +45,12 @@ pub fn run(args: &ServeArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
             let path = PathBuf::from(&s["script:".len()..]);
             let mut engine = ScriptEngine::from_file(&path)?;
             // As for sessions: slows the replay down (for watching, and for queueing tests).
-            if let Some(ms) = std::env::var("LILYPAD_SCRIPT_DELAY_MS")
-                .ok()
-                .and_then(|v| v.parse().ok())
-            {
-                engine.piece_delay = std::time::Duration::from_millis(ms);
-            }
-            (Engine::Script(engine), None, "script".to_string())
+            engine.piece_delay = std::time::Duration::from_millis(settings.script.piece_delay_ms);
+            let engine: Arc<dyn Engine> = Arc::new(engine);
+            (engine, None, "script".to_string())
         }
         None | Some("llama") => {
-            let path = match settings.engine.model_source() {
+            let path = match settings.model_source() {
                 ModelSource::Configured(p) | ModelSource::Discovered(p) => p,
                 ModelSource::Missing { .. } => {
                     anyhow::bail!("no model: pass --model F.gguf (see `lilypad doctor`)")
@@ -68,13 +64,19 @@ pub fn run(args: &ServeArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "lilypad".to_string());
-            (Engine::Llama(engine), template, name)
+            let engine: Arc<dyn Engine> = Arc::new(engine);
+            (engine, template, name)
         }
         Some(other) => anyhow::bail!("unknown engine {other:?}: use `llama` or `script:FILE`"),
     };
     let backend = Backend::new(engine, &settings.prompt, template)?;
     let model_name = settings.serve.model_name.clone().unwrap_or(default_name);
-    let mut server = Server::new(backend, model_name.clone(), settings);
+    let mut server = Server::new(
+        backend,
+        model_name.clone(),
+        &settings.serve,
+        &settings.engine,
+    );
     server.api_key = api_key;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -1,5 +1,6 @@
 //! `lilypad sessions`: the recorded sessions, oldest first.
 
+use super::options::SessionArgs;
 use crate::launch::SessionOptions;
 use crate::session::list_sessions;
 use std::process::ExitCode;
@@ -10,11 +11,11 @@ pub struct SessionsArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
-    pub session: SessionOptions,
+    pub session: SessionArgs,
 }
 
 pub fn run(args: &SessionsArgs) -> anyhow::Result<ExitCode> {
-    let dir = crate::launch::session_dir(&args.session)?;
+    let dir = crate::launch::session_dir(&SessionOptions::from(&args.session))?;
     let list = list_sessions(&dir)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&list)?);

@@ -19,7 +19,7 @@ pub struct ToolArgs {
     /// Where the call runs (default docker; host only on request: it contains nothing but
     /// the files), and the sandbox's image and cluster
     #[command(flatten)]
-    pub sandbox: crate::launch::SandboxFlags,
+    pub sandbox: super::options::SandboxArgs,
     /// The repository to copy into the sandbox [default: the current directory]
     #[arg(long)]
     pub workdir: Option<PathBuf>,
@@ -48,7 +48,7 @@ pub fn run(args: &ToolArgs) -> anyhow::Result<ExitCode> {
         Some(d) => d.clone(),
         None => std::env::current_dir()?,
     };
-    let spec = args.sandbox.spec(&repo, SandboxKind::Docker);
+    let spec = crate::launch::SandboxOptions::from(&args.sandbox).spec(&repo, SandboxKind::Docker);
     if spec.kind == SandboxKind::Host {
         eprintln!("{}", sandbox::HOST_WARNING);
     }

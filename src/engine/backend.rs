@@ -4,16 +4,17 @@
 
 use super::EngineError;
 use llama_cpp_2::llama_backend::LlamaBackend;
-use std::sync::OnceLock;
+use llama_cpp_2::LlamaCppError;
+use std::sync::{Arc, OnceLock};
 
-static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+static BACKEND: OnceLock<Result<LlamaBackend, Arc<LlamaCppError>>> = OnceLock::new();
 
 /// The shared backend, initialised on first use.
 pub fn get() -> Result<&'static LlamaBackend, EngineError> {
     BACKEND
         .get_or_init(|| {
             llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
-            LlamaBackend::init().map_err(|e| e.to_string())
+            LlamaBackend::init().map_err(Arc::new)
         })
         .as_ref()
         .map_err(|e| EngineError::Backend(e.clone()))

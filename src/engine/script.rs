@@ -11,8 +11,9 @@
 //! comments.
 
 use super::stream::GenerationStream;
+use super::traits::Engine;
 use super::types::{
-    EngineError, EngineEvent, Figures, GenerateRequest, Generation, Reuse, StopReason,
+    EngineError, EngineEvent, Figures, GenerateRequest, Generation, PromptForm, Reuse, StopReason,
 };
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -89,6 +90,14 @@ pub fn parse_script(text: &str, path: &Path) -> Result<Vec<ScriptTurn>, ScriptEr
     Ok(turns)
 }
 
+/// Settings of the scripted engine (from the environment: `LILYPAD_SCRIPT_DELAY_MS`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScriptSettings {
+    /// Milliseconds between streamed pieces (0: as fast as they are read), for watching a
+    /// replay and for tests that need a request to last.
+    pub piece_delay_ms: u64,
+}
+
 /// The scripted engine (a mock of the model; see the module docs).
 #[derive(Debug, Clone)]
 pub struct ScriptEngine {
@@ -99,6 +108,8 @@ pub struct ScriptEngine {
     pub piece_delay: Duration,
     /// Characters per piece.
     pub piece_chars: usize,
+    /// What `describe` calls the script (its file, or `demo`).
+    pub name: String,
 }
 
 impl ScriptEngine {
@@ -107,7 +118,9 @@ impl ScriptEngine {
             path: path.to_path_buf(),
             source,
         })?;
-        Ok(Self::new(parse_script(&text, path)?))
+        let mut engine = Self::new(parse_script(&text, path)?);
+        engine.name = path.display().to_string();
+        Ok(engine)
     }
 
     pub fn new(turns: Vec<ScriptTurn>) -> Self {
@@ -117,6 +130,7 @@ impl ScriptEngine {
             prompts: Arc::new(Mutex::new(Vec::new())),
             piece_delay: Duration::ZERO,
             piece_chars: 3,
+            name: "script".to_string(),
         }
     }
 
@@ -143,9 +157,10 @@ impl ScriptEngine {
             *next += 1;
             t
         };
-        let prompt_chars = request.prompt.chars().count();
+        let prompt = request.text("the scripted engine")?.to_string();
+        let prompt_chars = prompt.chars().count();
         if let Ok(mut p) = self.prompts.lock() {
-            p.push(request.prompt);
+            p.push(prompt);
         }
         let (tx, rx) = unbounded_channel();
         let cancel = Arc::new(AtomicBool::new(false));
@@ -194,17 +209,27 @@ impl ScriptEngine {
     }
 }
 
+impl Engine for ScriptEngine {
+    fn describe(&self) -> String {
+        format!("script: {} (scripted replies, no model)", self.name)
+    }
+
+    fn reads(&self) -> PromptForm {
+        PromptForm::Text
+    }
+
+    fn generate(&self, request: GenerateRequest) -> Result<GenerationStream, EngineError> {
+        ScriptEngine::generate(self, request)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::engine::SamplingParams;
 
     fn req() -> GenerateRequest {
-        GenerateRequest {
-            prompt: "p".into(),
-            max_tokens: 8192,
-            sampling: SamplingParams::greedy(),
-        }
+        GenerateRequest::new("p", 8192, SamplingParams::greedy())
     }
 
     #[test]

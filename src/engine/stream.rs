@@ -36,12 +36,7 @@ impl GenerationStream {
                 // Raw text only: parsed output has no single text form.
                 EngineEvent::Parsed(_) => {}
                 EngineEvent::Done(g) => return Ok((text, g)),
-                EngineEvent::Failed(e) => {
-                    return Err(EngineError::Llama {
-                        doing: "generating",
-                        detail: e,
-                    })
-                }
+                EngineEvent::Failed(e) => return Err(e),
             }
         }
         Err(EngineError::Stopped)

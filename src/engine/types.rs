@@ -19,12 +19,97 @@ pub enum EngineError {
     PromptTooLong { prompt: usize, ctx: u32 },
     #[error("the prompt is empty")]
     EmptyPrompt,
-    #[error("llama.cpp failed while {doing}: {detail}")]
-    Llama { doing: &'static str, detail: String },
+    #[error("llama.cpp failed while {doing}: {source}")]
+    Llama {
+        doing: &'static str,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     #[error("the engine thread has stopped")]
     Stopped,
+    #[error("the model stopped without finishing its turn")]
+    Ended,
     #[error("llama.cpp backend: {0}")]
-    Backend(String),
+    Backend(#[source] std::sync::Arc<llama_cpp_2::LlamaCppError>),
+    #[error("cannot start the engine thread: {0}")]
+    Thread(#[source] std::io::Error),
+    #[error("the prompt could not be rendered: {0}")]
+    Prompt(#[from] crate::prompt::PromptError),
+    #[error(transparent)]
+    Remote(#[from] super::remote::RemoteError),
+    #[error("{doing} the state of conversation slot {} is not supported (only the active conversation's)", sequence.0)]
+    Sequence {
+        sequence: SequenceId,
+        doing: &'static str,
+    },
+    #[error("{engine} reads {reads}, but was given {given}")]
+    PromptForm {
+        engine: &'static str,
+        reads: PromptForm,
+        given: PromptForm,
+    },
+}
+
+/// Which form of prompt an engine reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptForm {
+    /// Prompt text with the chat template already applied (llama.cpp, the scripted engine).
+    Text,
+    /// The conversation's messages and tools (a remote server applies its own template).
+    Chat,
+}
+
+impl std::fmt::Display for PromptForm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PromptForm::Text => "prompt text",
+            PromptForm::Chat => "chat messages",
+        })
+    }
+}
+
+/// Which of an engine's sequences a request runs in. Each sequence keeps its own memory of
+/// what it has read (prefix reuse, snapshots); [`SequenceId::DEFAULT`] is the one a single
+/// conversation uses. Engines that keep several (the in-process engine's conversation slots)
+/// switch to the named one first; others ignore it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SequenceId(pub u64);
+
+impl SequenceId {
+    pub const DEFAULT: Self = Self(0);
+}
+
+/// What an engine is asked to read before it generates.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Prompt {
+    /// The full prompt text (special tokens written out, as the template renders them).
+    Text(String),
+    /// The conversation itself, for engines that apply the chat template themselves.
+    Chat {
+        messages: Vec<crate::protocol::Message>,
+        tools: Vec<crate::prompt::ToolSpec>,
+    },
+}
+
+impl Prompt {
+    pub fn form(&self) -> PromptForm {
+        match self {
+            Prompt::Text(_) => PromptForm::Text,
+            Prompt::Chat { .. } => PromptForm::Chat,
+        }
+    }
+}
+
+impl From<String> for Prompt {
+    fn from(text: String) -> Self {
+        Prompt::Text(text)
+    }
+}
+
+impl From<&str> for Prompt {
+    fn from(text: &str) -> Self {
+        Prompt::Text(text.to_string())
+    }
 }
 
 /// Sampling for one request.
@@ -40,7 +125,7 @@ pub struct SamplingParams {
 
 impl SamplingParams {
     /// From the settings; a missing seed becomes a fresh one.
-    pub fn from_settings(s: &crate::config::SamplingSettings) -> Self {
+    pub fn from_settings(s: &super::SamplingSettings) -> Self {
         let seed = s.seed.unwrap_or_else(|| {
             let nanos = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -66,17 +151,42 @@ impl SamplingParams {
     }
 }
 
-/// One generation request: the full prompt text (special tokens written out, as the template
-/// renders them); the engine works out what it already has in memory.
+/// One generation request: the whole prompt, in the form the engine reads; the engine works
+/// out what it already has in memory of `sequence`.
 #[derive(Debug, Clone)]
 pub struct GenerateRequest {
-    pub prompt: String,
+    pub sequence: SequenceId,
+    pub prompt: Prompt,
     pub max_tokens: u32,
     pub sampling: SamplingParams,
 }
 
+impl GenerateRequest {
+    /// A request in the default sequence.
+    pub fn new(prompt: impl Into<Prompt>, max_tokens: u32, sampling: SamplingParams) -> Self {
+        Self {
+            sequence: SequenceId::DEFAULT,
+            prompt: prompt.into(),
+            max_tokens,
+            sampling,
+        }
+    }
+
+    /// The prompt text, for engines that read text; an error naming `engine` otherwise.
+    pub fn text(&self, engine: &'static str) -> Result<&str, EngineError> {
+        match &self.prompt {
+            Prompt::Text(t) => Ok(t),
+            other => Err(EngineError::PromptForm {
+                engine,
+                reads: PromptForm::Text,
+                given: other.form(),
+            }),
+        }
+    }
+}
+
 /// What a generation stream delivers.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub enum EngineEvent {
     /// Decoded text; never splits a multi-byte character.
     Piece(String),
@@ -86,7 +196,21 @@ pub enum EngineEvent {
     /// themselves); raw engines only send `Piece`.
     Parsed(ParsedOutput),
     /// The request failed; nothing more follows.
-    Failed(String),
+    Failed(EngineError),
+}
+
+/// Events compare by content; errors (which carry sources that have no equality) by their
+/// message.
+impl PartialEq for EngineEvent {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::Piece(a), Self::Piece(b)) => a == b,
+            (Self::Done(a), Self::Done(b)) => a == b,
+            (Self::Parsed(a), Self::Parsed(b)) => a == b,
+            (Self::Failed(a), Self::Failed(b)) => a.to_string() == b.to_string(),
+            _ => false,
+        }
+    }
 }
 
 /// Already-parsed model output.

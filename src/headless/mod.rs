@@ -46,7 +46,7 @@ pub struct Outcome {
 pub async fn run_task(
     settings: &Settings,
     opts: &SessionOptions,
-    model: std::sync::Arc<dyn crate::agent::Model>,
+    model: std::sync::Arc<crate::engine::TemplatedModel>,
     choice: &EngineChoice,
     task: &str,
     repo: &Path,

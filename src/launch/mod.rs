@@ -7,13 +7,12 @@ mod options;
 mod recorder;
 pub mod resume;
 
-pub use options::{SandboxFlags, SessionOptions};
+pub use options::{SandboxOptions, SessionOptions};
 
-use crate::agent::{
-    self, AgentConfig, ApprovalPolicy, LocalModel, Model, RemoteModel, ScriptModel,
-};
+use crate::agent::{self, AgentConfig, ApprovalPolicy};
 use crate::config::{ModelSource, Settings};
-use crate::engine::{EngineHandle, SamplingParams, ScriptEngine};
+use crate::engine::remote::{RemoteEngine, RemoteSettings};
+use crate::engine::{EngineHandle, SamplingParams, ScriptEngine, TemplatedModel};
 use crate::prompt::{PromptSettings, Renderer};
 use crate::protocol::{Event, Message, Op};
 use crate::sandbox::{self, Sandbox, SandboxKind, SandboxSpec};
@@ -70,7 +69,7 @@ impl EngineChoice {
                 settings.remote.endpoint.clone().unwrap_or_default(),
             )),
             Some("remote") => Err(crate::engine::remote::RemoteError::NoEndpoint.into()),
-            None | Some("llama") => match settings.engine.model_source() {
+            None | Some("llama") => match settings.model_source() {
                 ModelSource::Configured(p) | ModelSource::Discovered(p) => Ok(Self::Llama(p)),
                 ModelSource::Missing { .. } => Err(LaunchError::NoModel),
             },
@@ -104,32 +103,29 @@ pub fn build_model(
     settings: &Settings,
     prompt: &PromptSettings,
     progress: impl FnMut(f32) + Send + 'static,
-) -> Result<Arc<dyn Model>, LaunchError> {
-    Ok(match choice {
+) -> Result<Arc<TemplatedModel>, LaunchError> {
+    Ok(Arc::new(match choice {
         EngineChoice::Llama(path) => {
             let engine = EngineHandle::load(path, &settings.engine, progress)?;
             let template = prompt.choose_template(engine.model().chat_template.clone())?;
-            let renderer = Renderer::new(template, prompt)?;
-            Arc::new(LocalModel { engine, renderer })
+            TemplatedModel::new(Arc::new(engine), Renderer::new(template, prompt)?)
         }
         EngineChoice::Script(path) => {
             let mut engine = ScriptEngine::from_file(path)?;
-            if let Ok(ms) = std::env::var("LILYPAD_SCRIPT_DELAY_MS") {
-                engine.piece_delay = std::time::Duration::from_millis(ms.parse().unwrap_or(0));
-            }
-            Arc::new(ScriptModel {
-                engine,
-                renderer: Renderer::builtin(prompt)?,
-                name: path.display().to_string(),
-            })
+            engine.piece_delay = std::time::Duration::from_millis(settings.script.piece_delay_ms);
+            TemplatedModel::new(Arc::new(engine), Renderer::builtin(prompt)?)
         }
-        EngineChoice::Remote(url) => Arc::new(RemoteModel::connect(
-            &crate::engine::remote::RemoteSettings {
+        EngineChoice::Remote(url) => {
+            let engine = RemoteEngine::new(&RemoteSettings {
                 endpoint: Some(url.clone()),
                 ..settings.remote.clone()
-            },
-        )?),
-    })
+            })?;
+            // Asks the server now, so that an unreachable server or a refused key fails here
+            // and the status line names the model from the start.
+            engine.connect()?;
+            TemplatedModel::chat(Arc::new(engine))
+        }
+    }))
 }
 
 /// The sandbox specification from the options.
@@ -189,7 +185,7 @@ pub struct Running {
 /// Start a session: the agent on `model` and `sandbox`, events logged to `log` before they
 /// are passed on. `history` resumes a conversation.
 pub fn start(
-    model: Arc<dyn Model>,
+    model: Arc<TemplatedModel>,
     sandbox: Arc<dyn Sandbox>,
     config: AgentConfig,
     history: Vec<Message>,

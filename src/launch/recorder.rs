@@ -4,7 +4,7 @@
 //! When a task ends, the model's memory is saved next to the log too (`{id}.state`, in-process
 //! engine only), so that `resume` need not read the whole conversation again.
 
-use crate::agent::Model;
+use crate::engine::TemplatedModel;
 use crate::protocol::{Event, Resolution};
 use crate::sandbox::Sandbox;
 use crate::session::SessionLog;
@@ -15,7 +15,7 @@ pub fn record(
     mut from: UnboundedReceiver<Event>,
     mut log: SessionLog,
     sandbox: Arc<dyn Sandbox>,
-    model: Arc<dyn Model>,
+    model: Arc<TemplatedModel>,
 ) -> UnboundedReceiver<Event> {
     let (tx, rx) = unbounded_channel();
     tokio::spawn(async move {

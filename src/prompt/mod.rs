@@ -52,14 +52,18 @@ pub enum PromptError {
     },
     #[error("{what} is not valid: {message}")]
     Tools { what: String, message: String },
-    #[error("the chat template does not compile: {0}")]
-    TemplateSyntax(String),
-    #[error("the chat template failed while rendering: {0}")]
-    Render(String),
+    /// Carries minijinja's error, with the template line and column.
+    #[error("the chat template does not compile: {}", render::describe(.0))]
+    TemplateSyntax(#[source] minijinja::Error),
+    #[error("the chat template failed while rendering: {}", render::describe(.0))]
+    Render(#[source] minijinja::Error),
     #[error("the conversation is not valid: {0}")]
     Conversation(String),
-    #[error("cannot read the chat template from model file {path}: {message}")]
-    Gguf { path: PathBuf, message: String },
+    #[error("cannot read the chat template from model file {path}: {source}")]
+    Gguf {
+        path: PathBuf,
+        source: crate::gguf::GgufError,
+    },
 }
 
 /// Which template renders prompts.
@@ -180,9 +184,9 @@ impl PromptSettings {
 
 /// The chat template stored in a GGUF file (`tokenizer.chat_template`), if it has one.
 pub fn template_from_gguf(path: &Path) -> Result<Option<String>, PromptError> {
-    let file = crate::gguf::GgufFile::open(path).map_err(|e| PromptError::Gguf {
+    let file = crate::gguf::GgufFile::open(path).map_err(|source| PromptError::Gguf {
         path: path.to_path_buf(),
-        message: e.to_string(),
+        source,
     })?;
     Ok(file.chat_template().map(str::to_string))
 }

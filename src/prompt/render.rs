@@ -54,7 +54,7 @@ impl Renderer {
     pub fn new(template: ChatTemplate, settings: &PromptSettings) -> Result<Self, PromptError> {
         let mut env = python_compatible_env();
         env.add_template_owned(TEMPLATE_NAME, template.source)
-            .map_err(|e| PromptError::TemplateSyntax(describe(&e)))?;
+            .map_err(PromptError::TemplateSyntax)?;
         Ok(Self {
             env,
             origin: template.origin,
@@ -82,7 +82,7 @@ impl Renderer {
         let template = self
             .env
             .get_template(TEMPLATE_NAME)
-            .map_err(|e| PromptError::TemplateSyntax(describe(&e)))?;
+            .map_err(PromptError::TemplateSyntax)?;
         let tools_value = if tools.is_empty() {
             Value::Null
         } else {
@@ -106,12 +106,12 @@ impl Renderer {
         });
         template
             .render(JValue::from_serialize(&ctx))
-            .map_err(|e| PromptError::Render(describe(&e)))
+            .map_err(PromptError::Render)
     }
 }
 
 /// A minijinja error with its template location and cause chain, in one line.
-fn describe(err: &JError) -> String {
+pub(crate) fn describe(err: &JError) -> String {
     let mut text = err.to_string();
     let mut source = std::error::Error::source(err);
     while let Some(cause) = source {

@@ -35,7 +35,7 @@ pub use output::{Captured, OutputChunk, StreamKind};
 pub const MAX_FILE_BYTES: usize = 32 * 1024 * 1024;
 
 /// Which kind of sandbox.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SandboxKind {
     /// Commands run on this machine, with your permissions, in a copy of the repository.

@@ -7,8 +7,7 @@
 //! `n` (only 1), and `chat_template_kwargs.enable_thinking`. Others (`model`, `tool_choice`,
 //! `stop`, ...) are accepted and ignored.
 
-use crate::config::SamplingSettings;
-use crate::engine::{Figures, SamplingParams, StopReason};
+use crate::engine::{Figures, SamplingParams, SamplingSettings, StopReason};
 use crate::prompt::{parse_conversation, Thinking, ToolSpec};
 use crate::protocol::{Message, ToolCall};
 use axum::http::StatusCode;

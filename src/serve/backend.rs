@@ -1,32 +1,28 @@
-//! What answers behind `lilypad serve`: the in-process engine, or the scripted engine
-//! (`--engine script:FILE`, which replays raw model outputs so that clients can be tested
-//! against exact replies: tool calls, malformed calls, truncated turns). Both take prompt text,
-//! so the server renders the conversation with the chat template first (the model's own, or the
-//! built-in one when the file has none or for the scripted engine).
+//! What answers behind `lilypad serve`: an [`Engine`] (the in-process engine, or the scripted
+//! engine of `--engine script:FILE`, which replays raw model outputs so that clients can be
+//! tested against exact replies: tool calls, malformed calls, truncated turns) behind the chat
+//! template (the model's own, or the built-in one when the file has none or for the scripted
+//! engine), rendered with thinking on or off as each request asks.
 
-use crate::engine::{EngineError, EngineHandle, GenerateRequest, GenerationStream, ScriptEngine};
-use crate::prompt::{GenerationPrompt, PromptError, PromptSettings, Renderer, Thinking, ToolSpec};
+use crate::engine::{
+    Engine, EngineError, GenerateRequest, GenerationStream, TemplatedModel, TurnRequest,
+};
+use crate::prompt::{PromptError, PromptSettings, Renderer, Thinking};
 use crate::protocol::Message;
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
-/// The engine kind behind the server.
-pub enum Engine {
-    Llama(EngineHandle),
-    Script(ScriptEngine),
-}
-
-/// The engine plus the two renderers (thinking on and off).
+/// One engine behind two templated models: thinking on and off.
 pub struct Backend {
-    pub engine: Engine,
-    thinking: Renderer,
-    plain: Renderer,
+    thinking: TemplatedModel,
+    plain: TemplatedModel,
 }
 
 impl Backend {
     /// Renderers from `prompt` settings with the given template (see
     /// [`PromptSettings::choose_template`]).
     pub fn new(
-        engine: Engine,
+        engine: Arc<dyn Engine>,
         prompt: &PromptSettings,
         model_template: Option<String>,
     ) -> Result<Self, PromptError> {
@@ -40,36 +36,27 @@ impl Backend {
             ..prompt.clone()
         };
         Ok(Self {
-            engine,
-            thinking: Renderer::new(template.clone(), &on)?,
-            plain: Renderer::new(template, &off)?,
+            thinking: TemplatedModel::new(engine.clone(), Renderer::new(template.clone(), &on)?),
+            plain: TemplatedModel::new(engine, Renderer::new(template, &off)?),
         })
     }
 
-    /// The exact prompt text for a request.
-    pub fn render(
+    /// The engine request for a turn, rendered with thinking on or off; the turn's sequence
+    /// names its conversation's slot.
+    pub fn request(
         &self,
-        messages: &[Message],
-        tools: &[ToolSpec],
         thinking: Thinking,
-    ) -> Result<String, PromptError> {
-        let r = match thinking {
-            Thinking::On => &self.thinking,
-            Thinking::Off => &self.plain,
-        };
-        r.render(messages, tools, GenerationPrompt::Add)
+        turn: &TurnRequest,
+    ) -> Result<GenerateRequest, EngineError> {
+        match thinking {
+            Thinking::On => self.thinking.request(turn),
+            Thinking::Off => self.plain.request(turn),
+        }
     }
 
-    /// Start generating in the conversation's slot.
-    pub fn generate(
-        &self,
-        slot: u64,
-        request: GenerateRequest,
-    ) -> Result<GenerationStream, EngineError> {
-        match &self.engine {
-            Engine::Llama(e) => e.generate_in(slot, request),
-            Engine::Script(s) => s.generate(request),
-        }
+    /// Start generating a request made by [`Self::request`].
+    pub fn generate(&self, request: GenerateRequest) -> Result<GenerationStream, EngineError> {
+        self.thinking.engine().generate(request)
     }
 }
 

@@ -5,9 +5,9 @@
 //! them; ids are `call_{n}`, numbered after the calls already in the conversation so that they
 //! stay unique within it. A call the parser cannot read is left out (and logged).
 
-use super::api::{self, Header};
+use super::api::{self, ApiError, Header};
 use super::{authorized, conversation_key, Server};
-use crate::engine::{EngineEvent, GenerateRequest, Generation};
+use crate::engine::{EngineError, EngineEvent, Generation, SequenceId, TurnRequest};
 use crate::prompt::{ParseEvent, ParsedTurn, Parser, Start, Thinking, ToolSchemas};
 use crate::protocol::Message;
 use axum::body::{Body, Bytes};
@@ -51,18 +51,16 @@ pub async fn completions(
         Ok(p) => p,
         Err(e) => return e.into_response(),
     };
-    let prompt = match server
-        .backend
-        .render(&params.messages, &params.tools, params.thinking)
-    {
-        Ok(p) => p,
-        Err(e) => {
-            return api::error(
-                StatusCode::BAD_REQUEST,
-                "invalid_request_error",
-                e.to_string(),
-            )
-        }
+    let turn = TurnRequest {
+        messages: params.messages.clone(),
+        tools: params.tools.clone(),
+        max_tokens: params.max_tokens,
+        sampling: params.sampling.clone(),
+        sequence: SequenceId(conversation_key(&params.messages)),
+    };
+    let request = match server.backend.request(params.thinking, &turn) {
+        Ok(r) => r,
+        Err(e) => return ApiError::from_engine(&e).into_response(),
     };
     if server.in_line.fetch_add(1, Ordering::SeqCst) > server.max_queue {
         server.in_line.fetch_sub(1, Ordering::SeqCst);
@@ -80,23 +78,9 @@ pub async fn completions(
     }
     let place = InLine(server.clone());
     let turn = server.engine_turn.clone().lock_owned().await;
-    let request = GenerateRequest {
-        prompt,
-        max_tokens: params.max_tokens,
-        sampling: params.sampling.clone(),
-    };
-    let stream = match server
-        .backend
-        .generate(conversation_key(&params.messages), request)
-    {
+    let stream = match server.backend.generate(request) {
         Ok(s) => s,
-        Err(e) => {
-            return api::error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "engine_error",
-                e.to_string(),
-            )
-        }
+        Err(e) => return ApiError::from_engine(&e).into_response(),
     };
     let cancel = stream.canceller();
     let events = stream.events;
@@ -173,7 +157,7 @@ impl Reply {
     }
 
     /// Parse events until the end; `Err` carries the engine's failure.
-    async fn next(&mut self) -> Option<Result<(Vec<ParseEvent>, Option<Generation>), String>> {
+    async fn next(&mut self) -> Option<Result<(Vec<ParseEvent>, Option<Generation>), EngineError>> {
         let ev = self.events.recv().await?;
         Some(match ev {
             EngineEvent::Piece(p) => Ok((self.parser.push(&p), None)),
@@ -199,16 +183,8 @@ impl Reply {
                         return axum::Json(body).into_response();
                     }
                 }
-                Some(Err(e)) => {
-                    return api::error(StatusCode::INTERNAL_SERVER_ERROR, "engine_error", e)
-                }
-                None => {
-                    return api::error(
-                        StatusCode::INTERNAL_SERVER_ERROR,
-                        "engine_error",
-                        "the engine stopped".into(),
-                    )
-                }
+                Some(Err(e)) => return ApiError::from_engine(&e).into_response(),
+                None => return ApiError::from_engine(&EngineError::Ended).into_response(),
             }
         }
     }
@@ -267,11 +243,13 @@ impl Reply {
                     }
                 }
                 Some(Err(e)) => {
-                    send(&api::error_body("engine_error", &e));
+                    let e = ApiError::from_engine(&e);
+                    send(&api::error_body(e.kind, &e.message));
                     break;
                 }
                 None => {
-                    send(&api::error_body("engine_error", "the engine stopped"));
+                    let e = ApiError::from_engine(&EngineError::Ended);
+                    send(&api::error_body(e.kind, &e.message));
                     break;
                 }
             }

@@ -25,9 +25,11 @@
 mod api;
 mod backend;
 mod chat;
+mod status;
 
-pub use backend::{conversation_key, Backend, Engine};
+pub use backend::{conversation_key, Backend};
 
+use crate::engine::{EngineSettings, SamplingSettings};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -96,21 +98,28 @@ pub struct Server {
     /// Requests waiting for or holding the engine.
     pub(crate) in_line: AtomicUsize,
     /// Server defaults for requests that leave sampling fields out.
-    pub sampling: crate::config::SamplingSettings,
+    pub sampling: SamplingSettings,
     pub max_tokens: u32,
 }
 
 impl Server {
-    pub fn new(backend: Backend, model_name: String, settings: &crate::config::Settings) -> Self {
+    /// A server for `backend` with the `[serve]` settings and the engine's defaults for
+    /// requests that leave sampling and the token cap out.
+    pub fn new(
+        backend: Backend,
+        model_name: String,
+        serve: &ServeSettings,
+        engine: &EngineSettings,
+    ) -> Self {
         Self {
             backend,
             model_name,
             api_key: None,
-            max_queue: settings.serve.max_queue,
+            max_queue: serve.max_queue,
             engine_turn: Arc::new(tokio::sync::Mutex::new(())),
             in_line: AtomicUsize::new(0),
-            sampling: settings.engine.sampling.clone(),
-            max_tokens: settings.engine.max_turn_tokens,
+            sampling: engine.sampling.clone(),
+            max_tokens: engine.max_turn_tokens,
         }
     }
 }
@@ -193,38 +202,6 @@ async fn models(State(server): State<Arc<Server>>, headers: HeaderMap) -> Respon
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn remote_and_serve_sections_read_from_the_config_file() {
-        let s: crate::config::Settings = toml::from_str(
-            r#"
-[remote]
-endpoint = "http://gpu:30000/v1"
-api_key_env = "TEAM_KEY"
-output = "raw"
-extra_body = { chat_template_kwargs = { enable_thinking = true } }
-[serve]
-listen = "0.0.0.0:9000"
-allow_remote = true
-max_queue = 3
-"#,
-        )
-        .unwrap();
-        assert_eq!(s.remote.endpoint.as_deref(), Some("http://gpu:30000/v1"));
-        assert_eq!(s.remote.output, crate::engine::remote::OutputStyle::Raw);
-        assert_eq!(s.remote.retries, 3, "unset fields keep their defaults");
-        assert_eq!(
-            s.remote.extra_body["chat_template_kwargs"]["enable_thinking"],
-            true
-        );
-        assert_eq!(
-            (s.serve.listen.as_str(), s.serve.max_queue),
-            ("0.0.0.0:9000", 3)
-        );
-        assert!(s.serve.allow_remote);
-        let err = toml::from_str::<crate::config::Settings>("[serve]\nlisten_on = 1\n");
-        assert!(err.is_err(), "unknown keys are refused");
-    }
 
     #[test]
     fn loopback_unless_told_otherwise() {

@@ -240,7 +240,7 @@ pub fn collect_stream(stream: lilypad::engine::GenerationStream) -> Collected {
                 return c;
             }
             EngineEvent::Failed(e) => {
-                c.failed = Some(e);
+                c.failed = Some(e.to_string());
                 return c;
             }
         }

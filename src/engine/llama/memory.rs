@@ -55,10 +55,13 @@ pub struct Memory {
     batch: LlamaBatch<'static>,
 }
 
-fn llama_err(doing: &'static str, e: impl std::fmt::Display) -> EngineError {
+fn llama_err(
+    doing: &'static str,
+    e: impl std::error::Error + Send + Sync + 'static,
+) -> EngineError {
     EngineError::Llama {
         doing,
-        detail: e.to_string(),
+        source: Box::new(e),
     }
 }
 

@@ -9,8 +9,9 @@ mod slots;
 mod worker;
 
 use super::stream::GenerationStream;
-use super::types::{EngineError, EngineEvent, Figures, GenerateRequest};
-use crate::config::EngineSettings;
+use super::traits::Engine;
+use super::types::{EngineError, EngineEvent, Figures, GenerateRequest, PromptForm, SequenceId};
+use crate::engine::EngineSettings;
 use crate::gguf::GgufFile;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -56,8 +57,6 @@ pub(crate) enum Job {
         request: GenerateRequest,
         events: tokio::sync::mpsc::UnboundedSender<EngineEvent>,
         cancel: Arc<AtomicBool>,
-        /// The conversation slot to generate in (`slots`); `None`: the active one.
-        slot: Option<u64>,
     },
     Logits {
         prompt: PromptInput,
@@ -107,7 +106,7 @@ impl EngineHandle {
         let thread = std::thread::Builder::new()
             .name("lilypad-engine".into())
             .spawn(move || worker::run(plan, Box::new(progress), ready_tx, jobs_rx))
-            .map_err(|e| EngineError::Backend(format!("cannot start the engine thread: {e}")))?;
+            .map_err(EngineError::Thread)?;
         match ready_rx.recv() {
             Ok(Ok(model)) => Ok(Self {
                 jobs: Some(jobs_tx),
@@ -137,34 +136,18 @@ impl EngineHandle {
             .map_err(|_| EngineError::Stopped)
     }
 
-    /// Start generating; pieces stream in as they are decoded.
+    /// Start generating; pieces stream in as they are decoded. A request in a sequence other
+    /// than the default one runs in that conversation slot: the engine keeps up to
+    /// `EngineSettings::conversation_slots` conversations' memory and switches to the
+    /// request's first (see `slots`), so interleaved conversations each keep their prefix
+    /// reuse. The default sequence is whichever conversation is active.
     pub fn generate(&self, request: GenerateRequest) -> Result<GenerationStream, EngineError> {
-        self.generate_job(request, None)
-    }
-
-    /// Start generating in conversation slot `slot`: the engine keeps up to
-    /// `EngineSettings::conversation_slots` conversations' memory and switches to this one
-    /// first (see `slots`), so interleaved conversations each keep their prefix reuse.
-    pub fn generate_in(
-        &self,
-        slot: u64,
-        request: GenerateRequest,
-    ) -> Result<GenerationStream, EngineError> {
-        self.generate_job(request, Some(slot))
-    }
-
-    fn generate_job(
-        &self,
-        request: GenerateRequest,
-        slot: Option<u64>,
-    ) -> Result<GenerationStream, EngineError> {
         let (tx, rx) = unbounded_channel();
         let cancel = Arc::new(AtomicBool::new(false));
         self.send(Job::Generate {
             request,
             events: tx,
             cancel: cancel.clone(),
-            slot,
         })?;
         Ok(GenerationStream::new(rx, cancel))
     }
@@ -232,6 +215,54 @@ impl EngineHandle {
         let (tx, rx) = mpsc::channel();
         self.send(Job::Reset { reply: tx })?;
         rx.recv().map_err(|_| EngineError::Stopped)?
+    }
+}
+
+impl Engine for EngineHandle {
+    fn describe(&self) -> String {
+        let m = &self.model;
+        let name = m
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let place = if m.gpu_layers > 0 {
+            format!("{} layers on GPU", m.gpu_layers)
+        } else {
+            "CPU".to_string()
+        };
+        format!("llama.cpp: {name} ({}, {place})", m.architecture)
+    }
+
+    fn reads(&self) -> PromptForm {
+        PromptForm::Text
+    }
+
+    fn chat_template(&self) -> Option<String> {
+        self.model.chat_template.clone()
+    }
+
+    fn generate(&self, request: GenerateRequest) -> Result<GenerationStream, EngineError> {
+        EngineHandle::generate(self, request)
+    }
+
+    fn save_state(&self, sequence: SequenceId, path: &Path) -> Result<Option<usize>, EngineError> {
+        active_only(sequence, "saving")?;
+        EngineHandle::save_state(self, path).map(Some)
+    }
+
+    fn load_state(&self, sequence: SequenceId, path: &Path) -> Result<Option<usize>, EngineError> {
+        active_only(sequence, "loading")?;
+        EngineHandle::load_state(self, path).map(Some)
+    }
+}
+
+/// Saved states belong to the active conversation; parked slots are not saved to files.
+fn active_only(sequence: SequenceId, doing: &'static str) -> Result<(), EngineError> {
+    if sequence == SequenceId::DEFAULT {
+        Ok(())
+    } else {
+        Err(EngineError::Sequence { sequence, doing })
     }
 }
 

@@ -4,8 +4,8 @@
 use super::memory::Memory;
 use super::slots::Slots;
 use super::{sampler, Job, LoadedModel, PromptInput};
-use crate::config::EngineSettings;
-use crate::engine::types::{EngineError, EngineEvent, Figures, Generation, StopReason};
+use crate::engine::types::{EngineError, EngineEvent, Figures, Generation, SequenceId, StopReason};
+use crate::engine::EngineSettings;
 use crate::engine::Utf8Stream;
 use crate::gguf::GgufFile;
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -137,11 +137,13 @@ pub fn run(
                 request,
                 events,
                 cancel,
-                slot,
             } => {
-                if let Some(key) = slot {
+                // The default sequence is whichever conversation is active, so an engine that
+                // serves one conversation never switches.
+                let key = request.sequence.0;
+                if key != SequenceId::DEFAULT.0 {
                     if let Err(e) = slots.switch(&mut ctx, &mut memory, key) {
-                        let _ = events.send(EngineEvent::Failed(e.to_string()));
+                        let _ = events.send(EngineEvent::Failed(e));
                         continue;
                     }
                 }
@@ -153,7 +155,7 @@ pub fn run(
                 };
                 let ev = match generate(&model, &mut ctx, &mut memory, run) {
                     Ok(g) => EngineEvent::Done(g),
-                    Err(e) => EngineEvent::Failed(e.to_string()),
+                    Err(e) => EngineEvent::Failed(e),
                 };
                 let _ = events.send(ev);
             }
@@ -245,7 +247,7 @@ fn generate(
         cancel,
         snapshot_interval,
     } = run;
-    let tokens = tokenize(model, &request.prompt);
+    let tokens = tokenize(model, request.text("llama.cpp")?);
     let started = Instant::now();
     let pre = memory.prefill(ctx, &tokens, last_message_start(model, &tokens), cancel)?;
     let mut figures = Figures {

@@ -53,7 +53,7 @@ pub(crate) async fn run(
             figures: figures(None, 0, started, None),
             tokens: Vec::new(),
         }),
-        Err(Err(e)) => EngineEvent::Failed(e.to_string()),
+        Err(Err(e)) => EngineEvent::Failed(e.into()),
     };
     let _ = tx.send(event);
 }

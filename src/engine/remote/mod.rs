@@ -27,6 +27,8 @@ mod sse;
 pub use request::{message_json, ChatRequest};
 
 use super::stream::GenerationStream;
+use super::traits::Engine;
+use super::types::{EngineError, GenerateRequest, Prompt, PromptForm};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -117,7 +119,11 @@ pub enum RemoteError {
     #[error("the server at {url} lists no models at /v1/models; pass --model-name")]
     NoModel { url: String },
     #[error("cannot start the HTTP client: {0}")]
-    Client(String),
+    Client(#[source] reqwest::Error),
+    #[error("cannot start the remote engine's runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    #[error("the remote engine has stopped")]
+    Stopped,
 }
 
 /// The endpoint's URLs, derived once from what the user wrote.
@@ -215,13 +221,13 @@ impl RemoteEngine {
             .read_timeout(Duration::from_secs(settings.read_timeout_secs.max(1)))
             .user_agent(concat!("lilypad/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| RemoteError::Client(e.to_string()))?;
+            .map_err(RemoteError::Client)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("lilypad-remote")
             .enable_all()
             .build()
-            .map_err(|e| RemoteError::Client(e.to_string()))?;
+            .map_err(RemoteError::Runtime)?;
         let model = tokio::sync::OnceCell::new();
         if let Some(name) = &settings.model_name {
             // A fresh cell accepts its first value: this cannot fail.
@@ -271,9 +277,7 @@ impl RemoteEngine {
                 ));
             }
             None => {
-                let _ = tx.send(super::EngineEvent::Failed(
-                    "the remote engine has stopped".to_string(),
-                ));
+                let _ = tx.send(super::EngineEvent::Failed(RemoteError::Stopped.into()));
             }
         }
         GenerationStream::new(rx, cancel)
@@ -284,13 +288,12 @@ impl RemoteEngine {
         &self,
         f: impl std::future::Future<Output = Result<T, RemoteError>> + Send + 'static,
     ) -> Result<T, RemoteError> {
-        let stopped = || RemoteError::Client("the runtime has stopped".to_string());
-        let rt = self.runtime.as_ref().ok_or_else(stopped)?;
+        let rt = self.runtime.as_ref().ok_or(RemoteError::Stopped)?;
         let (tx, rx) = std::sync::mpsc::channel();
         rt.spawn(async move {
             let _ = tx.send(f.await);
         });
-        rx.recv().map_err(|_| stopped())?
+        rx.recv().map_err(|_| RemoteError::Stopped)?
     }
 
     /// The models the server lists (`/v1/models`); blocks.
@@ -324,6 +327,41 @@ impl RemoteEngine {
             let _ = shared.model.set(first.clone());
             Ok(shared.model.get().cloned().unwrap_or(first))
         })
+    }
+}
+
+impl Engine for RemoteEngine {
+    fn describe(&self) -> String {
+        let model = self
+            .model_name()
+            .unwrap_or_else(|| "first listed model".to_string());
+        let style = match self.output_style() {
+            OutputStyle::Auto => "",
+            OutputStyle::Parsed => ", server parses",
+            OutputStyle::Raw => ", raw text",
+        };
+        format!("remote: {model} at {}{style}", self.endpoint().chat)
+    }
+
+    fn reads(&self) -> PromptForm {
+        PromptForm::Chat
+    }
+
+    /// The server keeps its own memory of conversations, so the sequence is not sent.
+    fn generate(&self, request: GenerateRequest) -> Result<GenerationStream, EngineError> {
+        match request.prompt {
+            Prompt::Chat { messages, tools } => Ok(self.chat(ChatRequest {
+                messages,
+                tools,
+                max_tokens: request.max_tokens,
+                sampling: request.sampling,
+            })),
+            other => Err(EngineError::PromptForm {
+                engine: "a remote server",
+                reads: PromptForm::Chat,
+                given: other.form(),
+            }),
+        }
     }
 }
 

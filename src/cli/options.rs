@@ -1,0 +1,167 @@
+//! The flags shared by several subcommands, and their conversion to the plain settings and
+//! options of the layers below (`crate::config::Overrides`, `crate::launch::SessionOptions`,
+//! `crate::sandbox::SandboxKind`): clap stays in this module.
+
+use crate::config::Overrides;
+use crate::launch::{SandboxOptions, SessionOptions};
+use crate::sandbox::SandboxKind;
+use std::path::PathBuf;
+
+/// Flags shared by every subcommand that touches the model. `None` means "not given": the
+/// lower layers decide.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct EngineArgs {
+    /// GGUF model file [env: LILYPAD_MODEL]
+    #[arg(long, global = true, env = "LILYPAD_MODEL", hide_env = true)]
+    pub model: Option<PathBuf>,
+    /// Layers to offload to the GPU (needs a build with `cuda`, `vulkan` or `metal`)
+    #[arg(long, global = true)]
+    pub gpu_layers: Option<u32>,
+    /// Context size in tokens
+    #[arg(long, global = true)]
+    pub ctx: Option<u32>,
+    /// CPU threads for generation
+    #[arg(long, global = true)]
+    pub threads: Option<u32>,
+    /// Cap on generated tokens per model turn
+    #[arg(long, global = true)]
+    pub max_turn_tokens: Option<u32>,
+    /// Sampling seed (runs with the same seed and prompt give the same text)
+    #[arg(long, global = true)]
+    pub seed: Option<u32>,
+    /// Greedy decoding instead of sampling
+    #[arg(long, global = true)]
+    pub greedy: bool,
+    /// A remote OpenAI-compatible server instead of the in-process engine, e.g.
+    /// http://gpu-box:30000/v1 (SGLang, vLLM, llama.cpp server, `lilypad serve`) [env: LILYPAD_ENDPOINT]
+    #[arg(long, global = true, env = "LILYPAD_ENDPOINT", hide_env = true)]
+    pub endpoint: Option<String>,
+    /// Environment variable that holds the API key: sent to --endpoint, or required from
+    /// clients by `lilypad serve`
+    #[arg(long, global = true, value_name = "NAME")]
+    pub api_key_env: Option<String>,
+    /// Model name to request from --endpoint (default: the first it lists), or to serve under
+    #[arg(long, global = true)]
+    pub model_name: Option<String>,
+    /// Config file (default: the platform config dir's lilypad/config.toml) [env: LILYPAD_CONFIG]
+    #[arg(long, global = true, env = "LILYPAD_CONFIG", hide_env = true)]
+    pub config: Option<PathBuf>,
+}
+
+impl From<&EngineArgs> for Overrides {
+    fn from(a: &EngineArgs) -> Self {
+        Self {
+            model: a.model.clone(),
+            gpu_layers: a.gpu_layers,
+            ctx: a.ctx,
+            threads: a.threads,
+            max_turn_tokens: a.max_turn_tokens,
+            seed: a.seed,
+            greedy: a.greedy,
+            endpoint: a.endpoint.clone(),
+            api_key_env: a.api_key_env.clone(),
+            model_name: a.model_name.clone(),
+            config: a.config.clone(),
+        }
+    }
+}
+
+/// `--sandbox`: where commands run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SandboxKindArg {
+    /// Commands run on this machine, with your permissions, in a copy of the repository.
+    Host,
+    /// One hardened container per session on a Docker engine.
+    Docker,
+    /// One hardened pod per session on a Kubernetes cluster.
+    Kube,
+}
+
+impl From<SandboxKindArg> for SandboxKind {
+    fn from(k: SandboxKindArg) -> Self {
+        match k {
+            SandboxKindArg::Host => SandboxKind::Host,
+            SandboxKindArg::Docker => SandboxKind::Docker,
+            SandboxKindArg::Kube => SandboxKind::Kube,
+        }
+    }
+}
+
+/// The flags that choose and configure a sandbox, shared by every command that opens one.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SandboxArgs {
+    /// Where commands run: a Docker container, a Kubernetes pod, or this machine
+    #[arg(long = "sandbox", value_enum)]
+    pub kind: Option<SandboxKindArg>,
+    /// Container image for the docker and kube sandboxes
+    #[arg(long)]
+    pub image: Option<String>,
+    /// Kubeconfig for the kube sandbox [default: KUBECONFIG, ~/.kube/config, in-cluster]
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context for the kube sandbox
+    #[arg(long)]
+    pub kube_context: Option<String>,
+    /// Namespace for the kube sandbox [default: the context's]
+    #[arg(long)]
+    pub kube_namespace: Option<String>,
+}
+
+impl From<&SandboxArgs> for SandboxOptions {
+    fn from(a: &SandboxArgs) -> Self {
+        Self {
+            kind: a.kind.map(SandboxKind::from),
+            image: a.image.clone(),
+            kubeconfig: a.kubeconfig.clone(),
+            kube_context: a.kube_context.clone(),
+            kube_namespace: a.kube_namespace.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct SessionArgs {
+    /// The repository to work on (default: the current directory)
+    #[arg(long)]
+    pub repo: Option<PathBuf>,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+    /// Allow the host sandbox to run commands without asking in headless runs
+    #[arg(long)]
+    pub allow_host: bool,
+    /// Approval policy: `ask`, `auto`, `deny`, or per category, e.g. `edits=auto,commands=ask`
+    #[arg(long)]
+    pub approve: Option<String>,
+    /// Step limit per session
+    #[arg(long)]
+    pub max_steps: Option<u32>,
+    /// Wall-time limit per task, in seconds
+    #[arg(long)]
+    pub wall_time: Option<u64>,
+    /// Pause after every model turn
+    #[arg(long)]
+    pub step: bool,
+    /// Engine: `llama` (the in-process model, default) or `script:FILE` (a scripted mock
+    /// that replays raw model outputs, for demos and tests)
+    #[arg(long)]
+    pub engine: Option<String>,
+    /// Directory for session logs (default: the platform data dir's lilypad/sessions)
+    #[arg(long, env = "LILYPAD_SESSION_DIR")]
+    pub session_dir: Option<PathBuf>,
+}
+
+impl From<&SessionArgs> for SessionOptions {
+    fn from(a: &SessionArgs) -> Self {
+        Self {
+            repo: a.repo.clone(),
+            sandbox: (&a.sandbox).into(),
+            allow_host: a.allow_host,
+            approve: a.approve.clone(),
+            max_steps: a.max_steps,
+            wall_time: a.wall_time,
+            step: a.step,
+            engine: a.engine.clone(),
+            session_dir: a.session_dir.clone(),
+        }
+    }
+}

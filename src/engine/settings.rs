@@ -1,0 +1,79 @@
+//! The in-process engine's settings (the `[engine]` section of the config file): the model
+//! file, offload, context and batch sizes, reuse snapshots, conversation slots, and sampling.
+//! Owned here so the engine needs nothing above it; `crate::config` only gathers, layers and
+//! validates them.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// Sampling parameters. Defaults are the ones the model was trained and evaluated with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SamplingSettings {
+    pub temperature: f32,
+    pub top_p: f32,
+    pub top_k: i32,
+    pub min_p: f32,
+    /// `None`: a fresh seed per run.
+    pub seed: Option<u32>,
+    /// Always take the most likely token (ignores the other fields).
+    pub greedy: bool,
+}
+
+impl Default for SamplingSettings {
+    fn default() -> Self {
+        Self {
+            temperature: 0.6,
+            top_p: 0.95,
+            top_k: 20,
+            min_p: 0.0,
+            seed: None,
+            greedy: false,
+        }
+    }
+}
+
+/// Everything the in-process engine needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EngineSettings {
+    /// GGUF file; `None` means "look in the models directory".
+    pub model: Option<PathBuf>,
+    /// Layers offloaded to the GPU; `None` means all of them when offload is compiled in.
+    pub gpu_layers: Option<u32>,
+    pub ctx: u32,
+    /// `0` means "let the engine choose".
+    pub threads: u32,
+    /// Tokens per logical batch when reading a prompt.
+    pub batch: u32,
+    /// Tokens per physical batch; the logits buffer scales with it times the vocabulary.
+    pub ubatch: u32,
+    pub max_turn_tokens: u32,
+    /// State snapshots kept for rewinds (each costs about 50 MiB on the real model).
+    pub max_snapshots: usize,
+    /// A snapshot every this many generated tokens, so that a reply re-rendered differently
+    /// from how it was generated is not read again from its start. 0 turns them off.
+    pub snapshot_interval: u32,
+    /// Conversations whose memory `lilypad serve` keeps (the active one plus parked ones,
+    /// least recently used dropped first); each parked one costs its attention cache in RAM.
+    pub conversation_slots: u32,
+    pub sampling: SamplingSettings,
+}
+
+impl Default for EngineSettings {
+    fn default() -> Self {
+        Self {
+            model: None,
+            gpu_layers: None,
+            ctx: 131_072,
+            threads: 0,
+            batch: 512,
+            ubatch: 512,
+            max_turn_tokens: 8192,
+            max_snapshots: 8,
+            snapshot_interval: 512,
+            conversation_slots: 4,
+            sampling: SamplingSettings::default(),
+        }
+    }
+}

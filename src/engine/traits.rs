@@ -1,0 +1,48 @@
+//! The one seam every engine kind implements: [`Engine`]. The in-process llama.cpp engine, the
+//! scripted engine (a mock of the model) and a remote OpenAI-compatible server all take a
+//! [`GenerateRequest`] and answer with a [`GenerationStream`]; the agent and `lilypad serve`
+//! hold an `Arc<dyn Engine>` (behind [`super::TemplatedModel`]) and never name the kind.
+//!
+//! Invariants: a stream ends with exactly one `Done` or `Failed`; cancelling goes through the
+//! stream ([`GenerationStream::cancel`]) and stops that request only; the figures of a request
+//! arrive with its `Done`. Requests name a [`SequenceId`] so that an engine holding several
+//! conversations knows which one a request continues.
+//!
+//! Does not own: the chat template (an engine that reads text is handed rendered text).
+
+use super::stream::GenerationStream;
+use super::types::{EngineError, GenerateRequest, PromptForm, SequenceId};
+use std::path::Path;
+
+/// A model engine: reads a prompt, streams the generation back.
+pub trait Engine: Send + Sync {
+    /// One line for status bars and logs, e.g. `llama.cpp: frognano.gguf (qwen35, CPU)`.
+    fn describe(&self) -> String;
+
+    /// The form of prompt the engine reads; [`super::TemplatedModel`] renders the chat
+    /// template for engines that read text.
+    fn reads(&self) -> PromptForm;
+
+    /// The chat template the model carries, if the engine knows it (the in-process engine
+    /// reads it from the GGUF file).
+    fn chat_template(&self) -> Option<String> {
+        None
+    }
+
+    /// Start generating. Raw engines stream `Piece`s; engines that parse themselves may
+    /// stream `Parsed` output.
+    fn generate(&self, request: GenerateRequest) -> Result<GenerationStream, EngineError>;
+
+    /// Save what `sequence` holds so that a resumed session can skip reading its conversation
+    /// again; `Ok(None)` for engines that keep no memory here. Returns the tokens saved.
+    fn save_state(&self, sequence: SequenceId, path: &Path) -> Result<Option<usize>, EngineError> {
+        let _ = (sequence, path);
+        Ok(None)
+    }
+
+    /// Load memory saved by [`Engine::save_state`] into `sequence`; returns its token count.
+    fn load_state(&self, sequence: SequenceId, path: &Path) -> Result<Option<usize>, EngineError> {
+        let _ = (sequence, path);
+        Ok(None)
+    }
+}
