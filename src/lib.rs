@@ -5,7 +5,8 @@
 //! The crate is a library plus a thin binary (`src/main.rs`). Dependency direction is the
 //! architecture: `protocol` at the bottom; `gguf`, `engine`, `prompt`, `tools`, `sandbox` in the
 //! middle; `agent` above them; the interface and the headless runner at the top. Nothing points
-//! upward. See `docs/architecture.md`.
+//! upward: `docs/architecture.md` gives each module its layer, and `layering` checks the code
+//! against that table.
 
 pub mod agent;
 pub mod bench;
@@ -17,6 +18,8 @@ pub mod engine;
 pub mod gguf;
 pub mod headless;
 pub mod launch;
+#[cfg(test)]
+mod layering;
 pub mod prompt;
 pub mod protocol;
 pub mod sandbox;

@@ -10,7 +10,7 @@
 
 use super::{read_json, ConvertError};
 use crate::gguf::{GgufWriter, Value};
-use crate::testmodel::vocab::{TOKEN_CONTROL, TOKEN_NORMAL, TOKEN_UNUSED, TOKEN_USER_DEFINED};
+use crate::gguf::{TOKEN_CONTROL, TOKEN_NORMAL, TOKEN_UNUSED, TOKEN_USER_DEFINED};
 use serde_json::{Map, Value as Json};
 use std::collections::HashMap;
 use std::path::Path;

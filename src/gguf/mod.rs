@@ -18,5 +18,10 @@ pub use writer::{GgufWriteError, GgufWriter, TensorSpec, TensorStream};
 pub const MAGIC: [u8; 4] = *b"GGUF";
 /// The version this crate writes; the reader accepts 2 and 3.
 pub const VERSION: u32 = 3;
+/// Token types of `tokenizer.ggml.token_type`, as llama.cpp numbers them.
+pub const TOKEN_NORMAL: i32 = 1;
+pub const TOKEN_CONTROL: i32 = 3;
+pub const TOKEN_USER_DEFINED: i32 = 4;
+pub const TOKEN_UNUSED: i32 = 5;
 /// Alignment of the data section and of each tensor when `general.alignment` is absent.
 pub const DEFAULT_ALIGNMENT: u64 = 32;

@@ -5,11 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-/// Token types as llama.cpp numbers them.
-pub const TOKEN_NORMAL: i32 = 1;
-pub const TOKEN_CONTROL: i32 = 3;
-pub const TOKEN_USER_DEFINED: i32 = 4;
-pub const TOKEN_UNUSED: i32 = 5;
+pub use crate::gguf::{TOKEN_CONTROL, TOKEN_NORMAL, TOKEN_UNUSED, TOKEN_USER_DEFINED};
 
 /// The chat tokens the prompt format needs, in the order of their real ids (248044 onward for
 /// the first three; see MODEL.md section 3).
