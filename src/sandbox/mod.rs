@@ -12,15 +12,13 @@
 //! Invariant: every sandbox path is an absolute, `/`-separated string as seen *inside* the
 //! sandbox ([`Sandbox::root`] is `/workspace` in containers, the workspace copy on the host).
 
-pub mod docker;
+pub mod container;
 pub mod host;
-pub mod kube;
-mod kube_objects;
 pub mod output;
-mod remote;
-mod scripts;
 pub mod tarball;
 pub mod workspace;
+
+pub use container::{docker, kube};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};

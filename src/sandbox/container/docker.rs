@@ -10,10 +10,10 @@
 //!
 //! The API version is negotiated, so older engines (API 1.41 on Debian 12) work.
 
-use super::output::Collector;
-use super::remote::{Backend, RawExit, Remote};
-use super::workspace::Workspace;
-use super::{ExecOutput, ExecRequest, Resolved, Sandbox, SandboxError, SandboxKind};
+use super::ops::{Backend, RawExit, Remote};
+use crate::sandbox::output::Collector;
+use crate::sandbox::workspace::Workspace;
+use crate::sandbox::{ExecOutput, ExecRequest, Resolved, Sandbox, SandboxError, SandboxKind};
 use async_trait::async_trait;
 use bollard::container::LogOutput;
 use bollard::exec::{CreateExecOptions, StartExecResults};
@@ -231,7 +231,7 @@ pub async fn sweep_leftovers(docker: &Docker) -> Result<usize, SandboxError> {
         .list_containers(Some(opts))
         .await
         .map_err(engine_err("listing containers"))?;
-    let host = super::host_name();
+    let host = crate::sandbox::host_name();
     let mut removed = 0;
     for c in list {
         let labels = c.labels.unwrap_or_default();
@@ -239,7 +239,7 @@ pub async fn sweep_leftovers(docker: &Docker) -> Result<usize, SandboxError> {
         let dead = labels
             .get(LABEL_PID)
             .and_then(|p| p.parse::<u32>().ok())
-            .is_some_and(|p| !super::pid_alive(p));
+            .is_some_and(|p| !crate::sandbox::pid_alive(p));
         if ours && dead {
             if let Some(id) = c.id {
                 remove(docker, &id).await?;
@@ -320,11 +320,11 @@ impl DockerSandbox {
             Err(e) => return Err(engine_err(format!("inspecting image {}", s.image))(e)),
         }
         let user = pick_user(&ws, s.user.as_deref())?;
-        let session = super::session_id();
+        let session = crate::sandbox::session_id();
         let labels = HashMap::from([
             (LABEL.to_string(), "1".to_string()),
             (LABEL_SESSION.to_string(), session.clone()),
-            (LABEL_HOST.to_string(), super::host_name()),
+            (LABEL_HOST.to_string(), crate::sandbox::host_name()),
             (LABEL_PID.to_string(), std::process::id().to_string()),
         ]);
         let host_config = HostConfig {

@@ -8,9 +8,9 @@
 //! recycles the container (Docker: restart; Kubernetes: `kill -9 -1`, which spares only the
 //! pod's PID 1).
 
-use super::output::Collector;
 use super::scripts;
-use super::{
+use crate::sandbox::output::Collector;
+use crate::sandbox::{
     EntryKind, ExecExit, ExecOutput, ExecRequest, Resolved, SandboxError, StreamKind,
     MAX_FILE_BYTES,
 };

@@ -5,8 +5,8 @@
 //! policy exists before the pod. All three carry the session labels; the ConfigMap's
 //! annotations say who made it and until when it may live, for leftover sweeps.
 
-use super::kube::{engine_err, KubeSettings};
-use super::SandboxError;
+use super::{engine_err, KubeSettings};
+use crate::sandbox::SandboxError;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, DeleteParams, ListParams, PropagationPolicy};
@@ -50,7 +50,7 @@ pub fn config_map(
                 "name": name,
                 "labels": labels(session),
                 "annotations": {
-                    ANN_HOST: super::host_name(),
+                    ANN_HOST: crate::sandbox::host_name(),
                     ANN_PID: std::process::id().to_string(),
                     // The pod's active deadline plus a margin: later, anyone may sweep it.
                     ANN_EXPIRES: (now + deadline_secs + 600).to_string(),
@@ -122,7 +122,7 @@ pub fn pod(
                     // PID 1 of the container: `kill -9 -1` (the timeout's last resort) spares
                     // it, and as a shell waiting for its child it reaps orphans.
                     "command": ["sh", "-c", "while :; do sleep 3600; done"],
-                    "workingDir": super::kube::WORKSPACE,
+                    "workingDir": super::WORKSPACE,
                     "env": [
                         { "name": "HOME", "value": "/tmp" },
                         { "name": "LANG", "value": "C.UTF-8" },
@@ -135,7 +135,7 @@ pub fn pod(
                     },
                     "resources": { "limits": limits, "requests": { "cpu": s.cpu_request, "memory": s.memory_request } },
                     "volumeMounts": [
-                        { "name": "workspace", "mountPath": super::kube::WORKSPACE },
+                        { "name": "workspace", "mountPath": super::WORKSPACE },
                         { "name": "tmp", "mountPath": "/tmp" }
                     ]
                 }],
@@ -161,7 +161,7 @@ pub async fn sweep_leftovers(client: &Client, ns: &str) -> Result<usize, Sandbox
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
-    let host = super::host_name();
+    let host = crate::sandbox::host_name();
     let mut n = 0;
     for cm in list {
         let ann = cm.metadata.annotations.clone().unwrap_or_default();
@@ -173,7 +173,7 @@ pub async fn sweep_leftovers(client: &Client, ns: &str) -> Result<usize, Sandbox
             && ann
                 .get(ANN_PID)
                 .and_then(|p| p.parse::<u32>().ok())
-                .is_some_and(|p| !super::pid_alive(p));
+                .is_some_and(|p| !crate::sandbox::pid_alive(p));
         if let (true, Some(name)) = (expired || dead, cm.metadata.name) {
             delete_session(client, ns, &name).await?;
             n += 1;

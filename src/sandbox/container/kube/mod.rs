@@ -2,7 +2,7 @@
 //! tar through exec, every command and file operation through exec, and the session patch
 //! computed on the host from a tar of the pod's workspace.
 //!
-//! Objects (see [`super::kube_objects`]): a session ConfigMap owning a deny-all NetworkPolicy
+//! Objects (see [`objects`]): a session ConfigMap owning a deny-all NetworkPolicy
 //! and the pod; one delete removes all. Configuration comes from a kubeconfig (`KUBECONFIG`,
 //! `~/.kube/config`, or an explicit file and context) or the in-cluster service account. The
 //! RBAC it needs is in docs/kube-rbac.yaml. Leftovers (expired sessions, or dead sessions of
@@ -11,18 +11,20 @@
 //! Exec over the websocket protocol of older clusters cannot close stdin, so every upload
 //! carries its size and the reader stops after that many bytes.
 
-pub use super::kube_objects::sweep_leftovers;
-use super::kube_objects::{self as objects, delete_session, CONTAINER};
-use super::output::{pump, Collector};
-use super::remote::{Backend, RawExit, Remote};
-use super::workspace::Workspace;
-use super::{ExecOutput, ExecRequest, Resolved, Sandbox, SandboxError, SandboxKind};
+mod objects;
+
+use super::ops::{Backend, RawExit, Remote};
+use crate::sandbox::output::{pump, Collector};
+use crate::sandbox::workspace::Workspace;
+use crate::sandbox::{ExecOutput, ExecRequest, Resolved, Sandbox, SandboxError, SandboxKind};
 use async_trait::async_trait;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, AttachParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
+pub use objects::sweep_leftovers;
+use objects::{delete_session, CONTAINER};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -261,7 +263,7 @@ impl KubeSandbox {
         if swept > 0 {
             tracing::info!(swept, "deleted leftover Lilypad sessions");
         }
-        let session = super::session_id();
+        let session = crate::sandbox::session_id();
         let name = format!("lilypad-{session}");
         let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
         let cm = cms
@@ -323,7 +325,7 @@ impl KubeSandbox {
     }
 
     async fn upload(&self) -> Result<(), SandboxError> {
-        let tar = super::tarball::pack(self.ws.work_dir())?;
+        let tar = crate::sandbox::tarball::pack(self.ws.work_dir())?;
         let script = format!("head -c {} | tar -x -f - -C {WORKSPACE}", tar.len());
         let argv = vec!["sh".into(), "-c".into(), script];
         let mut out = Collector::new(4096);
@@ -435,7 +437,7 @@ impl Sandbox for KubeSandbox {
             .prefix("lilypad-pod-ws-")
             .tempdir()
             .map_err(|e| SandboxError::io("creating", "a temporary directory", e))?;
-        let skipped = super::tarball::unpack(&out.finish().head, tree.path())?;
+        let skipped = crate::sandbox::tarball::unpack(&out.finish().head, tree.path())?;
         if skipped > 0 {
             tracing::warn!(
                 skipped,
