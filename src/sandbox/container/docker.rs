@@ -1,19 +1,25 @@
-//! The Docker sandbox: one hardened container per session (bollard), with the workspace copy
-//! bind-mounted at `/workspace`.
+//! The Docker runtime: one hardened container per session (bollard), with the workspace copy
+//! bind-mounted at `/workspace`; [`DockerSandbox`] is the [`ContainerSandbox`] on it.
+//!
+//! Owns: the container's settings and hardening, connecting (the API version is negotiated,
+//! so older daemons, API 1.41 on Debian 12, work), exec through the Docker API, restarting a
+//! stuck container, removing it, and the label sweep of dead sessions' leftovers.
+//!
+//! Does not own: the file and command logic over exec, the exec counter, closing and clean-up
+//! on drop (the generic [`ContainerSandbox`]).
 //!
 //! The container: network `none`, every capability dropped, `no-new-privileges`, read-only
 //! root with a size-limited tmpfs `/tmp`, a non-root user (the owner of the workspace copy, or
 //! uid 1000 when Lilypad runs as root), pids, memory (no swap) and CPU limits, an init process
 //! (reaps zombies), no environment from the host, and labels naming the session, host and
-//! owning process. Leftovers of dead sessions on this host are removed at start; the
-//! session's container is removed by [`Sandbox::close`] (or, as a fallback, on drop).
-//!
-//! The API version is negotiated, so older engines (API 1.41 on Debian 12) work.
+//! owning process. Leftovers of dead sessions on this host are removed at start. The patch is
+//! computed straight from the bind-mounted copy.
 
-use super::ops::{Backend, RawExit, Remote};
+use super::runtime::{host_name, pid_alive, ContainerRuntime, RawExit};
+use super::ContainerSandbox;
 use crate::sandbox::output::Collector;
 use crate::sandbox::workspace::Workspace;
-use crate::sandbox::{ExecOutput, ExecRequest, Resolved, Sandbox, SandboxError, SandboxKind};
+use crate::sandbox::{RuntimeError, SandboxError, SandboxKind};
 use async_trait::async_trait;
 use bollard::container::LogOutput;
 use bollard::exec::{CreateExecOptions, StartExecResults};
@@ -23,11 +29,16 @@ use bollard::query_parameters::{
     RestartContainerOptionsBuilder,
 };
 use bollard::Docker;
+use futures_util::future::BoxFuture;
 use futures_util::StreamExt;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 use tokio::io::AsyncWriteExt;
+
+pub use super::WORKSPACE;
+
+/// The Docker sandbox (see the module docs).
+pub type DockerSandbox = ContainerSandbox<DockerRuntime>;
 
 /// Label every Lilypad container carries.
 pub const LABEL: &str = "dev.lilypad.sandbox";
@@ -35,14 +46,11 @@ const LABEL_SESSION: &str = "dev.lilypad.session";
 const LABEL_HOST: &str = "dev.lilypad.host";
 const LABEL_PID: &str = "dev.lilypad.pid";
 
-/// Where the workspace appears inside the container.
-pub const WORKSPACE: &str = "/workspace";
-
 /// Docker sandbox settings (a `[sandbox.docker]`-style config section; every field optional).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DockerSettings {
-    /// Image to run (must already be on the engine: it is never pulled implicitly).
+    /// Image to run (must already be in Docker's image store: it is never pulled implicitly).
     pub image: String,
     /// `none` (default) or another Docker network mode, if the user really wants one.
     pub network: String,
@@ -69,12 +77,12 @@ impl Default for DockerSettings {
     }
 }
 
-fn engine_err(context: impl Into<String>) -> impl FnOnce(bollard::errors::Error) -> SandboxError {
+fn runtime_err(context: impl Into<String>) -> impl FnOnce(bollard::errors::Error) -> SandboxError {
     let context = context.into();
-    move |e| SandboxError::Engine {
-        engine: "docker",
+    move |e| SandboxError::Runtime {
+        runtime: "docker",
         context,
-        message: e.to_string(),
+        source: RuntimeError::Docker(e),
     }
 }
 
@@ -88,123 +96,7 @@ fn is_not_found(e: &bollard::errors::Error) -> bool {
     )
 }
 
-/// Exec and life-cycle of one container.
-pub(crate) struct DockerBackend {
-    docker: Docker,
-    id: String,
-    user: String,
-}
-
-#[async_trait]
-impl Backend for DockerBackend {
-    async fn exec(
-        &self,
-        argv: Vec<String>,
-        stdin: Option<Vec<u8>>,
-        out: &mut Collector,
-        err: &mut Collector,
-        deadline: Instant,
-    ) -> Result<RawExit, SandboxError> {
-        let opts = CreateExecOptions::<String> {
-            attach_stdin: Some(stdin.is_some()),
-            attach_stdout: Some(true),
-            attach_stderr: Some(true),
-            cmd: Some(argv),
-            user: Some(self.user.clone()),
-            ..Default::default()
-        };
-        let created = self
-            .docker
-            .create_exec(&self.id, opts)
-            .await
-            .map_err(engine_err("creating exec"))?;
-        let started = self
-            .docker
-            .start_exec(&created.id, None)
-            .await
-            .map_err(engine_err("starting exec"))?;
-        let StartExecResults::Attached {
-            mut output,
-            mut input,
-        } = started
-        else {
-            return Err(SandboxError::Engine {
-                engine: "docker",
-                context: "starting exec".into(),
-                message: "the engine did not attach the exec's streams".into(),
-            });
-        };
-        let writer = stdin.map(|data| {
-            tokio::spawn(async move {
-                // Errors here show up as the helper's exit code (it reads a fixed size).
-                let _ = input.write_all(&data).await;
-                let _ = input.shutdown().await;
-            })
-        });
-        let sleep = tokio::time::sleep_until(deadline.into());
-        tokio::pin!(sleep);
-        loop {
-            tokio::select! {
-                item = output.next() => match item {
-                    Some(Ok(LogOutput::StdOut { message })) => out.push(&message),
-                    Some(Ok(LogOutput::StdErr { message })) => err.push(&message),
-                    Some(Ok(_)) => {}
-                    Some(Err(e)) => return Err(engine_err("reading exec output")(e)),
-                    None => break,
-                },
-                _ = &mut sleep => {
-                    if let Some(w) = writer { w.abort(); }
-                    return Ok(RawExit::Deadline);
-                }
-            }
-        }
-        if let Some(w) = writer {
-            w.abort();
-        }
-        // The stream can end a moment before the engine records the exit code.
-        for _ in 0..50 {
-            let info = self
-                .docker
-                .inspect_exec(&created.id)
-                .await
-                .map_err(engine_err("inspecting exec"))?;
-            if info.running != Some(true) {
-                return Ok(RawExit::Exited(info.exit_code.unwrap_or(-1)));
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-        Ok(RawExit::Exited(-1))
-    }
-
-    async fn recycle(&self) -> Result<(), SandboxError> {
-        let opts = RestartContainerOptionsBuilder::default().t(0).build();
-        self.docker
-            .restart_container(&self.id, Some(opts))
-            .await
-            .map_err(engine_err("restarting the container"))
-    }
-}
-
-/// See the module docs.
-pub struct DockerSandbox {
-    ws: Workspace,
-    remote: Remote<DockerBackend>,
-    session: String,
-    image: String,
-    closed: AtomicBool,
-    execs: AtomicU64,
-}
-
-impl std::fmt::Debug for DockerSandbox {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DockerSandbox")
-            .field("container", &self.remote.backend.id)
-            .field("image", &self.image)
-            .finish()
-    }
-}
-
-/// Connect to the engine (`DOCKER_HOST` or the local socket) and negotiate the API version.
+/// Connect to Docker (`DOCKER_HOST` or the local socket) and negotiate the API version.
 pub async fn connect() -> Result<Docker, SandboxError> {
     let where_ =
         std::env::var("DOCKER_HOST").unwrap_or_else(|_| "unix:///var/run/docker.sock".into());
@@ -230,8 +122,8 @@ pub async fn sweep_leftovers(docker: &Docker) -> Result<usize, SandboxError> {
     let list = docker
         .list_containers(Some(opts))
         .await
-        .map_err(engine_err("listing containers"))?;
-    let host = crate::sandbox::host_name();
+        .map_err(runtime_err("listing containers"))?;
+    let host = host_name();
     let mut removed = 0;
     for c in list {
         let labels = c.labels.unwrap_or_default();
@@ -239,7 +131,7 @@ pub async fn sweep_leftovers(docker: &Docker) -> Result<usize, SandboxError> {
         let dead = labels
             .get(LABEL_PID)
             .and_then(|p| p.parse::<u32>().ok())
-            .is_some_and(|p| !crate::sandbox::pid_alive(p));
+            .is_some_and(|p| !pid_alive(p));
         if ours && dead {
             if let Some(id) = c.id {
                 remove(docker, &id).await?;
@@ -258,7 +150,7 @@ async fn remove(docker: &Docker, id: &str) -> Result<(), SandboxError> {
     match docker.remove_container(id, Some(opts)).await {
         Ok(()) => Ok(()),
         Err(e) if is_not_found(&e) => Ok(()),
-        Err(e) => Err(engine_err(format!("removing container {id}"))(e)),
+        Err(e) => Err(runtime_err(format!("removing container {id}"))(e)),
     }
 }
 
@@ -297,9 +189,87 @@ fn chown_tree(dir: &std::path::Path, uid: u32, gid: u32) -> Result<(), SandboxEr
     Ok(())
 }
 
-impl DockerSandbox {
-    /// Start a container for this workspace.
-    pub async fn start(ws: Workspace, s: &DockerSettings) -> Result<Self, SandboxError> {
+/// One session's container (see the module docs).
+pub struct DockerRuntime {
+    docker: Docker,
+    id: String,
+    user: String,
+    image: String,
+}
+
+impl std::fmt::Debug for DockerRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DockerRuntime")
+            .field("container", &self.id)
+            .field("image", &self.image)
+            .finish()
+    }
+}
+
+/// The hardened container (see the module docs) for `ws`, running as `user`.
+fn container_body(
+    ws: &Workspace,
+    s: &DockerSettings,
+    session: &str,
+    user: &str,
+) -> ContainerCreateBody {
+    let labels = HashMap::from([
+        (LABEL.to_string(), "1".to_string()),
+        (LABEL_SESSION.to_string(), session.to_string()),
+        (LABEL_HOST.to_string(), host_name()),
+        (LABEL_PID.to_string(), std::process::id().to_string()),
+    ]);
+    let host_config = HostConfig {
+        binds: Some(vec![format!("{}:{WORKSPACE}:rw", ws.work_dir().display())]),
+        network_mode: Some(s.network.clone()),
+        cap_drop: Some(vec!["ALL".into()]),
+        security_opt: Some(vec!["no-new-privileges".into()]),
+        readonly_rootfs: Some(true),
+        tmpfs: Some(HashMap::from([(
+            "/tmp".to_string(),
+            format!("rw,nosuid,nodev,size={},mode=1777", s.tmp_size),
+        )])),
+        pids_limit: Some(s.pids),
+        memory: Some(s.memory_bytes),
+        memory_swap: Some(s.memory_bytes),
+        nano_cpus: Some((s.cpus * 1e9) as i64),
+        init: Some(true),
+        privileged: Some(false),
+        ..Default::default()
+    };
+    ContainerCreateBody {
+        image: Some(s.image.clone()),
+        cmd: Some(vec![
+            "sh".into(),
+            "-c".into(),
+            "while :; do sleep 3600; done".into(),
+        ]),
+        entrypoint: Some(vec![]),
+        user: Some(user.to_string()),
+        working_dir: Some(WORKSPACE.into()),
+        env: Some(vec![
+            "HOME=/tmp".into(),
+            "LANG=C.UTF-8".into(),
+            "TERM=dumb".into(),
+            "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into(),
+        ]),
+        labels: Some(labels),
+        network_disabled: Some(s.network == "none"),
+        host_config: Some(host_config),
+        ..Default::default()
+    }
+}
+
+#[async_trait]
+impl ContainerRuntime for DockerRuntime {
+    const KIND: SandboxKind = SandboxKind::Docker;
+    type Settings = DockerSettings;
+
+    async fn create(
+        ws: &Workspace,
+        s: &DockerSettings,
+        session: &str,
+    ) -> Result<Self, SandboxError> {
         let docker = connect().await?;
         let swept = sweep_leftovers(&docker).await?;
         if swept > 0 {
@@ -317,180 +287,173 @@ impl DockerSandbox {
                     ),
                 })
             }
-            Err(e) => return Err(engine_err(format!("inspecting image {}", s.image))(e)),
+            Err(e) => return Err(runtime_err(format!("inspecting image {}", s.image))(e)),
         }
-        let user = pick_user(&ws, s.user.as_deref())?;
-        let session = crate::sandbox::session_id();
-        let labels = HashMap::from([
-            (LABEL.to_string(), "1".to_string()),
-            (LABEL_SESSION.to_string(), session.clone()),
-            (LABEL_HOST.to_string(), crate::sandbox::host_name()),
-            (LABEL_PID.to_string(), std::process::id().to_string()),
-        ]);
-        let host_config = HostConfig {
-            binds: Some(vec![format!("{}:{WORKSPACE}:rw", ws.work_dir().display())]),
-            network_mode: Some(s.network.clone()),
-            cap_drop: Some(vec!["ALL".into()]),
-            security_opt: Some(vec!["no-new-privileges".into()]),
-            readonly_rootfs: Some(true),
-            tmpfs: Some(HashMap::from([(
-                "/tmp".to_string(),
-                format!("rw,nosuid,nodev,size={},mode=1777", s.tmp_size),
-            )])),
-            pids_limit: Some(s.pids),
-            memory: Some(s.memory_bytes),
-            memory_swap: Some(s.memory_bytes),
-            nano_cpus: Some((s.cpus * 1e9) as i64),
-            init: Some(true),
-            privileged: Some(false),
-            ..Default::default()
-        };
-        let body = ContainerCreateBody {
-            image: Some(s.image.clone()),
-            cmd: Some(vec![
-                "sh".into(),
-                "-c".into(),
-                "while :; do sleep 3600; done".into(),
-            ]),
-            entrypoint: Some(vec![]),
-            user: Some(user.clone()),
-            working_dir: Some(WORKSPACE.into()),
-            env: Some(vec![
-                "HOME=/tmp".into(),
-                "LANG=C.UTF-8".into(),
-                "TERM=dumb".into(),
-                "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into(),
-            ]),
-            labels: Some(labels),
-            network_disabled: Some(s.network == "none"),
-            host_config: Some(host_config),
-            ..Default::default()
-        };
+        let user = pick_user(ws, s.user.as_deref())?;
         let name = format!("lilypad-{session}");
         let opts = CreateContainerOptionsBuilder::default().name(&name).build();
         let created = docker
-            .create_container(Some(opts), body)
+            .create_container(Some(opts), container_body(ws, s, session, &user))
             .await
-            .map_err(engine_err(format!("creating container from {}", s.image)))?;
+            .map_err(runtime_err(format!("creating container from {}", s.image)))?;
         let id = created.id;
         if let Err(e) = docker.start_container(&id, None).await {
+            // The start error is the one to report; a failed removal is swept later.
             let _ = remove(&docker, &id).await;
-            return Err(engine_err(format!("starting container from {}", s.image))(
+            return Err(runtime_err(format!("starting container from {}", s.image))(
                 e,
             ));
         }
-        let backend = DockerBackend {
-            docker: docker.clone(),
-            id: id.clone(),
-            user,
-        };
-        let remote = match Remote::new(backend).await {
-            Ok(r) => r,
-            Err(e) => {
-                let _ = remove(&docker, &id).await;
-                return Err(e);
-            }
-        };
         Ok(Self {
-            ws,
-            remote,
-            session,
+            docker,
+            id,
+            user,
             image: s.image.clone(),
-            closed: AtomicBool::new(false),
-            execs: AtomicU64::new(0),
         })
     }
 
+    async fn exec(
+        &self,
+        argv: Vec<String>,
+        stdin: Option<Vec<u8>>,
+        out: &mut Collector,
+        err: &mut Collector,
+        deadline: Instant,
+    ) -> Result<RawExit, SandboxError> {
+        let opts = CreateExecOptions::<String> {
+            attach_stdin: Some(stdin.is_some()),
+            attach_stdout: Some(true),
+            attach_stderr: Some(true),
+            cmd: Some(argv),
+            user: Some(self.user.clone()),
+            ..Default::default()
+        };
+        let created = self
+            .docker
+            .create_exec(&self.id, opts)
+            .await
+            .map_err(runtime_err("creating exec"))?;
+        let started = self
+            .docker
+            .start_exec(&created.id, None)
+            .await
+            .map_err(runtime_err("starting exec"))?;
+        let StartExecResults::Attached {
+            mut output,
+            mut input,
+        } = started
+        else {
+            return Err(SandboxError::Runtime {
+                runtime: "docker",
+                context: "starting exec".into(),
+                source: RuntimeError::Protocol("Docker did not attach the exec's streams"),
+            });
+        };
+        let writer = stdin.map(|data| {
+            tokio::spawn(async move {
+                // Errors here show up as the helper's exit code (it reads a fixed size).
+                let _ = input.write_all(&data).await;
+                let _ = input.shutdown().await;
+            })
+        });
+        let sleep = tokio::time::sleep_until(deadline.into());
+        tokio::pin!(sleep);
+        loop {
+            tokio::select! {
+                item = output.next() => match item {
+                    Some(Ok(LogOutput::StdOut { message })) => out.push(&message),
+                    Some(Ok(LogOutput::StdErr { message })) => err.push(&message),
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => return Err(runtime_err("reading exec output")(e)),
+                    None => break,
+                },
+                _ = &mut sleep => {
+                    if let Some(w) = writer { w.abort(); }
+                    return Ok(RawExit::Deadline);
+                }
+            }
+        }
+        if let Some(w) = writer {
+            w.abort();
+        }
+        // The stream can end a moment before Docker records the exit code.
+        for _ in 0..50 {
+            let info = self
+                .docker
+                .inspect_exec(&created.id)
+                .await
+                .map_err(runtime_err("inspecting exec"))?;
+            if info.running != Some(true) {
+                return Ok(RawExit::Exited(info.exit_code.unwrap_or(-1)));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        Ok(RawExit::Exited(-1))
+    }
+
+    /// A restart: every process stops, the bind-mounted workspace stays.
+    async fn recycle(&self) -> Result<(), SandboxError> {
+        let opts = RestartContainerOptionsBuilder::default().t(0).build();
+        self.docker
+            .restart_container(&self.id, Some(opts))
+            .await
+            .map_err(runtime_err("restarting the container"))
+    }
+
+    /// Nothing to copy: the workspace copy is bind-mounted.
+    async fn copy_in(&self, _ws: &Workspace) -> Result<(), SandboxError> {
+        Ok(())
+    }
+
+    async fn export_patch(&self, ws: &Workspace) -> Result<Vec<u8>, SandboxError> {
+        ws.diff(ws.work_dir())
+    }
+
+    async fn remove(&self) -> Result<(), SandboxError> {
+        remove(&self.docker, &self.id).await
+    }
+
+    fn remove_detached(&self) -> BoxFuture<'static, Result<(), SandboxError>> {
+        let id = self.id.clone();
+        Box::pin(async move { remove(&connect().await?, &id).await })
+    }
+
+    fn describe(&self, ws: &Workspace) -> String {
+        format!(
+            "docker sandbox: container {} ({}), network off, workspace {} at {WORKSPACE}",
+            &self.id[..12.min(self.id.len())],
+            self.image,
+            ws.work_dir().display()
+        )
+    }
+}
+
+impl DockerSandbox {
     /// The container's id.
     pub fn container_id(&self) -> &str {
-        &self.remote.backend.id
+        &self.runtime().id
     }
 
     /// The workspace copy on the host, bind-mounted as the container's workspace.
     pub fn host_workspace(&self) -> &std::path::Path {
         self.ws.work_dir()
     }
-
-    /// Stop every process in the sandbox, keeping the workspace: the container is restarted
-    /// (the last resort of a timeout, also useful to stop left-over servers).
-    pub async fn kill_all(&self) -> Result<(), SandboxError> {
-        self.remote.backend.recycle().await
-    }
-
-    /// The shell commands run with (`/bin/bash -lc`, or `sh -c` for images without bash).
-    pub fn shell(&self) -> String {
-        self.remote.shell()
-    }
 }
 
-#[async_trait]
-impl Sandbox for DockerSandbox {
-    fn kind(&self) -> SandboxKind {
-        SandboxKind::Docker
-    }
-    fn root(&self) -> &str {
-        WORKSPACE
-    }
-    fn workdir(&self) -> &str {
-        WORKSPACE
-    }
-    fn describe(&self) -> String {
-        format!(
-            "docker sandbox: container {} ({}), network off, workspace {} at {WORKSPACE}",
-            &self.remote.backend.id[..12.min(self.remote.backend.id.len())],
-            self.image,
-            self.ws.work_dir().display()
-        )
-    }
-    async fn exec(&self, req: ExecRequest) -> Result<ExecOutput, SandboxError> {
-        let n = self.execs.fetch_add(1, Ordering::Relaxed);
-        self.remote
-            .exec(req, &format!("{}-{n}", self.session))
-            .await
-    }
-    async fn resolve(&self, path: &str) -> Result<Resolved, SandboxError> {
-        self.remote.resolve(path).await
-    }
-    async fn read(&self, path: &str) -> Result<Vec<u8>, SandboxError> {
-        self.remote.read(path).await
-    }
-    async fn write(&self, path: &str, data: &[u8]) -> Result<(), SandboxError> {
-        self.remote.write(path, data).await
-    }
-    async fn list_files(&self, dir: &str) -> Result<Vec<String>, SandboxError> {
-        let mut files = self.remote.list_files(WORKSPACE, dir).await?;
-        files.sort();
-        Ok(files)
-    }
-    async fn export_patch(&self) -> Result<Vec<u8>, SandboxError> {
-        self.ws.diff(self.ws.work_dir())
-    }
-    async fn close(&self) -> Result<(), SandboxError> {
-        if self.closed.swap(true, Ordering::SeqCst) {
-            return Ok(());
-        }
-        remove(&self.remote.backend.docker, &self.remote.backend.id).await
-    }
-}
-
-impl Drop for DockerSandbox {
-    fn drop(&mut self) {
-        if self.closed.load(Ordering::SeqCst) {
-            return;
-        }
-        // Not closed (an early return or a panic): remove the container from a fresh runtime
-        // and connection, since the caller's runtime may be shutting down.
-        let id = self.remote.backend.id.clone();
-        let _ = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .ok()?;
-            rt.block_on(async {
-                let docker = connect().await.ok()?;
-                remove(&docker, &id).await.ok()
-            })
-        })
-        .join();
-    }
+/// What `lilypad doctor` says about Docker: the daemon's version and whether the image is there.
+pub async fn probe(s: &DockerSettings) -> Result<String, SandboxError> {
+    let d = connect().await?;
+    let v = d
+        .version()
+        .await
+        .map_err(runtime_err("reading the version"))?;
+    let image = match d.inspect_image(&s.image).await {
+        Ok(_) => format!("image {} present", s.image),
+        Err(_) => format!("image {} missing (docker pull it)", s.image),
+    };
+    Ok(format!(
+        "docker: engine {} (API {}), {image}",
+        v.version.unwrap_or_default(),
+        v.api_version.unwrap_or_default()
+    ))
 }
