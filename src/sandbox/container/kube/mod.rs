@@ -9,7 +9,7 @@
 //! PID 1). The RBAC it needs is in docs/kube-rbac.yaml.
 //!
 //! Does not own: the session's objects and the sweep of leftovers (expired sessions, or dead
-//! sessions of this host) ([`objects`]), the settings ([`settings`]), the file and command
+//! sessions of this host) (`objects`), the settings (`settings`), the file and command
 //! logic over exec (the generic [`ContainerSandbox`]).
 //!
 //! Invariant: exec over the websocket protocol of older clusters cannot close stdin, so every
