@@ -3,7 +3,8 @@
 //!
 //! Owns: the [`Sandbox`] trait the tools are written against, the isolated workspace copy of the
 //! user's repository and the session patch ([`workspace`]), command execution with timeouts
-//! that kill inside the sandbox, and engine start-up and clean-up.
+//! that kill inside the sandbox, and container start-up and clean-up ([`container`], on the
+//! Docker and Kubernetes runtimes).
 //!
 //! Does not own: path policy (staying inside the workspace, `~`, display paths) or result
 //! formats; those live in `crate::tools`. A sandbox resolves and reads paths it is given; the
@@ -12,15 +13,13 @@
 //! Invariant: every sandbox path is an absolute, `/`-separated string as seen *inside* the
 //! sandbox ([`Sandbox::root`] is `/workspace` in containers, the workspace copy on the host).
 
-pub mod docker;
+pub mod container;
 pub mod host;
-pub mod kube;
-mod kube_objects;
 pub mod output;
-mod remote;
-mod scripts;
 pub mod tarball;
 pub mod workspace;
+
+pub use container::{docker, kube};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -82,12 +81,13 @@ pub enum SandboxError {
         path: String,
         source: std::io::Error,
     },
-    /// The engine (Docker, Kubernetes) answered with an error.
-    #[error("{engine}: {context}: {message}")]
-    Engine {
-        engine: &'static str,
+    /// The container runtime (Docker, Kubernetes) answered with an error.
+    #[error("{runtime}: {context}: {source}")]
+    Runtime {
+        runtime: &'static str,
         context: String,
-        message: String,
+        #[source]
+        source: RuntimeError,
     },
     /// The sandbox cannot start; `hint` says what the user can do about it.
     #[error("{what}\n  hint: {hint}")]
@@ -101,7 +101,40 @@ pub enum SandboxError {
     },
     /// Computing the session patch failed.
     #[error("exporting the patch: {0}")]
-    Patch(String),
+    Patch(#[source] PatchError),
+}
+
+/// What a container runtime's client reported (the source of [`SandboxError::Runtime`]).
+#[derive(Debug, Error)]
+pub enum RuntimeError {
+    #[error(transparent)]
+    Docker(#[from] bollard::errors::Error),
+    #[error(transparent)]
+    Kubernetes(#[from] ::kube::Error),
+    /// An API object built here from JSON does not fit the API's types.
+    #[error(transparent)]
+    Object(#[from] serde_json::Error),
+    /// The runtime answered, but not as its API says it does.
+    #[error("{0}")]
+    Protocol(&'static str),
+}
+
+/// Why the session patch could not be computed (the source of [`SandboxError::Patch`]).
+#[derive(Debug, Error)]
+pub enum PatchError {
+    #[error("walking {path}: {source}")]
+    Walk {
+        path: String,
+        #[source]
+        source: ignore::Error,
+    },
+    #[error("running git (is it installed?): {0}")]
+    GitSpawn(#[source] std::io::Error),
+    #[error("git {args} failed: {stderr}")]
+    Git { args: String, stderr: String },
+    /// The container's workspace could not be fetched (`exit` as the runtime reported it).
+    #[error("downloading the workspace failed ({exit}): {stderr}")]
+    Download { exit: String, stderr: String },
 }
 
 impl SandboxError {
@@ -168,8 +201,8 @@ pub struct ExecOutput {
     pub elapsed: Duration,
 }
 
-/// The surface the tools are written against. Implementations: [`host::HostSandbox`],
-/// [`docker::DockerSandbox`], [`kube::KubeSandbox`].
+/// The surface the tools are written against. Implementations: [`host::HostSandbox`] and
+/// [`container::ContainerSandbox`] ([`docker::DockerSandbox`], [`kube::KubeSandbox`]).
 #[async_trait]
 pub trait Sandbox: Send + Sync {
     fn kind(&self) -> SandboxKind;
@@ -218,40 +251,13 @@ pub async fn open(spec: &SandboxSpec) -> Result<Arc<dyn Sandbox>, SandboxError> 
     })
 }
 
-/// What `lilypad doctor` can report about a sandbox kind: the engine and its version, or why
-/// it cannot be used (with what to do).
+/// What `lilypad doctor` can report about a sandbox kind: the runtime and its version, or
+/// why it cannot be used (with what to do).
 pub async fn probe(spec: &SandboxSpec) -> Result<String, SandboxError> {
     match spec.kind {
         SandboxKind::Host => Ok("host: always available (contains only files)".into()),
-        SandboxKind::Docker => {
-            let d = docker::connect().await?;
-            let v = d.version().await.map_err(|e| SandboxError::Engine {
-                engine: "docker",
-                context: "reading the version".into(),
-                message: e.to_string(),
-            })?;
-            let image = match d.inspect_image(&spec.docker.image).await {
-                Ok(_) => format!("image {} present", spec.docker.image),
-                Err(_) => format!("image {} missing (docker pull it)", spec.docker.image),
-            };
-            Ok(format!(
-                "docker: engine {} (API {}), {image}",
-                v.version.unwrap_or_default(),
-                v.api_version.unwrap_or_default()
-            ))
-        }
-        SandboxKind::Kube => {
-            let (client, ns) = kube::connect(&spec.kube).await?;
-            let v = client
-                .apiserver_version()
-                .await
-                .map_err(|e| SandboxError::Engine {
-                    engine: "kubernetes",
-                    context: "reading the version".into(),
-                    message: e.to_string(),
-                })?;
-            Ok(format!("kube: cluster {}, namespace {ns}", v.git_version))
-        }
+        SandboxKind::Docker => docker::probe(&spec.docker).await,
+        SandboxKind::Kube => kube::probe(&spec.kube).await,
     }
 }
 
@@ -270,16 +276,4 @@ pub(crate) fn session_id() -> String {
         .unwrap_or(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     format!("{secs:x}-{:x}-{n}", std::process::id())
-}
-
-/// Host name of this machine (for leftover sweeping: only our own dead sessions are swept).
-pub(crate) fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "unknown".into())
-}
-
-/// True when a process with this pid is alive on this machine.
-pub(crate) fn pid_alive(pid: u32) -> bool {
-    std::path::Path::new(&format!("/proc/{pid}")).exists()
 }

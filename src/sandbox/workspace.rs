@@ -13,7 +13,7 @@
 //!
 //! The user's repository is only ever read.
 
-use super::SandboxError;
+use super::{PatchError, SandboxError};
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -60,7 +60,7 @@ impl Workspace {
     }
 
     /// The patch from the baseline to `current` (a directory holding the workspace's current
-    /// contents: the working copy itself, or a download of a remote one).
+    /// contents: the working copy itself, or a download of a container's).
     pub fn diff(&self, current: &Path) -> Result<Vec<u8>, SandboxError> {
         patch_between(self.baseline.path(), current)
     }
@@ -161,8 +161,12 @@ pub fn copy_tree(src: &Path, dst: &Path) -> Result<(), SandboxError> {
         .filter_entry(|e| e.file_name() != OsStr::new(".git"))
         .build();
     for entry in walker {
-        let entry =
-            entry.map_err(|e| SandboxError::Patch(format!("walking {}: {e}", src.display())))?;
+        let entry = entry.map_err(|source| {
+            SandboxError::Patch(PatchError::Walk {
+                path: src.display().to_string(),
+                source,
+            })
+        })?;
         let rel = match entry.path().strip_prefix(src) {
             Ok(r) if !r.as_os_str().is_empty() => r.to_path_buf(),
             _ => continue,
@@ -260,13 +264,12 @@ fn git(git_dir: &Path, tree: &Path, args: &[&str]) -> Result<Vec<u8>, SandboxErr
         .env_remove("GIT_WORK_TREE")
         .env_remove("GIT_INDEX_FILE")
         .output()
-        .map_err(|e| SandboxError::Patch(format!("running git (is it installed?): {e}")))?;
+        .map_err(|e| SandboxError::Patch(PatchError::GitSpawn(e)))?;
     if !out.status.success() {
-        return Err(SandboxError::Patch(format!(
-            "git {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
+        return Err(SandboxError::Patch(PatchError::Git {
+            args: args.join(" "),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        }));
     }
     Ok(out.stdout)
 }

@@ -1,15 +1,23 @@
-//! The Kubernetes objects of one session, and waiting for its pod.
+//! The Kubernetes objects of one session: building them, creating them and waiting for the
+//! pod, deleting them, and sweeping the leftovers of other sessions.
 //!
-//! A ConfigMap is the session's root object: the deny-all NetworkPolicy and the pod name it
-//! as their owner, so deleting the ConfigMap removes everything (garbage collection), and the
-//! policy exists before the pod. All three carry the session labels; the ConfigMap's
+//! Owns: the objects' shape and hardening, their labels and annotations, the start-up checks
+//! that fail early with what to do (image not available, pod unschedulable), and the mapping
+//! of the API's errors to [`SandboxError`] ([`runtime_err`]).
+//!
+//! Does not own: connecting, or anything done through exec (`super`).
+//!
+//! Invariants: a ConfigMap is the session's root object: the deny-all NetworkPolicy and the pod
+//! name it as their owner, so deleting the ConfigMap removes everything (garbage collection),
+//! and the policy exists before the pod. All three carry the session labels; the ConfigMap's
 //! annotations say who made it and until when it may live, for leftover sweeps.
 
-use super::kube::{engine_err, KubeSettings};
-use super::SandboxError;
+use super::settings::KubeSettings;
+use crate::sandbox::container::runtime::{host_name, pid_alive, WORKSPACE};
+use crate::sandbox::{RuntimeError, SandboxError};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
-use kube::api::{Api, DeleteParams, ListParams, PropagationPolicy};
+use kube::api::{Api, DeleteParams, ListParams, PostParams, PropagationPolicy};
 use kube::Client;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -27,11 +35,28 @@ fn labels(session: &str) -> Value {
     json!({ MANAGED_BY: "lilypad", LABEL_SESSION: session, "app.kubernetes.io/name": "lilypad-sandbox" })
 }
 
+/// A Kubernetes API error in `context`; a refusal (403) says which Role to grant.
+pub(super) fn runtime_err(context: impl Into<String>) -> impl FnOnce(kube::Error) -> SandboxError {
+    let context = context.into();
+    move |e| match &e {
+        kube::Error::Api(s) if s.code == 403 => SandboxError::Unavailable {
+            what: format!("Kubernetes refused {context}: {}", s.message),
+            hint: "grant the sandbox's identity the Role in docs/kube-rbac.yaml in this namespace"
+                .into(),
+        },
+        _ => SandboxError::Runtime {
+            runtime: "kubernetes",
+            context,
+            source: RuntimeError::Kubernetes(e),
+        },
+    }
+}
+
 fn parse<T: serde::de::DeserializeOwned>(v: Value, what: &str) -> Result<T, SandboxError> {
-    serde_json::from_value(v).map_err(|e| SandboxError::Engine {
-        engine: "kubernetes",
+    serde_json::from_value(v).map_err(|e| SandboxError::Runtime {
+        runtime: "kubernetes",
         context: format!("building the {what}"),
-        message: e.to_string(),
+        source: RuntimeError::Object(e),
     })
 }
 
@@ -50,7 +75,7 @@ pub fn config_map(
                 "name": name,
                 "labels": labels(session),
                 "annotations": {
-                    ANN_HOST: super::host_name(),
+                    ANN_HOST: host_name(),
                     ANN_PID: std::process::id().to_string(),
                     // The pod's active deadline plus a margin: later, anyone may sweep it.
                     ANN_EXPIRES: (now + deadline_secs + 600).to_string(),
@@ -122,7 +147,7 @@ pub fn pod(
                     // PID 1 of the container: `kill -9 -1` (the timeout's last resort) spares
                     // it, and as a shell waiting for its child it reaps orphans.
                     "command": ["sh", "-c", "while :; do sleep 3600; done"],
-                    "workingDir": super::kube::WORKSPACE,
+                    "workingDir": WORKSPACE,
                     "env": [
                         { "name": "HOME", "value": "/tmp" },
                         { "name": "LANG", "value": "C.UTF-8" },
@@ -135,7 +160,7 @@ pub fn pod(
                     },
                     "resources": { "limits": limits, "requests": { "cpu": s.cpu_request, "memory": s.memory_request } },
                     "volumeMounts": [
-                        { "name": "workspace", "mountPath": super::kube::WORKSPACE },
+                        { "name": "workspace", "mountPath": WORKSPACE },
                         { "name": "tmp", "mountPath": "/tmp" }
                     ]
                 }],
@@ -149,6 +174,55 @@ pub fn pod(
     )
 }
 
+/// Create the session's objects (ConfigMap, NetworkPolicy, pod) in `ns` and wait for the pod
+/// to be ready; on failure, delete what was created.
+pub(super) async fn create_session(
+    client: &Client,
+    ns: &str,
+    name: &str,
+    session: &str,
+    s: &KubeSettings,
+) -> Result<Api<Pod>, SandboxError> {
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let cm = cms
+        .create(
+            &PostParams::default(),
+            &config_map(name, session, s.active_deadline_secs)?,
+        )
+        .await
+        .map_err(runtime_err("creating the session ConfigMap"))?;
+    match create_pod(client, ns, name, session, &cm, s).await {
+        Ok(pods) => Ok(pods),
+        Err(e) => {
+            // The start-up error is the one to report; a failed delete is swept later.
+            let _ = delete_session(client, ns, name).await;
+            Err(e)
+        }
+    }
+}
+
+/// The policy, then the pod, owned by the session's ConfigMap `cm`; waits until it is ready.
+async fn create_pod(
+    client: &Client,
+    ns: &str,
+    name: &str,
+    session: &str,
+    cm: &ConfigMap,
+    s: &KubeSettings,
+) -> Result<Api<Pod>, SandboxError> {
+    let nps: Api<NetworkPolicy> = Api::namespaced(client.clone(), ns);
+    nps.create(&PostParams::default(), &network_policy(name, session, cm)?)
+        .await
+        .map_err(runtime_err("creating the NetworkPolicy"))?;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    pods.create(&PostParams::default(), &pod(name, session, cm, s)?)
+        .await
+        .map_err(runtime_err("creating the sandbox pod"))?;
+    let ready = Duration::from_secs(s.ready_timeout_secs);
+    wait_ready(&pods, name, &s.image, ready).await?;
+    Ok(pods)
+}
+
 /// Delete the sessions of this namespace that expired, or belong to dead processes of this
 /// host. Returns how many were deleted.
 pub async fn sweep_leftovers(client: &Client, ns: &str) -> Result<usize, SandboxError> {
@@ -156,12 +230,12 @@ pub async fn sweep_leftovers(client: &Client, ns: &str) -> Result<usize, Sandbox
     let list = cms
         .list(&ListParams::default().labels(SELECTOR))
         .await
-        .map_err(engine_err("listing sessions"))?;
+        .map_err(runtime_err("listing sessions"))?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
-    let host = super::host_name();
+    let host = host_name();
     let mut n = 0;
     for cm in list {
         let ann = cm.metadata.annotations.clone().unwrap_or_default();
@@ -173,7 +247,7 @@ pub async fn sweep_leftovers(client: &Client, ns: &str) -> Result<usize, Sandbox
             && ann
                 .get(ANN_PID)
                 .and_then(|p| p.parse::<u32>().ok())
-                .is_some_and(|p| !super::pid_alive(p));
+                .is_some_and(|p| !pid_alive(p));
         if let (true, Some(name)) = (expired || dead, cm.metadata.name) {
             delete_session(client, ns, &name).await?;
             n += 1;
@@ -183,7 +257,7 @@ pub async fn sweep_leftovers(client: &Client, ns: &str) -> Result<usize, Sandbox
 }
 
 /// Delete a session's objects: the pod at once, the rest through its owner.
-pub(crate) async fn delete_session(
+pub(super) async fn delete_session(
     client: &Client,
     ns: &str,
     name: &str,
@@ -202,7 +276,7 @@ pub(crate) async fn delete_session(
         match r {
             Ok(()) => {}
             Err(kube::Error::Api(s)) if s.code == 404 => {}
-            Err(e) => return Err(engine_err(format!("deleting session {name}"))(e)),
+            Err(e) => return Err(runtime_err(format!("deleting session {name}"))(e)),
         }
     }
     Ok(())
@@ -220,7 +294,7 @@ const FATAL_WAITING: &[&str] = &[
 ];
 
 /// Wait until the pod is Ready; fail early with a clear message when it cannot become so.
-pub async fn wait_ready(
+async fn wait_ready(
     pods: &kube::Api<Pod>,
     name: &str,
     image: &str,
@@ -229,10 +303,10 @@ pub async fn wait_ready(
     let start = Instant::now();
     let mut unschedulable_since: Option<Instant> = None;
     loop {
-        let pod = pods.get(name).await.map_err(|e| SandboxError::Engine {
-            engine: "kubernetes",
+        let pod = pods.get(name).await.map_err(|e| SandboxError::Runtime {
+            runtime: "kubernetes",
             context: format!("reading pod {name}"),
-            message: e.to_string(),
+            source: RuntimeError::Kubernetes(e),
         })?;
         let status = pod.status.unwrap_or_default();
         let ready = status

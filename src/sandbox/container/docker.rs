@@ -1,0 +1,459 @@
+//! The Docker runtime: one hardened container per session (bollard), with the workspace copy
+//! bind-mounted at `/workspace`; [`DockerSandbox`] is the [`ContainerSandbox`] on it.
+//!
+//! Owns: the container's settings and hardening, connecting (the API version is negotiated,
+//! so older daemons, API 1.41 on Debian 12, work), exec through the Docker API, restarting a
+//! stuck container, removing it, and the label sweep of dead sessions' leftovers.
+//!
+//! Does not own: the file and command logic over exec, the exec counter, closing and clean-up
+//! on drop (the generic [`ContainerSandbox`]).
+//!
+//! The container: network `none`, every capability dropped, `no-new-privileges`, read-only
+//! root with a size-limited tmpfs `/tmp`, a non-root user (the owner of the workspace copy, or
+//! uid 1000 when Lilypad runs as root), pids, memory (no swap) and CPU limits, an init process
+//! (reaps zombies), no environment from the host, and labels naming the session, host and
+//! owning process. Leftovers of dead sessions on this host are removed at start. The patch is
+//! computed straight from the bind-mounted copy.
+
+use super::runtime::{host_name, pid_alive, ContainerRuntime, RawExit};
+use super::ContainerSandbox;
+use crate::sandbox::output::Collector;
+use crate::sandbox::workspace::Workspace;
+use crate::sandbox::{RuntimeError, SandboxError, SandboxKind};
+use async_trait::async_trait;
+use bollard::container::LogOutput;
+use bollard::exec::{CreateExecOptions, StartExecResults};
+use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::query_parameters::{
+    CreateContainerOptionsBuilder, ListContainersOptionsBuilder, RemoveContainerOptionsBuilder,
+    RestartContainerOptionsBuilder,
+};
+use bollard::Docker;
+use futures_util::future::BoxFuture;
+use futures_util::StreamExt;
+use std::collections::HashMap;
+use std::time::Instant;
+use tokio::io::AsyncWriteExt;
+
+pub use super::WORKSPACE;
+
+/// The Docker sandbox (see the module docs).
+pub type DockerSandbox = ContainerSandbox<DockerRuntime>;
+
+/// Label every Lilypad container carries.
+pub const LABEL: &str = "dev.lilypad.sandbox";
+const LABEL_SESSION: &str = "dev.lilypad.session";
+const LABEL_HOST: &str = "dev.lilypad.host";
+const LABEL_PID: &str = "dev.lilypad.pid";
+
+/// Docker sandbox settings (a `[sandbox.docker]`-style config section; every field optional).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DockerSettings {
+    /// Image to run (must already be in Docker's image store: it is never pulled implicitly).
+    pub image: String,
+    /// `none` (default) or another Docker network mode, if the user really wants one.
+    pub network: String,
+    pub memory_bytes: i64,
+    pub cpus: f64,
+    pub pids: i64,
+    /// Size of the tmpfs at /tmp (Docker's `size=` syntax, e.g. `512m`).
+    pub tmp_size: String,
+    /// `uid:gid` to run as; `None`: the workspace owner, or 1000:1000 when that is root.
+    pub user: Option<String>,
+}
+
+impl Default for DockerSettings {
+    fn default() -> Self {
+        Self {
+            image: "debian:bookworm-slim".into(),
+            network: "none".into(),
+            memory_bytes: 2 << 30,
+            cpus: 2.0,
+            pids: 512,
+            tmp_size: "512m".into(),
+            user: None,
+        }
+    }
+}
+
+fn runtime_err(context: impl Into<String>) -> impl FnOnce(bollard::errors::Error) -> SandboxError {
+    let context = context.into();
+    move |e| SandboxError::Runtime {
+        runtime: "docker",
+        context,
+        source: RuntimeError::Docker(e),
+    }
+}
+
+fn is_not_found(e: &bollard::errors::Error) -> bool {
+    matches!(
+        e,
+        bollard::errors::Error::DockerResponseServerError {
+            status_code: 404,
+            ..
+        }
+    )
+}
+
+/// Connect to Docker (`DOCKER_HOST` or the local socket) and negotiate the API version.
+pub async fn connect() -> Result<Docker, SandboxError> {
+    let where_ =
+        std::env::var("DOCKER_HOST").unwrap_or_else(|_| "unix:///var/run/docker.sock".into());
+    let unavailable = |e: bollard::errors::Error| SandboxError::Unavailable {
+        what: format!("cannot reach a Docker engine at {where_}: {e}"),
+        hint: "start Docker (without systemd: `sudo scripts/docker-up.sh`), make sure you may use \
+               its socket, or set DOCKER_HOST"
+            .into(),
+    };
+    let docker = Docker::connect_with_local_defaults().map_err(unavailable)?;
+    let docker = docker.negotiate_version().await.map_err(unavailable)?;
+    docker.ping().await.map_err(unavailable)?;
+    Ok(docker)
+}
+
+/// Remove the containers of dead Lilypad sessions on this host (label sweep).
+pub async fn sweep_leftovers(docker: &Docker) -> Result<usize, SandboxError> {
+    let filters = HashMap::from([("label".to_string(), vec![LABEL.to_string()])]);
+    let opts = ListContainersOptionsBuilder::default()
+        .all(true)
+        .filters(&filters)
+        .build();
+    let list = docker
+        .list_containers(Some(opts))
+        .await
+        .map_err(runtime_err("listing containers"))?;
+    let host = host_name();
+    let mut removed = 0;
+    for c in list {
+        let labels = c.labels.unwrap_or_default();
+        let ours = labels.get(LABEL_HOST) == Some(&host);
+        let dead = labels
+            .get(LABEL_PID)
+            .and_then(|p| p.parse::<u32>().ok())
+            .is_some_and(|p| !pid_alive(p));
+        if ours && dead {
+            if let Some(id) = c.id {
+                remove(docker, &id).await?;
+                removed += 1;
+            }
+        }
+    }
+    Ok(removed)
+}
+
+async fn remove(docker: &Docker, id: &str) -> Result<(), SandboxError> {
+    let opts = RemoveContainerOptionsBuilder::default()
+        .force(true)
+        .v(true)
+        .build();
+    match docker.remove_container(id, Some(opts)).await {
+        Ok(()) => Ok(()),
+        Err(e) if is_not_found(&e) => Ok(()),
+        Err(e) => Err(runtime_err(format!("removing container {id}"))(e)),
+    }
+}
+
+/// The user to run as: the workspace copy's owner, or 1000:1000 (after handing the copy to
+/// it) when that owner is root.
+fn pick_user(ws: &Workspace, wanted: Option<&str>) -> Result<String, SandboxError> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = ws.work_dir();
+    let meta = std::fs::metadata(dir)
+        .map_err(|e| SandboxError::io("inspecting", dir.display().to_string(), e))?;
+    let user = match wanted {
+        Some(u) => u.to_string(),
+        None if meta.uid() != 0 => format!("{}:{}", meta.uid(), meta.gid()),
+        None => "1000:1000".into(),
+    };
+    let mut ids = user.split(':').map(|s| s.parse::<u32>().ok());
+    if let (Some(Some(uid)), gid) = (ids.next(), ids.next()) {
+        if uid != meta.uid() && meta.uid() == 0 {
+            chown_tree(dir, uid, gid.flatten().unwrap_or(uid))?;
+        }
+    }
+    Ok(user)
+}
+
+fn chown_tree(dir: &std::path::Path, uid: u32, gid: u32) -> Result<(), SandboxError> {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        std::os::unix::fs::lchown(&p, Some(uid), Some(gid))
+            .map_err(|e| SandboxError::io("handing over", p.display().to_string(), e))?;
+        if p.is_dir() && !p.is_symlink() {
+            let rd = std::fs::read_dir(&p)
+                .map_err(|e| SandboxError::io("reading", p.display().to_string(), e))?;
+            stack.extend(rd.flatten().map(|e| e.path()));
+        }
+    }
+    Ok(())
+}
+
+/// One session's container (see the module docs).
+pub struct DockerRuntime {
+    docker: Docker,
+    id: String,
+    user: String,
+    image: String,
+}
+
+impl std::fmt::Debug for DockerRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DockerRuntime")
+            .field("container", &self.id)
+            .field("image", &self.image)
+            .finish()
+    }
+}
+
+/// The hardened container (see the module docs) for `ws`, running as `user`.
+fn container_body(
+    ws: &Workspace,
+    s: &DockerSettings,
+    session: &str,
+    user: &str,
+) -> ContainerCreateBody {
+    let labels = HashMap::from([
+        (LABEL.to_string(), "1".to_string()),
+        (LABEL_SESSION.to_string(), session.to_string()),
+        (LABEL_HOST.to_string(), host_name()),
+        (LABEL_PID.to_string(), std::process::id().to_string()),
+    ]);
+    let host_config = HostConfig {
+        binds: Some(vec![format!("{}:{WORKSPACE}:rw", ws.work_dir().display())]),
+        network_mode: Some(s.network.clone()),
+        cap_drop: Some(vec!["ALL".into()]),
+        security_opt: Some(vec!["no-new-privileges".into()]),
+        readonly_rootfs: Some(true),
+        tmpfs: Some(HashMap::from([(
+            "/tmp".to_string(),
+            format!("rw,nosuid,nodev,size={},mode=1777", s.tmp_size),
+        )])),
+        pids_limit: Some(s.pids),
+        memory: Some(s.memory_bytes),
+        memory_swap: Some(s.memory_bytes),
+        nano_cpus: Some((s.cpus * 1e9) as i64),
+        init: Some(true),
+        privileged: Some(false),
+        ..Default::default()
+    };
+    ContainerCreateBody {
+        image: Some(s.image.clone()),
+        cmd: Some(vec![
+            "sh".into(),
+            "-c".into(),
+            "while :; do sleep 3600; done".into(),
+        ]),
+        entrypoint: Some(vec![]),
+        user: Some(user.to_string()),
+        working_dir: Some(WORKSPACE.into()),
+        env: Some(vec![
+            "HOME=/tmp".into(),
+            "LANG=C.UTF-8".into(),
+            "TERM=dumb".into(),
+            "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into(),
+        ]),
+        labels: Some(labels),
+        network_disabled: Some(s.network == "none"),
+        host_config: Some(host_config),
+        ..Default::default()
+    }
+}
+
+#[async_trait]
+impl ContainerRuntime for DockerRuntime {
+    const KIND: SandboxKind = SandboxKind::Docker;
+    type Settings = DockerSettings;
+
+    async fn create(
+        ws: &Workspace,
+        s: &DockerSettings,
+        session: &str,
+    ) -> Result<Self, SandboxError> {
+        let docker = connect().await?;
+        let swept = sweep_leftovers(&docker).await?;
+        if swept > 0 {
+            tracing::info!(swept, "removed containers of dead Lilypad sessions");
+        }
+        match docker.inspect_image(&s.image).await {
+            Ok(_) => {}
+            Err(e) if is_not_found(&e) => {
+                return Err(SandboxError::Unavailable {
+                    what: format!("the image {} is not on the Docker engine", s.image),
+                    hint: format!(
+                        "pull it (`docker pull {}`), choose another with --image, or build the \
+                         registry-free test images with `sudo scripts/docker-up.sh`",
+                        s.image
+                    ),
+                })
+            }
+            Err(e) => return Err(runtime_err(format!("inspecting image {}", s.image))(e)),
+        }
+        let user = pick_user(ws, s.user.as_deref())?;
+        let name = format!("lilypad-{session}");
+        let opts = CreateContainerOptionsBuilder::default().name(&name).build();
+        let created = docker
+            .create_container(Some(opts), container_body(ws, s, session, &user))
+            .await
+            .map_err(runtime_err(format!("creating container from {}", s.image)))?;
+        let id = created.id;
+        if let Err(e) = docker.start_container(&id, None).await {
+            // The start error is the one to report; a failed removal is swept later.
+            let _ = remove(&docker, &id).await;
+            return Err(runtime_err(format!("starting container from {}", s.image))(
+                e,
+            ));
+        }
+        Ok(Self {
+            docker,
+            id,
+            user,
+            image: s.image.clone(),
+        })
+    }
+
+    async fn exec(
+        &self,
+        argv: Vec<String>,
+        stdin: Option<Vec<u8>>,
+        out: &mut Collector,
+        err: &mut Collector,
+        deadline: Instant,
+    ) -> Result<RawExit, SandboxError> {
+        let opts = CreateExecOptions::<String> {
+            attach_stdin: Some(stdin.is_some()),
+            attach_stdout: Some(true),
+            attach_stderr: Some(true),
+            cmd: Some(argv),
+            user: Some(self.user.clone()),
+            ..Default::default()
+        };
+        let created = self
+            .docker
+            .create_exec(&self.id, opts)
+            .await
+            .map_err(runtime_err("creating exec"))?;
+        let started = self
+            .docker
+            .start_exec(&created.id, None)
+            .await
+            .map_err(runtime_err("starting exec"))?;
+        let StartExecResults::Attached {
+            mut output,
+            mut input,
+        } = started
+        else {
+            return Err(SandboxError::Runtime {
+                runtime: "docker",
+                context: "starting exec".into(),
+                source: RuntimeError::Protocol("Docker did not attach the exec's streams"),
+            });
+        };
+        let writer = stdin.map(|data| {
+            tokio::spawn(async move {
+                // Errors here show up as the helper's exit code (it reads a fixed size).
+                let _ = input.write_all(&data).await;
+                let _ = input.shutdown().await;
+            })
+        });
+        let sleep = tokio::time::sleep_until(deadline.into());
+        tokio::pin!(sleep);
+        loop {
+            tokio::select! {
+                item = output.next() => match item {
+                    Some(Ok(LogOutput::StdOut { message })) => out.push(&message),
+                    Some(Ok(LogOutput::StdErr { message })) => err.push(&message),
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => return Err(runtime_err("reading exec output")(e)),
+                    None => break,
+                },
+                _ = &mut sleep => {
+                    if let Some(w) = writer { w.abort(); }
+                    return Ok(RawExit::Deadline);
+                }
+            }
+        }
+        if let Some(w) = writer {
+            w.abort();
+        }
+        // The stream can end a moment before Docker records the exit code.
+        for _ in 0..50 {
+            let info = self
+                .docker
+                .inspect_exec(&created.id)
+                .await
+                .map_err(runtime_err("inspecting exec"))?;
+            if info.running != Some(true) {
+                return Ok(RawExit::Exited(info.exit_code.unwrap_or(-1)));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        Ok(RawExit::Exited(-1))
+    }
+
+    /// A restart: every process stops, the bind-mounted workspace stays.
+    async fn recycle(&self) -> Result<(), SandboxError> {
+        let opts = RestartContainerOptionsBuilder::default().t(0).build();
+        self.docker
+            .restart_container(&self.id, Some(opts))
+            .await
+            .map_err(runtime_err("restarting the container"))
+    }
+
+    /// Nothing to copy: the workspace copy is bind-mounted.
+    async fn copy_in(&self, _ws: &Workspace) -> Result<(), SandboxError> {
+        Ok(())
+    }
+
+    async fn export_patch(&self, ws: &Workspace) -> Result<Vec<u8>, SandboxError> {
+        ws.diff(ws.work_dir())
+    }
+
+    async fn remove(&self) -> Result<(), SandboxError> {
+        remove(&self.docker, &self.id).await
+    }
+
+    fn remove_detached(&self) -> BoxFuture<'static, Result<(), SandboxError>> {
+        let id = self.id.clone();
+        Box::pin(async move { remove(&connect().await?, &id).await })
+    }
+
+    fn describe(&self, ws: &Workspace) -> String {
+        format!(
+            "docker sandbox: container {} ({}), network off, workspace {} at {WORKSPACE}",
+            &self.id[..12.min(self.id.len())],
+            self.image,
+            ws.work_dir().display()
+        )
+    }
+}
+
+impl DockerSandbox {
+    /// The container's id.
+    pub fn container_id(&self) -> &str {
+        &self.runtime().id
+    }
+
+    /// The workspace copy on the host, bind-mounted as the container's workspace.
+    pub fn host_workspace(&self) -> &std::path::Path {
+        self.ws.work_dir()
+    }
+}
+
+/// What `lilypad doctor` says about Docker: the daemon's version and whether the image is there.
+pub async fn probe(s: &DockerSettings) -> Result<String, SandboxError> {
+    let d = connect().await?;
+    let v = d
+        .version()
+        .await
+        .map_err(runtime_err("reading the version"))?;
+    let image = match d.inspect_image(&s.image).await {
+        Ok(_) => format!("image {} present", s.image),
+        Err(_) => format!("image {} missing (docker pull it)", s.image),
+    };
+    Ok(format!(
+        "docker: engine {} (API {}), {image}",
+        v.version.unwrap_or_default(),
+        v.api_version.unwrap_or_default()
+    ))
+}

@@ -1,0 +1,58 @@
+//! The Kubernetes sandbox's settings: a `[sandbox.kube]`-style config section, and what the
+//! pod and its connection are made from.
+//!
+//! Owns: the fields and their defaults. Does not own: building the pod from them
+//! (`super::objects`) or connecting (`super`).
+
+use std::path::PathBuf;
+
+/// Kubernetes sandbox settings (a `[sandbox.kube]`-style config section; every field optional).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct KubeSettings {
+    pub image: String,
+    /// `IfNotPresent`, `Always` or `Never`.
+    pub image_pull_policy: String,
+    /// Namespace; `None`: the kubeconfig context's (or the in-cluster) namespace.
+    pub namespace: Option<String>,
+    /// A kubeconfig file; `None`: `KUBECONFIG`, `~/.kube/config`, then in-cluster.
+    pub kubeconfig: Option<PathBuf>,
+    pub context: Option<String>,
+    /// Limits.
+    pub cpu: String,
+    pub memory: String,
+    /// Requests (what the scheduler reserves).
+    pub cpu_request: String,
+    pub memory_request: String,
+    pub ephemeral_storage: String,
+    pub workspace_size: String,
+    pub tmp_size: String,
+    /// User and group id the sandbox runs as.
+    pub uid: i64,
+    /// The pod is stopped by the cluster after this long, whatever happens to Lilypad.
+    pub active_deadline_secs: i64,
+    /// Seconds to wait for the pod to be ready (image pulls included).
+    pub ready_timeout_secs: u64,
+}
+
+impl Default for KubeSettings {
+    fn default() -> Self {
+        Self {
+            image: "debian:bookworm-slim".into(),
+            image_pull_policy: "IfNotPresent".into(),
+            namespace: None,
+            kubeconfig: None,
+            context: None,
+            cpu: "1".into(),
+            memory: "2Gi".into(),
+            cpu_request: "50m".into(),
+            memory_request: "64Mi".into(),
+            ephemeral_storage: "4Gi".into(),
+            workspace_size: "2Gi".into(),
+            tmp_size: "512Mi".into(),
+            uid: 1000,
+            active_deadline_secs: 4 * 3600,
+            ready_timeout_secs: 180,
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! The container sandboxes: one hardened container per session on a container runtime, Docker
+//! ([`docker`], bollard) or Kubernetes ([`kube`], kube-rs). Both are the one
+//! [`ContainerSandbox`]; a [`ContainerRuntime`] supplies what differs between them.
+//!
+//! Owns: the [`Sandbox`] impl of every container sandbox (commands and file operations over
+//! the runtime's exec, see `ops`), the session's exec counter (each command's kill marker is
+//! `{session}-{n}`), the closed flag, and clean-up: [`Sandbox::close`] removes the container,
+//! and a sandbox dropped unclosed removes it from a fresh tokio runtime.
+//!
+//! Does not own: how a container is created, reached, filled and removed (the runtimes), the
+//! workspace copy and the patch's format (`crate::sandbox::workspace`).
+//!
+//! Invariants: the workspace is at [`WORKSPACE`] in every container, which is both the root
+//! and the working directory; a started sandbox has a working shell and the workspace copy in
+//! place; the container is removed at most once by `close`, and by `Drop` only when `close`
+//! never ran.
+
+pub mod docker;
+pub mod kube;
+mod listing;
+mod ops;
+mod runtime;
+mod scripts;
+
+pub use runtime::{ContainerRuntime, RawExit, WORKSPACE};
+
+use super::workspace::Workspace;
+use super::{ExecOutput, ExecRequest, Resolved, Sandbox, SandboxError, SandboxKind};
+use async_trait::async_trait;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// A sandbox in one container of runtime `R` (see the module docs).
+pub struct ContainerSandbox<R: ContainerRuntime> {
+    ws: Workspace,
+    runtime: R,
+    /// `bash -lc` or `sh -c`, chosen once at start.
+    shell: Vec<String>,
+    session: String,
+    closed: AtomicBool,
+    execs: AtomicU64,
+}
+
+impl<R: ContainerRuntime + std::fmt::Debug> std::fmt::Debug for ContainerSandbox<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ContainerSandbox")
+            .field("runtime", &self.runtime)
+            .field("session", &self.session)
+            .finish()
+    }
+}
+
+impl<R: ContainerRuntime> ContainerSandbox<R> {
+    /// Start a container for this workspace: create it, check that exec works and pick the
+    /// shell, copy the workspace in. Whatever was created is removed when a step fails.
+    pub async fn start(ws: Workspace, settings: &R::Settings) -> Result<Self, SandboxError> {
+        let session = super::session_id();
+        let runtime = R::create(&ws, settings, &session).await?;
+        let shell = match Self::prepare(&runtime, &ws).await {
+            Ok(shell) => shell,
+            Err(e) => {
+                // The start-up error is the one to report; a failed removal is swept later.
+                let _ = runtime.remove().await;
+                return Err(e);
+            }
+        };
+        Ok(Self {
+            ws,
+            runtime,
+            shell,
+            session,
+            closed: AtomicBool::new(false),
+            execs: AtomicU64::new(0),
+        })
+    }
+
+    async fn prepare(runtime: &R, ws: &Workspace) -> Result<Vec<String>, SandboxError> {
+        let shell = ops::detect_shell(runtime).await?;
+        runtime.copy_in(ws).await?;
+        Ok(shell)
+    }
+
+    /// The runtime's side of this sandbox (container id, pod name...).
+    pub fn runtime(&self) -> &R {
+        &self.runtime
+    }
+
+    /// Stop every process in the sandbox, keeping the workspace (the last resort of a
+    /// timeout, also useful to stop left-over servers): Docker restarts the container,
+    /// Kubernetes kills everything but the pod's PID 1.
+    pub async fn kill_all(&self) -> Result<(), SandboxError> {
+        self.runtime.recycle().await
+    }
+
+    /// The shell commands run with (`/bin/bash -lc`, or `sh -c` for images without bash).
+    pub fn shell(&self) -> String {
+        self.shell.join(" ")
+    }
+}
+
+#[async_trait]
+impl<R: ContainerRuntime> Sandbox for ContainerSandbox<R> {
+    fn kind(&self) -> SandboxKind {
+        R::KIND
+    }
+    fn root(&self) -> &str {
+        WORKSPACE
+    }
+    fn workdir(&self) -> &str {
+        WORKSPACE
+    }
+    fn describe(&self) -> String {
+        self.runtime.describe(&self.ws)
+    }
+    async fn exec(&self, req: ExecRequest) -> Result<ExecOutput, SandboxError> {
+        let n = self.execs.fetch_add(1, Ordering::Relaxed);
+        let exec_id = format!("{}-{n}", self.session);
+        ops::exec(&self.runtime, &self.shell, req, &exec_id).await
+    }
+    async fn resolve(&self, path: &str) -> Result<Resolved, SandboxError> {
+        ops::resolve(&self.runtime, path).await
+    }
+    async fn read(&self, path: &str) -> Result<Vec<u8>, SandboxError> {
+        ops::read(&self.runtime, path).await
+    }
+    async fn write(&self, path: &str, data: &[u8]) -> Result<(), SandboxError> {
+        ops::write(&self.runtime, path, data).await
+    }
+    async fn list_files(&self, dir: &str) -> Result<Vec<String>, SandboxError> {
+        ops::list_files(&self.runtime, dir).await
+    }
+    async fn export_patch(&self) -> Result<Vec<u8>, SandboxError> {
+        self.runtime.export_patch(&self.ws).await
+    }
+    async fn close(&self) -> Result<(), SandboxError> {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.runtime.remove().await
+    }
+}
+
+impl<R: ContainerRuntime> Drop for ContainerSandbox<R> {
+    fn drop(&mut self) {
+        if self.closed.load(Ordering::SeqCst) {
+            return;
+        }
+        // Not closed (an early return or a panic): remove the container from a fresh runtime
+        // and connection, since the caller's runtime may be shutting down. Nobody is left to
+        // tell of a failure; the next session's sweep removes what remains.
+        let remove = self.runtime.remove_detached();
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
+            rt.block_on(remove).ok()
+        })
+        .join();
+    }
+}
