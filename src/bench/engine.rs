@@ -57,8 +57,18 @@ fn mean(xs: &[f64]) -> f64 {
     }
 }
 
+/// A llama-cpp-2 error as the engine's error kind, saying what was being done.
+fn failed<E: std::error::Error + Send + Sync + 'static>(
+    doing: &'static str,
+) -> impl Fn(E) -> EngineError {
+    move |e| EngineError::Llama {
+        doing,
+        source: Box::new(e),
+    }
+}
+
 /// The bare llama-cpp-2 loop. Call only in a process that has not started an engine.
-pub fn reference(path: &Path, threads: u32, reps: usize) -> Result<Speeds, String> {
+pub fn reference(path: &Path, threads: u32, reps: usize) -> Result<Speeds, EngineError> {
     use llama_cpp_2::context::params::LlamaContextParams;
     use llama_cpp_2::llama_backend::LlamaBackend;
     use llama_cpp_2::llama_batch::LlamaBatch;
@@ -68,9 +78,10 @@ pub fn reference(path: &Path, threads: u32, reps: usize) -> Result<Speeds, Strin
     use std::num::NonZeroU32;
 
     llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
-    let backend = LlamaBackend::init().map_err(|e| e.to_string())?;
+    let backend = LlamaBackend::init().map_err(failed("starting the backend"))?;
     let params = LlamaModelParams::default().with_n_gpu_layers(0);
-    let model = LlamaModel::load_from_file(&backend, path, &params).map_err(|e| e.to_string())?;
+    let model =
+        LlamaModel::load_from_file(&backend, path, &params).map_err(failed("loading the model"))?;
     let ctx_params = LlamaContextParams::default()
         .with_n_ctx(NonZeroU32::new(CTX))
         .with_n_batch(PP as u32)
@@ -79,7 +90,7 @@ pub fn reference(path: &Path, threads: u32, reps: usize) -> Result<Speeds, Strin
         .with_n_threads_batch(threads as i32);
     let mut ctx = model
         .new_context(&backend, ctx_params)
-        .map_err(|e| e.to_string())?;
+        .map_err(failed("creating the context"))?;
     let tokens = prompt_tokens(model.n_vocab().max(1) as u32);
     let mut batch = LlamaBatch::new(PP, 1);
     let mut pp = Vec::new();
@@ -91,10 +102,10 @@ pub fn reference(path: &Path, threads: u32, reps: usize) -> Result<Speeds, Strin
         for (i, &t) in tokens.iter().enumerate() {
             batch
                 .add(LlamaToken(t as i32), i as i32, &[0], i + 1 == PP)
-                .map_err(|e| e.to_string())?;
+                .map_err(failed("filling a batch"))?;
         }
         let t0 = Instant::now();
-        ctx.decode(&mut batch).map_err(|e| e.to_string())?;
+        ctx.decode(&mut batch).map_err(failed("reading tokens"))?;
         let s = t0.elapsed().as_secs_f64();
         // tg128
         ctx.clear_kv_cache();
@@ -103,8 +114,8 @@ pub fn reference(path: &Path, threads: u32, reps: usize) -> Result<Speeds, Strin
             batch.clear();
             batch
                 .add(LlamaToken(tokens[i % PP] as i32), i as i32, &[0], true)
-                .map_err(|e| e.to_string())?;
-            ctx.decode(&mut batch).map_err(|e| e.to_string())?;
+                .map_err(failed("filling a batch"))?;
+            ctx.decode(&mut batch).map_err(failed("reading tokens"))?;
         }
         let g = t0.elapsed().as_secs_f64();
         if run > 0 {

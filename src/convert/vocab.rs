@@ -45,16 +45,40 @@ fn looks_special(token: &str) -> bool {
     token.starts_with("<|") && token.ends_with("|>")
 }
 
+/// Why a token cannot take its id.
+#[derive(Debug, thiserror::Error)]
+enum Placement {
+    #[error("token {token:?} has id {id}, past the {rows} embedding rows")]
+    PastTable { token: String, id: u64, rows: usize },
+    #[error("id {id} is given to both {first:?} and {second:?}")]
+    Taken {
+        id: u64,
+        first: String,
+        second: String,
+    },
+}
+
 /// Put `token` at `id`, refusing ids past the table and two tokens on one id.
-fn place(by_id: &mut [Option<(String, i32)>], id: u64, token: &str, ty: i32) -> Result<(), String> {
+fn place(
+    by_id: &mut [Option<(String, i32)>],
+    id: u64,
+    token: &str,
+    ty: i32,
+) -> Result<(), Placement> {
     let rows = by_id.len();
     let slot = by_id
         .get_mut(id as usize)
-        .ok_or_else(|| format!("token {token:?} has id {id}, past the {rows} embedding rows"))?;
+        .ok_or_else(|| Placement::PastTable {
+            token: token.to_string(),
+            id,
+            rows,
+        })?;
     match slot {
-        Some((prev, _)) if prev != token => {
-            Err(format!("id {id} is given to both {prev:?} and {token:?}"))
-        }
+        Some((prev, _)) if prev != token => Err(Placement::Taken {
+            id,
+            first: prev.clone(),
+            second: token.to_string(),
+        }),
         _ => {
             *slot = Some((token.to_string(), ty));
             Ok(())
@@ -96,7 +120,7 @@ pub fn load(
         let id = id
             .as_u64()
             .ok_or_else(|| bad(format!("token {token:?} has no integer id")))?;
-        place(&mut by_id, id, token, TOKEN_NORMAL).map_err(bad)?;
+        place(&mut by_id, id, token, TOKEN_NORMAL).map_err(|e| bad(e.to_string()))?;
     }
     let added = json.get("added_tokens").and_then(Json::as_array);
     for entry in added.into_iter().flatten() {
@@ -120,7 +144,7 @@ pub fn load(
                 by_id[id as usize] = None;
             }
         }
-        place(&mut by_id, id, content, ty).map_err(bad)?;
+        place(&mut by_id, id, content, ty).map_err(|e| bad(e.to_string()))?;
     }
     let merges = model
         .get("merges")

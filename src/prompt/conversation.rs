@@ -19,21 +19,46 @@ pub struct Conversation {
     pub tools: Option<Vec<ToolSpec>>,
 }
 
-fn bad(message: impl Into<String>) -> PromptError {
-    PromptError::Conversation(message.into())
+/// What is wrong with a conversation file, and where.
+#[derive(Debug, thiserror::Error)]
+pub enum ConversationError {
+    #[error("not valid JSON: {0}")]
+    Json(#[source] serde_json::Error),
+    /// A value of the wrong shape; the text says what was expected.
+    #[error("{0}")]
+    Shape(&'static str),
+    #[error("unknown role \"{0}\" (expected system, user, assistant or tool)")]
+    Role(String),
+    #[error("arguments are not valid JSON: {0}")]
+    Arguments(#[source] serde_json::Error),
+    #[error("message {index}: {source}")]
+    Message {
+        index: usize,
+        source: Box<ConversationError>,
+    },
+    #[error("tool call {index}: {source}")]
+    Call {
+        index: usize,
+        source: Box<ConversationError>,
+    },
+}
+
+use ConversationError::Shape;
+
+fn bad(e: ConversationError) -> PromptError {
+    PromptError::Conversation(e)
 }
 
 /// Parse a conversation file's text.
 pub fn parse_conversation(text: &str) -> Result<Conversation, PromptError> {
-    let root: Value =
-        serde_json::from_str(text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+    let root: Value = serde_json::from_str(text).map_err(|e| bad(ConversationError::Json(e)))?;
     let (messages, tools) = match &root {
         Value::Array(list) => (list.as_slice(), None),
         Value::Object(obj) => {
             let messages = obj
                 .get("messages")
                 .and_then(Value::as_array)
-                .ok_or_else(|| bad("expected a \"messages\" list"))?;
+                .ok_or_else(|| bad(Shape("expected a \"messages\" list")))?;
             let tools = match obj.get("tools") {
                 None | Some(Value::Null) => None,
                 Some(Value::Array(list)) => Some(
@@ -41,27 +66,34 @@ pub fn parse_conversation(text: &str) -> Result<Conversation, PromptError> {
                         .map(ToolSpec::from_any)
                         .collect::<Result<Vec<_>, _>>()?,
                 ),
-                Some(_) => return Err(bad("\"tools\" must be a list")),
+                Some(_) => return Err(bad(Shape("\"tools\" must be a list"))),
             };
             (messages.as_slice(), tools)
         }
-        _ => return Err(bad("expected an object with \"messages\" or a list")),
+        _ => return Err(bad(Shape("expected an object with \"messages\" or a list"))),
     };
     let mut next_id = 0usize;
     let messages = messages
         .iter()
         .enumerate()
-        .map(|(i, m)| parse_message(m, &mut next_id).map_err(|e| bad(format!("message {i}: {e}"))))
+        .map(|(index, m)| {
+            parse_message(m, &mut next_id).map_err(|e| {
+                bad(ConversationError::Message {
+                    index,
+                    source: Box::new(e),
+                })
+            })
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Conversation { messages, tools })
 }
 
-fn parse_message(value: &Value, next_id: &mut usize) -> Result<Message, String> {
-    let obj = value.as_object().ok_or("expected an object")?;
+fn parse_message(value: &Value, next_id: &mut usize) -> Result<Message, ConversationError> {
+    let obj = value.as_object().ok_or(Shape("expected an object"))?;
     let role = obj
         .get("role")
         .and_then(Value::as_str)
-        .ok_or("missing \"role\"")?;
+        .ok_or(Shape("missing \"role\""))?;
     let content = content_text(obj.get("content"))?;
     match role {
         "system" | "developer" => Ok(Message::System { content }),
@@ -84,9 +116,14 @@ fn parse_message(value: &Value, next_id: &mut usize) -> Result<Message, String> 
                 Some(Value::Array(calls)) => calls
                     .iter()
                     .enumerate()
-                    .map(|(j, c)| parse_call(c, next_id).map_err(|e| format!("tool call {j}: {e}")))
+                    .map(|(index, c)| {
+                        parse_call(c, next_id).map_err(|e| ConversationError::Call {
+                            index,
+                            source: Box::new(e),
+                        })
+                    })
                     .collect::<Result<Vec<_>, _>>()?,
-                Some(_) => return Err("\"tool_calls\" must be a list".into()),
+                Some(_) => return Err(Shape("\"tool_calls\" must be a list")),
             };
             Ok(Message::Assistant {
                 reasoning_content: reasoning,
@@ -94,14 +131,12 @@ fn parse_message(value: &Value, next_id: &mut usize) -> Result<Message, String> 
                 tool_calls,
             })
         }
-        other => Err(format!(
-            "unknown role \"{other}\" (expected system, user, assistant or tool)"
-        )),
+        other => Err(ConversationError::Role(other.to_string())),
     }
 }
 
 /// Content as text: a string, `null` (empty), or a list of parts whose `text` fields are joined.
-fn content_text(value: Option<&Value>) -> Result<String, String> {
+fn content_text(value: Option<&Value>) -> Result<String, ConversationError> {
     match value {
         None | Some(Value::Null) => Ok(String::new()),
         Some(Value::String(s)) => Ok(s.clone()),
@@ -110,21 +145,23 @@ fn content_text(value: Option<&Value>) -> Result<String, String> {
             for part in parts {
                 match part.get("text").and_then(Value::as_str) {
                     Some(t) => text.push_str(t),
-                    None => return Err("only text content parts are supported".into()),
+                    None => return Err(Shape("only text content parts are supported")),
                 }
             }
             Ok(text)
         }
-        Some(_) => Err("\"content\" must be a string, null or a list of text parts".into()),
+        Some(_) => Err(Shape(
+            "\"content\" must be a string, null or a list of text parts",
+        )),
     }
 }
 
-fn parse_call(value: &Value, next_id: &mut usize) -> Result<ToolCall, String> {
+fn parse_call(value: &Value, next_id: &mut usize) -> Result<ToolCall, ConversationError> {
     let inner = value.get("function").unwrap_or(value);
     let name = inner
         .get("name")
         .and_then(Value::as_str)
-        .ok_or("missing function name")?
+        .ok_or(Shape("missing function name"))?
         .to_string();
     let arguments = match inner.get("arguments") {
         None | Some(Value::Null) => Map::new(),
@@ -132,10 +169,10 @@ fn parse_call(value: &Value, next_id: &mut usize) -> Result<ToolCall, String> {
         Some(Value::String(text)) if text.trim().is_empty() => Map::new(),
         Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(map)) => map,
-            Ok(_) => return Err("arguments must be a JSON object".into()),
-            Err(e) => return Err(format!("arguments are not valid JSON: {e}")),
+            Ok(_) => return Err(Shape("arguments must be a JSON object")),
+            Err(e) => return Err(ConversationError::Arguments(e)),
         },
-        Some(_) => return Err("arguments must be an object or a JSON string".into()),
+        Some(_) => return Err(Shape("arguments must be an object or a JSON string")),
     };
     let id = match value.get("id").and_then(Value::as_str) {
         Some(id) => id.to_string(),

@@ -24,7 +24,7 @@ mod tools;
 mod turn;
 mod typing;
 
-pub use conversation::{parse_conversation, Conversation};
+pub use conversation::{parse_conversation, Conversation, ConversationError};
 pub use parser::{CallEnd, ParseEvent, ParsedCallError, Parser, Start};
 pub use pyjson::{dumps as python_json_dumps, DumpOptions};
 pub use render::{GenerationPrompt, Renderer};
@@ -58,7 +58,7 @@ pub enum PromptError {
     #[error("the chat template failed while rendering: {}", render::describe(.0))]
     Render(#[source] minijinja::Error),
     #[error("the conversation is not valid: {0}")]
-    Conversation(String),
+    Conversation(#[source] ConversationError),
     #[error("cannot read the chat template from model file {path}: {source}")]
     Gguf {
         path: PathBuf,
