@@ -14,7 +14,7 @@ pub mod model;
 pub mod remote_model;
 mod run;
 
-pub use approval::{category_of, ApprovalPolicy, Policy, PolicyParseError};
+pub use approval::{ApprovalPolicy, Policy, PolicyParseError};
 pub use model::{LocalModel, Model, ScriptModel, TurnRequest};
 pub use remote_model::RemoteModel;
 
