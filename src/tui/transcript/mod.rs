@@ -1,4 +1,4 @@
-//! The transcript: the session as a list of [`Cell`]s built from agent events, a scroll
+//! The transcript: the session as a list of [`HistoryCell`]s built from agent events, a scroll
 //! position that follows new output until the person scrolls away, and a selection for
 //! expanding items. Drawing touches only the visible lines; each cell caches its own lines.
 //!
@@ -8,27 +8,27 @@
 pub mod cell;
 pub mod markdown;
 
-pub use cell::{Cell, CellKind, Level, RenderCtx, ToolItem, ToolOutcome};
+pub use cell::{CellKind, HistoryCell, Level, RenderCtx, ToolItem, ToolOutcome};
 
 use crate::protocol::Event;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use std::cell::Cell as Slot;
+use std::cell::Cell;
 use std::collections::HashMap;
 
 /// See the module docs.
 #[derive(Debug, Default)]
 pub struct Transcript {
-    cells: Vec<Cell>,
+    cells: Vec<HistoryCell>,
     by_call: HashMap<String, usize>,
     /// First visible line when not following.
     top: usize,
     /// Stick to the end as output arrives.
     pub follow: bool,
     selected: Option<usize>,
-    last_width: Slot<usize>,
-    last_height: Slot<usize>,
-    last_total: Slot<usize>,
+    last_width: Cell<usize>,
+    last_height: Cell<usize>,
+    last_total: Cell<usize>,
 }
 
 impl Transcript {
@@ -39,12 +39,12 @@ impl Transcript {
         }
     }
 
-    pub fn cells(&self) -> &[Cell] {
+    pub fn cells(&self) -> &[HistoryCell] {
         &self.cells
     }
 
     pub fn push(&mut self, kind: CellKind) -> usize {
-        self.cells.push(Cell::new(kind));
+        self.cells.push(HistoryCell::new(kind));
         self.cells.len() - 1
     }
 
