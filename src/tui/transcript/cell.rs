@@ -6,8 +6,8 @@
 use super::markdown;
 use crate::diff::{FileDiff, Highlighter};
 use crate::protocol::{FinishReason, Resolution, ToolCall};
+use crate::tui::diff_lines;
 use crate::tui::theme::Theme;
-use crate::tui::views::diff_lines;
 use crate::tui::wrap::{truncate, wrap, wrap_all};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
