@@ -45,6 +45,14 @@ pub enum TuiError {
     Theme(#[from] theme::ThemeError),
 }
 
+/// Which way a move goes: toward the end (the next hunk, file or item, a page down, the next
+/// replay turn) or back toward the start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Back,
+    Forward,
+}
+
 /// Where the session patch comes from (the sandbox's workspace, in a live session).
 #[async_trait::async_trait]
 pub trait PatchSource: Send + Sync {
