@@ -14,6 +14,7 @@ pub mod cli;
 pub mod config;
 pub mod convert;
 pub mod diff;
+pub mod doctor;
 pub mod engine;
 pub mod gguf;
 pub mod headless;

@@ -95,7 +95,7 @@ async fn host_streams_command_output() {
     );
     assert_eq!(
         lilypad::tools::category("Bash"),
-        lilypad::tools::Category::Command
+        Some(lilypad::protocol::ToolCategory::Commands)
     );
     h.sb().close().await.unwrap();
 }

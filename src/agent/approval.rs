@@ -99,16 +99,6 @@ impl ApprovalPolicy {
     }
 }
 
-/// The approval category of a tool by name; `None` for tools Lilypad does not have.
-pub fn category_of(tool: &str) -> Option<ToolCategory> {
-    match crate::tools::category(tool) {
-        crate::tools::Category::ReadOnly => Some(ToolCategory::ReadOnly),
-        crate::tools::Category::Edit => Some(ToolCategory::Edits),
-        crate::tools::Category::Command => Some(ToolCategory::Commands),
-        crate::tools::Category::Unknown => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

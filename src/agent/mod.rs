@@ -13,7 +13,7 @@ mod approval;
 mod run;
 
 pub use crate::engine::{TemplatedModel, TurnRequest};
-pub use approval::{category_of, ApprovalPolicy, Policy, PolicyParseError};
+pub use approval::{ApprovalPolicy, Policy, PolicyParseError};
 
 use crate::engine::SamplingParams;
 use crate::prompt::ToolSpec;

@@ -12,9 +12,13 @@ use crate::protocol::{
 };
 use crate::tools::{ToolResult, Tools};
 use std::collections::VecDeque;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+
+/// How a task ended: why, and the final answer if there is one.
+type Ending = (FinishReason, Option<String>);
 
 /// Why the current task must stop early, decided while waiting on operations.
 enum Halt {
@@ -134,22 +138,12 @@ impl Agent {
     }
 
     /// Run turns until the task ends; returns why, and the final answer if there is one.
-    async fn task(&mut self, ops: &mut UnboundedReceiver<Op>) -> (FinishReason, Option<String>) {
+    async fn task(&mut self, ops: &mut UnboundedReceiver<Op>) -> Ending {
         let started = Instant::now();
         let mut steps_this_task = 0u32;
         loop {
-            if self.step >= self.config.max_steps {
-                return (FinishReason::StepLimit, None);
-            }
-            if self
-                .config
-                .wall_time
-                .is_some_and(|limit| started.elapsed() >= limit)
-            {
-                return (FinishReason::TimeLimit, None);
-            }
-            if self.context_tokens >= self.config.context_limit as usize {
-                return (FinishReason::ContextLimit, None);
+            if let Some(reason) = self.limit_reached(started) {
+                return (reason, None);
             }
             if self.step_mode && steps_this_task > 0 {
                 self.emit(Event::Paused { step: self.step });
@@ -169,93 +163,139 @@ impl Agent {
                     return (FinishReason::Error, None);
                 }
             };
-            let f = &generation.figures;
-            let finished = Event::TurnFinished {
-                step: self.step,
-                stop: generation.stop,
-                figures: generation.figures.clone(),
-                context_tokens: f.prompt_tokens + f.generated_tokens,
+            let items = match self.settle_turn(turn, &generation, halt) {
+                ControlFlow::Continue(items) => items,
+                ControlFlow::Break(ending) => return ending,
             };
-            if generation.stop == StopReason::Cancelled {
-                // A cancelled turn is shown but not kept: the model starts afresh next time.
-                self.emit(finished);
-                return self.halted(halt.unwrap_or(Halt::Interrupted));
-            }
-            let calls: Vec<ToolCall> = turn
-                .items
-                .iter()
-                .filter_map(|(_, i)| match i {
-                    Item::Call(c) => Some(c.clone()),
-                    Item::Malformed(_) => None,
-                })
-                .collect();
-            self.messages.push(Message::assistant(
-                (!turn.reasoning.is_empty()).then(|| turn.reasoning.clone()),
-                turn.content.clone(),
-                calls.clone(),
-            ));
-            self.context_tokens = f.prompt_tokens + f.generated_tokens;
-            self.emit(finished);
-            match generation.stop {
-                StopReason::TokenCap => return (FinishReason::TokenCap, None),
-                StopReason::ContextFull => return (FinishReason::ContextLimit, None),
-                StopReason::EndOfGeneration | StopReason::Cancelled => {}
-            }
-            if let Some(h) = halt {
-                // The interrupt came just as the turn ended: keep the turn, run nothing.
-                for c in &calls {
-                    self.answer_unrun(c, "was not run: the user interrupted");
-                }
+            if let Err(h) = self.run_items(items, ops).await {
                 return self.halted(h);
             }
-            if turn.items.is_empty() {
-                return (FinishReason::Answered, Some(turn.content));
-            }
-            let mut items = turn.items.into_iter();
-            while let Some((_, item)) = items.next() {
-                let (call_id, name, result, resolution) = match item {
-                    Item::Malformed(message) => {
-                        let id = format!("call_{}", self.next_call);
-                        self.next_call += 1;
-                        (
-                            id,
-                            String::new(),
-                            ToolResult {
-                                content: message,
-                                is_error: true,
-                            },
-                            Resolution::Skipped,
-                        )
-                    }
-                    Item::Call(call) => match self.run_call(&call, ops).await {
-                        Ok((result, resolution)) => (call.id, call.name, result, resolution),
-                        Err(h) => {
-                            // Every call of the turn gets a result, so the conversation stays
-                            // well-formed for whatever comes next.
-                            self.answer_unrun(
-                                &call,
-                                "was interrupted by the user before it finished",
-                            );
-                            for (_, rest) in items {
-                                if let Item::Call(c) = rest {
-                                    self.answer_unrun(&c, "was not run: the user interrupted");
-                                }
-                            }
-                            return self.halted(h);
-                        }
-                    },
-                };
-                self.messages
-                    .push(Message::tool(Some(call_id.clone()), result.content.clone()));
-                self.emit(Event::ToolResult {
-                    call_id,
-                    name,
-                    content: result.content,
-                    is_error: result.is_error,
-                    resolution,
-                });
-            }
         }
+    }
+
+    /// The limit the task has reached before its next turn, if any.
+    fn limit_reached(&self, started: Instant) -> Option<FinishReason> {
+        if self.step >= self.config.max_steps {
+            return Some(FinishReason::StepLimit);
+        }
+        if self
+            .config
+            .wall_time
+            .is_some_and(|limit| started.elapsed() >= limit)
+        {
+            return Some(FinishReason::TimeLimit);
+        }
+        if self.context_tokens >= self.config.context_limit as usize {
+            return Some(FinishReason::ContextLimit);
+        }
+        None
+    }
+
+    /// Keep a finished model turn in the conversation and report it. `Continue` with the
+    /// turn's calls and malformed-call messages to answer; `Break` when the turn ends the task
+    /// (cancelled, cut by a cap, interrupted as it ended, or an answer without calls).
+    fn settle_turn(
+        &mut self,
+        turn: Turn,
+        generation: &Generation,
+        halt: Option<Halt>,
+    ) -> ControlFlow<Ending, Vec<(usize, Item)>> {
+        let f = &generation.figures;
+        let finished = Event::TurnFinished {
+            step: self.step,
+            stop: generation.stop,
+            figures: generation.figures.clone(),
+            context_tokens: f.prompt_tokens + f.generated_tokens,
+        };
+        if generation.stop == StopReason::Cancelled {
+            // A cancelled turn is shown but not kept: the model starts afresh next time.
+            self.emit(finished);
+            return ControlFlow::Break(self.halted(halt.unwrap_or(Halt::Interrupted)));
+        }
+        let calls: Vec<ToolCall> = turn
+            .items
+            .iter()
+            .filter_map(|(_, i)| match i {
+                Item::Call(c) => Some(c.clone()),
+                Item::Malformed(_) => None,
+            })
+            .collect();
+        self.messages.push(Message::assistant(
+            (!turn.reasoning.is_empty()).then(|| turn.reasoning.clone()),
+            turn.content.clone(),
+            calls.clone(),
+        ));
+        self.context_tokens = f.prompt_tokens + f.generated_tokens;
+        self.emit(finished);
+        match generation.stop {
+            StopReason::TokenCap => return ControlFlow::Break((FinishReason::TokenCap, None)),
+            StopReason::ContextFull => {
+                return ControlFlow::Break((FinishReason::ContextLimit, None))
+            }
+            StopReason::EndOfGeneration | StopReason::Cancelled => {}
+        }
+        if let Some(h) = halt {
+            // The interrupt came just as the turn ended: keep the turn, run nothing.
+            for c in &calls {
+                self.answer_unrun(c, "was not run: the user interrupted");
+            }
+            return ControlFlow::Break(self.halted(h));
+        }
+        if turn.items.is_empty() {
+            return ControlFlow::Break((FinishReason::Answered, Some(turn.content)));
+        }
+        ControlFlow::Continue(turn.items)
+    }
+
+    /// Answer a turn's items in order: run each call, answer each malformed one with its
+    /// message. Every result goes into the conversation and out as an event. On a halt, the
+    /// call that was running and every call after it are answered as not run, so the
+    /// conversation stays well-formed for whatever comes next.
+    async fn run_items(
+        &mut self,
+        items: Vec<(usize, Item)>,
+        ops: &mut UnboundedReceiver<Op>,
+    ) -> Result<(), Halt> {
+        let mut items = items.into_iter();
+        while let Some((_, item)) = items.next() {
+            let (call_id, name, result, resolution) = match item {
+                Item::Malformed(message) => {
+                    let id = format!("call_{}", self.next_call);
+                    self.next_call += 1;
+                    (
+                        id,
+                        String::new(),
+                        ToolResult {
+                            content: message,
+                            is_error: true,
+                        },
+                        Resolution::Skipped,
+                    )
+                }
+                Item::Call(call) => match self.run_call(&call, ops).await {
+                    Ok((result, resolution)) => (call.id, call.name, result, resolution),
+                    Err(h) => {
+                        self.answer_unrun(&call, "was interrupted by the user before it finished");
+                        for (_, rest) in items {
+                            if let Item::Call(c) = rest {
+                                self.answer_unrun(&c, "was not run: the user interrupted");
+                            }
+                        }
+                        return Err(h);
+                    }
+                },
+            };
+            self.messages
+                .push(Message::tool(Some(call_id.clone()), result.content.clone()));
+            self.emit(Event::ToolResult {
+                call_id,
+                name,
+                content: result.content,
+                is_error: result.is_error,
+                resolution,
+            });
+        }
+        Ok(())
     }
 
     fn answer_unrun(&mut self, call: &ToolCall, why: &str) {
@@ -271,7 +311,7 @@ impl Agent {
         });
     }
 
-    fn halted(&mut self, h: Halt) -> (FinishReason, Option<String>) {
+    fn halted(&mut self, h: Halt) -> Ending {
         if matches!(h, Halt::Shutdown) {
             self.shutdown = true;
         }

@@ -9,15 +9,22 @@
 //! - [`tools`]: Glob against fd, a Bash round trip against `docker exec` / `kubectl exec`;
 //! - [`decode`]: generation speed of a 4B-shaped model against the memory-bandwidth limit.
 //!
+//! A run ([`run`], with [`Options`]) puts the benches asked for into one [`Report`]; the
+//! sections that load an engine are in `engine_runs`, the rest in `suite`.
+//!
 //! Nothing here asserts on time: the tests only check the structure of the report.
 
 pub mod agent_turns;
 pub mod conversation;
 pub mod decode;
 pub mod engine;
+mod engine_runs;
 pub mod resume;
+mod suite;
 pub mod tools;
 pub mod ui;
+
+pub use suite::{run, BenchError, Options, Output, Which};
 
 use serde::Serialize;
 use std::path::{Path, PathBuf};

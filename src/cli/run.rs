@@ -2,7 +2,7 @@
 
 use super::options::SessionArgs;
 use crate::config::Settings;
-use crate::headless::{self, BatchTask};
+use crate::headless::{self, BatchTask, EventOutput, TaskRun};
 use crate::launch::{self, EngineChoice, SessionOptions};
 use anyhow::Context;
 use std::path::PathBuf;
@@ -96,17 +96,20 @@ pub fn run(args: &RunArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     }
     let model = launch::build_model(&choice, settings, &settings.prompt, |_| {})?;
     let mut stdout = std::io::stdout();
-    let outcome = rt.block_on(headless::run_task(
+    let events = if args.json {
+        EventOutput::Json(&mut stdout)
+    } else {
+        EventOutput::Text(&mut stdout)
+    };
+    let run = TaskRun {
         settings,
-        &opts,
-        model,
-        &choice,
-        &task,
-        &repo,
-        args.out.as_deref(),
-        Some(&mut stdout),
-        args.json,
-    ))?;
+        session: &opts,
+        choice: &choice,
+        task: &task,
+        repo: &repo,
+        out_dir: args.out.as_deref(),
+    };
+    let outcome = rt.block_on(headless::run_task(run, model, events))?;
     eprintln!(
         "session {}: {:?}; patch {} ({} bytes), trajectory {}, log {}",
         outcome.session_id,

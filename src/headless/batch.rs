@@ -3,7 +3,7 @@
 //! `model_patch`) and a trajectory each. A task that fails is reported and recorded with its
 //! error; the others go on.
 
-use super::run_task;
+use super::{run_task, EventOutput, TaskRun};
 use crate::config::Settings;
 use crate::launch::{self, EngineChoice, LaunchError, SessionOptions};
 use serde::{Deserialize, Serialize};
@@ -89,18 +89,15 @@ pub async fn run_batch(
             };
             let result = match model {
                 Ok(model) => {
-                    run_task(
-                        &settings,
-                        &opts,
-                        model,
-                        &choice,
-                        &t.task,
-                        &repo,
-                        Some(&traj_dir.join(&t.instance_id)),
-                        None,
-                        false,
-                    )
-                    .await
+                    let run = TaskRun {
+                        settings: &settings,
+                        session: &opts,
+                        choice: &choice,
+                        task: &t.task,
+                        repo: &repo,
+                        out_dir: Some(&traj_dir.join(&t.instance_id)),
+                    };
+                    run_task(run, model, EventOutput::Quiet).await
                 }
                 Err(e) => Err(e),
             };

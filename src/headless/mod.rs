@@ -40,20 +40,58 @@ pub struct Outcome {
     pub log_path: PathBuf,
 }
 
-/// Run one task to its end. Events are written to `out` (JSON lines or readable lines) unless
-/// `out` is `None`.
-#[allow(clippy::too_many_arguments)]
+/// One headless task: what to run, where, and with which settings.
+#[derive(Debug, Clone, Copy)]
+pub struct TaskRun<'a> {
+    pub settings: &'a Settings,
+    pub session: &'a SessionOptions,
+    /// The engine the model was built from (recorded in the session header).
+    pub choice: &'a EngineChoice,
+    /// The task text, sent as the first user message.
+    pub task: &'a str,
+    pub repo: &'a Path,
+    /// Where the patch and trajectory go (default: the session directory).
+    pub out_dir: Option<&'a Path>,
+}
+
+/// Where a task's events are written while it runs.
+pub enum EventOutput<'a> {
+    /// Nowhere (a batch task: its trajectory and log record them).
+    Quiet,
+    /// One JSON object per event, a line each.
+    Json(&'a mut (dyn Write + Send)),
+    /// Readable lines ([`render_line`]).
+    Text(&'a mut (dyn Write + Send)),
+}
+
+impl EventOutput<'_> {
+    fn write(&mut self, event: &Event) {
+        let (w, line) = match self {
+            Self::Quiet => return,
+            Self::Json(w) => (w, serde_json::to_string(event).unwrap_or_default()),
+            Self::Text(w) => (w, render_line(event)),
+        };
+        if !line.is_empty() {
+            let _ = writeln!(w, "{line}");
+            let _ = w.flush();
+        }
+    }
+}
+
+/// Run one task to its end with `model`, writing its events to `out`.
 pub async fn run_task(
-    settings: &Settings,
-    opts: &SessionOptions,
+    run: TaskRun<'_>,
     model: std::sync::Arc<crate::engine::TemplatedModel>,
-    choice: &EngineChoice,
-    task: &str,
-    repo: &Path,
-    out_dir: Option<&Path>,
-    mut out: Option<&mut (dyn Write + Send)>,
-    json: bool,
+    mut out: EventOutput<'_>,
 ) -> Result<Outcome, launch::LaunchError> {
+    let TaskRun {
+        settings,
+        session: opts,
+        choice,
+        task,
+        repo,
+        out_dir,
+    } = run;
     let spec = launch::sandbox_spec(opts, repo, SandboxKind::Docker);
     let sandbox = launch::open_sandbox(&spec).await?;
     let session_id = session::new_session_id();
@@ -77,17 +115,7 @@ pub async fn run_task(
     let mut events = Vec::new();
     let mut finish = (FinishReason::Error, None);
     while let Some(event) = running.events.recv().await {
-        if let Some(w) = out.as_deref_mut() {
-            let line = if json {
-                serde_json::to_string(&event).unwrap_or_default()
-            } else {
-                render_line(&event)
-            };
-            if !line.is_empty() {
-                let _ = writeln!(w, "{line}");
-                let _ = w.flush();
-            }
-        }
+        out.write(&event);
         if let Event::TaskFinished {
             reason,
             final_answer,

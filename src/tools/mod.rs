@@ -9,7 +9,7 @@
 //! approved text, which refuses if the file changed meanwhile.
 //!
 //! Does not own: which sandbox runs the calls, the approval policy (the agent asks by
-//! [`Category`]), or how results are shown.
+//! [`ToolCategory`], see [`category`]), or how results are shown.
 //!
 //! Every failure the model should see is a result text (`{ErrorKind}: {message}`, with
 //! Python's kind names as in the original harness), never a Rust error.
@@ -21,7 +21,7 @@ mod files;
 mod format;
 mod paths;
 
-use crate::protocol::ToolCall;
+use crate::protocol::{ToolCall, ToolCategory};
 use crate::sandbox::{OutputChunk, Sandbox};
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,28 +32,15 @@ pub use format::cap_chars;
 /// The tool names, in the order the model's schema lists them.
 pub const TOOL_NAMES: [&str; 5] = ["Read", "Write", "Edit", "Glob", "Bash"];
 
-/// What a call does, for approval policies: read-only calls may run without asking; edits and
-/// commands are asked for separately.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Category {
-    /// Read, Glob.
-    ReadOnly,
-    /// Write, Edit.
-    Edit,
-    /// Bash.
-    Command,
-    /// Not one of the five: answered with `Unknown tool: {name}`, nothing runs.
-    Unknown,
-}
-
-/// The category of a tool by name.
-pub fn category(name: &str) -> Category {
+/// The approval category of a tool by name (read-only calls may run without asking; edits and
+/// commands are asked for separately); `None` for a tool that is not one of the five, which is
+/// answered with `Unknown tool: {name}` and runs nothing.
+pub fn category(name: &str) -> Option<ToolCategory> {
     match name {
-        "Read" | "Glob" => Category::ReadOnly,
-        "Write" | "Edit" => Category::Edit,
-        "Bash" => Category::Command,
-        _ => Category::Unknown,
+        "Read" | "Glob" => Some(ToolCategory::ReadOnly),
+        "Write" | "Edit" => Some(ToolCategory::Edits),
+        "Bash" => Some(ToolCategory::Commands),
+        _ => None,
     }
 }
 

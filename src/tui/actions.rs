@@ -117,6 +117,13 @@ pub fn edit_text(path: &str, text: &str) -> Result<String, String> {
     std::fs::read_to_string(&file).map_err(|e| format!("reading {}: {e}", file.display()))
 }
 
+/// The two runs of `git apply`: a check that changes nothing, then the real one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    Check,
+    Apply,
+}
+
 /// `git apply` the patch in `repo` (checked first, so a patch that does not apply changes
 /// nothing). Works in a git work tree (also from a subdirectory of one) and in a plain folder.
 pub fn apply_patch(repo: &Path, patch: &[u8]) -> Result<PatchDecision, String> {
@@ -129,13 +136,13 @@ pub fn apply_patch(repo: &Path, patch: &[u8]) -> Result<PatchDecision, String> {
         .filter(|o| o.status.success())
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
-    let run = |check: bool| -> Result<(), String> {
+    let run = |pass: Pass| -> Result<(), String> {
         let mut cmd = Command::new("git");
         cmd.arg("apply").arg("--whitespace=nowarn");
         if !prefix.is_empty() {
             cmd.arg(format!("--directory={}", prefix.trim_end_matches('/')));
         }
-        if check {
+        if pass == Pass::Check {
             cmd.arg("--check");
         }
         let mut child = cmd
@@ -159,13 +166,16 @@ pub fn apply_patch(repo: &Path, patch: &[u8]) -> Result<PatchDecision, String> {
         } else {
             Err(format!(
                 "git apply{} failed: {}",
-                if check { " --check" } else { "" },
+                match pass {
+                    Pass::Check => " --check",
+                    Pass::Apply => "",
+                },
                 String::from_utf8_lossy(&out.stderr).trim()
             ))
         }
     };
-    run(true)?;
-    run(false)?;
+    run(Pass::Check)?;
+    run(Pass::Apply)?;
     Ok(PatchDecision::Applied {
         repo: repo.to_path_buf(),
     })

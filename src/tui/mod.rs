@@ -3,16 +3,18 @@
 //! session patch comes through a [`PatchSource`] the caller provides.
 //!
 //! Shape (after codex's tui and gitui): [`app::App`] is a state machine (events and keys in,
-//! effects out) with no I/O; [`views`] draw it; the runner here performs effects, computes
-//! diffs on blocking threads, reads keys on their own thread, and draws at most
-//! [`FRAMES_PER_SECOND`] times a second, coalescing every change in between. Keys, hints and
-//! help live in one table ([`keymap`]); colours come from a [`theme::Theme`] by role.
+//! effects out) with no I/O; [`views`] draw it, the [`transcript`] draws its own items, and
+//! both draw diffs with [`diff_lines`]; the runner here performs effects, computes diffs on
+//! blocking threads, reads keys on their own thread, and draws at most [`FRAMES_PER_SECOND`]
+//! times a second, coalescing every change in between. Keys, hints and help live in one table
+//! ([`keymap`]); colours come from a [`theme::Theme`] by role.
 //!
 //! Invariant: the terminal is restored on every exit path, panics included
 //! ([`terminal::TerminalGuard`]).
 
 pub mod actions;
 pub mod app;
+pub mod diff_lines;
 pub mod keymap;
 mod runner;
 pub mod terminal;
@@ -41,6 +43,14 @@ pub enum TuiError {
     Terminal(#[from] std::io::Error),
     #[error("{0}")]
     Theme(#[from] theme::ThemeError),
+}
+
+/// Which way a move goes: toward the end (the next hunk, file or item, a page down, the next
+/// replay turn) or back toward the start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Back,
+    Forward,
 }
 
 /// Where the session patch comes from (the sandbox's workspace, in a live session).

@@ -4,7 +4,7 @@
 //! model learns why.
 
 use super::{Agent, Halt};
-use crate::agent::approval::{category_of, Policy};
+use crate::agent::approval::Policy;
 use crate::protocol::{
     ApprovalKind, ApprovalRequest, Event, Op, Resolution, ReviewDecision, ToolCall, ToolCategory,
 };
@@ -22,7 +22,7 @@ impl Agent {
         call: &ToolCall,
         ops: &mut UnboundedReceiver<Op>,
     ) -> Result<(ToolResult, Resolution), Halt> {
-        let Some(category) = category_of(&call.name) else {
+        let Some(category) = crate::tools::category(&call.name) else {
             // Unknown tools get the tools layer's own answer.
             return Ok((self.tools.run(call).await, Resolution::Auto));
         };

@@ -6,6 +6,7 @@ use crate::protocol::{Event, Op, ReviewDecision};
 use crate::tui::keymap::{lookup, Action, Context};
 use crate::tui::text_input::TextInput;
 use crate::tui::transcript::{Level, Transcript};
+use crate::tui::Direction;
 use crossterm::event::KeyEvent;
 
 impl App {
@@ -136,7 +137,7 @@ impl App {
                 Vec::new()
             }
             (A::NextHunk | A::PrevHunk, Review::Change(c)) => {
-                c.move_focus(action == A::NextHunk);
+                c.move_focus(toward(action, A::NextHunk));
                 Vec::new()
             }
             (A::ScrollUp | A::ScrollDown, Review::Change(c)) => {
@@ -199,7 +200,7 @@ impl App {
                 Vec::new()
             }
             A::NextHunk | A::PrevHunk => {
-                p.move_focus(action == A::NextHunk);
+                p.move_focus(toward(action, A::NextHunk));
                 Vec::new()
             }
             A::ScrollUp | A::ScrollDown => {
@@ -271,11 +272,11 @@ impl App {
             A::ScrollUp => self.scroll(-1),
             A::ScrollDown => self.scroll(1),
             A::PageUp => {
-                self.transcript.page(false);
+                self.transcript.page(Direction::Back);
                 Vec::new()
             }
             A::PageDown => {
-                self.transcript.page(true);
+                self.transcript.page(Direction::Forward);
                 Vec::new()
             }
             A::Top => {
@@ -288,7 +289,8 @@ impl App {
             }
             A::NextItem | A::PrevItem => {
                 let ctx = self.render_ctx_owned();
-                self.transcript.select(action == A::NextItem, &ctx.as_ctx());
+                self.transcript
+                    .select(toward(action, A::NextItem), &ctx.as_ctx());
                 Vec::new()
             }
             A::ToggleItem => {
@@ -301,8 +303,8 @@ impl App {
                 self.bump_epoch();
                 Vec::new()
             }
-            A::ReplayNext => self.replay_step(true),
-            A::ReplayPrev => self.replay_step(false),
+            A::ReplayNext => self.replay_step(Direction::Forward),
+            A::ReplayPrev => self.replay_step(Direction::Back),
             A::ReplayEnd => {
                 let mut fx = Vec::new();
                 while let Some(more) = self.replay_advance() {
@@ -332,7 +334,7 @@ impl App {
     pub fn start_replay(&mut self, events: Vec<Event>) -> Vec<Effect> {
         self.replay = Some((events, 0));
         self.status.state = AgentState::Replay;
-        self.replay_step(true)
+        self.replay_step(Direction::Forward)
     }
 
     /// Apply events up to and including the next turn end; `None` at the end.
@@ -358,8 +360,8 @@ impl App {
         Some(fx)
     }
 
-    fn replay_step(&mut self, forward: bool) -> Vec<Effect> {
-        if forward {
+    fn replay_step(&mut self, to: Direction) -> Vec<Effect> {
+        if to == Direction::Forward {
             return self.replay_advance().unwrap_or_default();
         }
         // Back: rebuild from the start up to the turn before this one.
@@ -386,6 +388,15 @@ impl App {
             fx.extend(self.on_event(ev));
         }
         fx
+    }
+}
+
+/// The direction of one action of a next/previous pair: forward when it is `next`.
+fn toward(action: Action, next: Action) -> Direction {
+    if action == next {
+        Direction::Forward
+    } else {
+        Direction::Back
     }
 }
 

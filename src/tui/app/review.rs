@@ -5,6 +5,7 @@
 use crate::diff::{apply_hunks, FileDiff};
 use crate::protocol::{ApprovalKind, ApprovalRequest, ReviewDecision};
 use crate::tui::text_input::TextInput;
+use crate::tui::Direction;
 use std::cell::Cell as Slot;
 use std::sync::Arc;
 
@@ -143,15 +144,14 @@ impl ChangeReview {
     }
 
     /// Move the focus by one hunk and scroll to it.
-    pub fn move_focus(&mut self, forward: bool) {
+    pub fn move_focus(&mut self, to: Direction) {
         let n = self.hunk_count();
         if n == 0 {
             return;
         }
-        self.focus = if forward {
-            (self.focus + 1).min(n - 1)
-        } else {
-            self.focus.saturating_sub(1)
+        self.focus = match to {
+            Direction::Forward => (self.focus + 1).min(n - 1),
+            Direction::Back => self.focus.saturating_sub(1),
         };
         if let Some(start) = self.hunk_starts.borrow().get(self.focus) {
             self.scroll = start.saturating_sub(1);
@@ -199,15 +199,15 @@ impl PatchReview {
         }
     }
 
-    pub fn move_focus(&mut self, forward: bool) {
+    /// Move the focus by one file and scroll to it.
+    pub fn move_focus(&mut self, to: Direction) {
         let n = self.files.len();
         if n == 0 {
             return;
         }
-        self.file_focus = if forward {
-            (self.file_focus + 1).min(n - 1)
-        } else {
-            self.file_focus.saturating_sub(1)
+        self.file_focus = match to {
+            Direction::Forward => (self.file_focus + 1).min(n - 1),
+            Direction::Back => self.file_focus.saturating_sub(1),
         };
         if let Some(start) = self.file_starts.borrow().get(self.file_focus) {
             self.scroll = *start;
@@ -263,7 +263,7 @@ mod tests {
         let mut c = change(&before, &after);
         assert_eq!(c.hunk_count(), 2);
         assert_eq!(c.approve(), ChangeVerdict::Send(ReviewDecision::Approve));
-        c.move_focus(true);
+        c.move_focus(Direction::Forward);
         c.toggle_focused();
         match c.approve() {
             ChangeVerdict::Send(ReviewDecision::ApproveEdited { text }) => {
@@ -275,7 +275,7 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        c.move_focus(false);
+        c.move_focus(Direction::Back);
         c.toggle_focused();
         assert_eq!(c.approve(), ChangeVerdict::AskWhy);
     }
@@ -287,7 +287,7 @@ mod tests {
             .replace("= 3;", "= three;")
             .replace("= 390;", "= many;");
         let mut c = change(&before, &after);
-        c.move_focus(true);
+        c.move_focus(Direction::Forward);
         c.toggle_focused();
         c.scroll = 7;
         let hl = crate::diff::Highlighter::default();

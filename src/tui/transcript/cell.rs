@@ -1,4 +1,4 @@
-//! One transcript item ([`Cell`]) and how it draws itself for a width (`display_lines`), in
+//! One transcript item ([`HistoryCell`]) and how it draws itself for a width (`display_lines`), in
 //! the manner of codex's history cells. Only the active cell (the one streaming) changes; every
 //! cell caches its lines per width and view settings, so a long transcript costs nothing to
 //! redraw but the visible slice and the cell that grew.
@@ -6,8 +6,8 @@
 use super::markdown;
 use crate::diff::{FileDiff, Highlighter};
 use crate::protocol::{FinishReason, Resolution, ToolCall};
+use crate::tui::diff_lines;
 use crate::tui::theme::Theme;
-use crate::tui::views::diff_lines;
 use crate::tui::wrap::{truncate, wrap, wrap_all};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -90,7 +90,7 @@ type CachedLines = (usize, u64, u64, bool, Rc<Vec<Line<'static>>>);
 
 /// A transcript item with its draw cache.
 #[derive(Debug)]
-pub struct Cell {
+pub struct HistoryCell {
     pub kind: CellKind,
     /// Per-item override of the default collapsed/expanded state.
     pub expanded: Option<bool>,
@@ -98,7 +98,7 @@ pub struct Cell {
     cache: RefCell<Option<CachedLines>>,
 }
 
-impl Cell {
+impl HistoryCell {
     pub fn new(kind: CellKind) -> Self {
         Self {
             kind,

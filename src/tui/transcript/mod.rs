@@ -1,4 +1,4 @@
-//! The transcript: the session as a list of [`Cell`]s built from agent events, a scroll
+//! The transcript: the session as a list of [`HistoryCell`]s built from agent events, a scroll
 //! position that follows new output until the person scrolls away, and a selection for
 //! expanding items. Drawing touches only the visible lines; each cell caches its own lines.
 //!
@@ -8,27 +8,35 @@
 pub mod cell;
 pub mod markdown;
 
-pub use cell::{Cell, CellKind, Level, RenderCtx, ToolItem, ToolOutcome};
+pub use cell::{CellKind, HistoryCell, Level, RenderCtx, ToolItem, ToolOutcome};
 
 use crate::protocol::Event;
+use crate::tui::Direction;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use std::cell::Cell as Slot;
+use std::cell::Cell;
 use std::collections::HashMap;
+
+/// Which of the model's two streams a delta belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    Reasoning,
+    Content,
+}
 
 /// See the module docs.
 #[derive(Debug, Default)]
 pub struct Transcript {
-    cells: Vec<Cell>,
+    cells: Vec<HistoryCell>,
     by_call: HashMap<String, usize>,
     /// First visible line when not following.
     top: usize,
     /// Stick to the end as output arrives.
     pub follow: bool,
     selected: Option<usize>,
-    last_width: Slot<usize>,
-    last_height: Slot<usize>,
-    last_total: Slot<usize>,
+    last_width: Cell<usize>,
+    last_height: Cell<usize>,
+    last_total: Cell<usize>,
 }
 
 impl Transcript {
@@ -39,12 +47,12 @@ impl Transcript {
         }
     }
 
-    pub fn cells(&self) -> &[Cell] {
+    pub fn cells(&self) -> &[HistoryCell] {
         &self.cells
     }
 
     pub fn push(&mut self, kind: CellKind) -> usize {
-        self.cells.push(Cell::new(kind));
+        self.cells.push(HistoryCell::new(kind));
         self.cells.len() - 1
     }
 
@@ -92,8 +100,8 @@ impl Transcript {
                 self.finish_streaming();
                 self.push(CellKind::TurnHeader(*step));
             }
-            Event::ReasoningDelta { text } => self.append_stream(text, true),
-            Event::ContentDelta { text } => self.append_stream(text, false),
+            Event::ReasoningDelta { text } => self.append_stream(text, Stream::Reasoning),
+            Event::ContentDelta { text } => self.append_stream(text, Stream::Content),
             Event::ToolCallStarted { name } => {
                 self.finish_streaming();
                 self.push(CellKind::Tool(Box::new(ToolItem {
@@ -162,11 +170,16 @@ impl Transcript {
         }
     }
 
-    fn append_stream(&mut self, delta: &str, reasoning: bool) {
+    fn append_stream(&mut self, delta: &str, stream: Stream) {
         let continues = matches!(
-            (self.cells.last().map(|c| &c.kind), reasoning),
-            (Some(CellKind::Reasoning { done: false, .. }), true)
-                | (Some(CellKind::Assistant { done: false, .. }), false)
+            (self.cells.last().map(|c| &c.kind), stream),
+            (
+                Some(CellKind::Reasoning { done: false, .. }),
+                Stream::Reasoning
+            ) | (
+                Some(CellKind::Assistant { done: false, .. }),
+                Stream::Content
+            )
         );
         if !continues {
             self.finish_streaming();
@@ -175,10 +188,9 @@ impl Transcript {
                 return;
             }
             let text = String::new();
-            self.push(if reasoning {
-                CellKind::Reasoning { text, done: false }
-            } else {
-                CellKind::Assistant { text, done: false }
+            self.push(match stream {
+                Stream::Reasoning => CellKind::Reasoning { text, done: false },
+                Stream::Content => CellKind::Assistant { text, done: false },
             });
         }
         if let Some(last) = self.cells.last_mut() {
@@ -213,9 +225,13 @@ impl Transcript {
         self.follow = next >= max_top;
     }
 
-    pub fn page(&mut self, down: bool) {
+    /// Scroll by a page (the view's height less two lines of overlap).
+    pub fn page(&mut self, to: Direction) {
         let h = self.last_height.get().saturating_sub(2).max(1) as isize;
-        self.scroll_by(if down { h } else { -h });
+        self.scroll_by(match to {
+            Direction::Forward => h,
+            Direction::Back => -h,
+        });
     }
 
     pub fn to_top(&mut self) {
@@ -232,14 +248,14 @@ impl Transcript {
     }
 
     /// Move the selection to the next (or previous) expandable item.
-    pub fn select(&mut self, forward: bool, ctx: &RenderCtx<'_>) {
+    pub fn select(&mut self, to: Direction, ctx: &RenderCtx<'_>) {
         let n = self.cells.len();
         let start = self.selected;
-        let candidates: Box<dyn Iterator<Item = usize>> = match (forward, start) {
-            (true, Some(s)) => Box::new(s + 1..n),
-            (true, None) => Box::new(0..n),
-            (false, Some(s)) => Box::new((0..s).rev()),
-            (false, None) => Box::new((0..n).rev()),
+        let candidates: Box<dyn Iterator<Item = usize>> = match (to, start) {
+            (Direction::Forward, Some(s)) => Box::new(s + 1..n),
+            (Direction::Forward, None) => Box::new(0..n),
+            (Direction::Back, Some(s)) => Box::new((0..s).rev()),
+            (Direction::Back, None) => Box::new((0..n).rev()),
         };
         let next = candidates.into_iter().find(|&i| self.cells[i].expandable());
         if let Some(i) = next {

@@ -2,7 +2,6 @@
 //! positions they record, like where each hunk starts, go into `Cell`s for the key handlers);
 //! nothing here blocks or computes diffs.
 
-pub mod diff_lines;
 mod overlays;
 mod patch;
 mod review;

@@ -1,8 +1,8 @@
 //! The session patch: every changed file as a highlighted diff, the same way each change was
 //! reviewed, with apply / save / discard.
 
-use super::diff_lines;
 use crate::tui::app::{App, PatchReview};
+use crate::tui::diff_lines;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};

@@ -1,9 +1,9 @@
 //! The review views: a file change as a highlighted diff with selectable hunks (the main
 //! area), and a command as a panel above the message line.
 
-use super::diff_lines::{self, HunkMarks};
 use crate::diff::Highlighter;
 use crate::tui::app::{App, ChangeReview, CommandReview};
+use crate::tui::diff_lines::{self, HunkMarks};
 use crate::tui::theme::rgb;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};

@@ -1,0 +1,266 @@
+//! The sections of a `lilypad bench` run that load the in-process engine: the scripted session
+//! (`agent-turns` and `resume` on one engine), `engine` against its reference loop in a child
+//! process, and `decode`.
+//!
+//! Owns: the model file each section uses (the given GGUF, or a random-weight one written into
+//! the run's temporary directory), the engine settings each loads with (always on the CPU but
+//! for `decode`, which keeps the configured GPU layers), and the notes describing them. Does
+//! not own: the measurements (`agent_turns`, `resume`, `engine`, `decode`).
+
+use super::suite::{io, BenchError, Options};
+use super::{agent_turns, decode as d, engine as e, resume, Report};
+use crate::config::EngineSettings;
+use crate::engine::EngineHandle;
+use std::path::Path;
+
+/// Load the engine from `path` with `settings`.
+fn load(path: &Path, settings: &EngineSettings) -> Result<EngineHandle, BenchError> {
+    EngineHandle::load(path, settings, |_| {}).map_err(|source| BenchError::Load {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The given model, or a bench-shaped random-weight one of width `embd` written into `dir`.
+fn model_path(opts: &Options, dir: &Path, embd: u64) -> Result<std::path::PathBuf, BenchError> {
+    super::model_path(opts.gguf.as_deref(), dir, embd).map_err(|source| BenchError::WriteModel {
+        what: "writing the bench model",
+        source,
+    })
+}
+
+/// `agent-turns` and `resume`, whichever `opts` asks for, on one engine.
+pub(super) fn session(
+    opts: &Options,
+    settings: &EngineSettings,
+    dir: &Path,
+    report: &mut Report,
+) -> Result<(), BenchError> {
+    use super::suite::Which;
+    let (turns, embd, repeats) = if opts.quick {
+        (opts.turns.min(4), opts.embd.min(64), 1)
+    } else {
+        (opts.turns, opts.embd, opts.repeats)
+    };
+    let path = model_path(opts, dir, embd)?;
+    let mut es = settings.clone();
+    es.ctx = if opts.quick { 16_384 } else { 65_536 };
+    es.batch = 512;
+    es.ubatch = 512;
+    if es.threads == 0 {
+        es.threads = 1;
+    }
+    es.gpu_layers = Some(es.gpu_layers.unwrap_or(0));
+    let engine = load(&path, &es)?;
+    let m = engine.model();
+    report.notes.push(format!(
+        "engine model: {} ({}, {} parameters, {} layers), ctx {}, {} thread(s), CPU",
+        if opts.gguf.is_some() {
+            path.display().to_string()
+        } else {
+            format!("random-weight bench model, n_embd {embd}")
+        },
+        m.architecture,
+        m.parameters,
+        m.layers,
+        es.ctx,
+        es.threads
+    ));
+    if matches!(opts.which, Which::AgentTurns | Which::All) {
+        eprintln!("bench agent-turns: {turns} turns...");
+        let baseline_every = if opts.quick { 1 } else { opts.baseline_every };
+        let o = agent_turns::run(&engine, turns, baseline_every)?;
+        if o.not_extended > 0 {
+            report.notes.push(format!(
+                "agent-turns: {} request(s) rewound or re-read instead of extending memory",
+                o.not_extended
+            ));
+        }
+        report.figures.extend(o.figures());
+    }
+    if matches!(opts.which, Which::Resume | Which::All) {
+        eprintln!("bench resume: {turns} turns, {repeats} repeat(s)...");
+        let o = resume::run(&engine, turns, repeats, dir)?;
+        report.figures.extend(o.figures());
+    }
+    Ok(())
+}
+
+/// `engine`: rounds alternating Lilypad's side and the reference loop's, the reference run by
+/// this same binary as `lilypad bench engine-reference` in a child process.
+pub(super) fn engine(
+    opts: &Options,
+    settings: &EngineSettings,
+    dir: &Path,
+    threads: u32,
+    report: &mut Report,
+) -> Result<(), BenchError> {
+    let (embd, reps) = if opts.quick {
+        (64, 1)
+    } else {
+        (opts.engine_embd, 5)
+    };
+    let path = model_path(opts, dir, embd)?;
+    // Rounds alternate the two sides, so a change in the machine's load over the run hits
+    // both alike.
+    let rounds = if opts.quick { 1 } else { 5 };
+    eprintln!(
+        "bench engine: pp{} / tg{}, {rounds} rounds of {reps} runs each side...",
+        e::PP,
+        e::TG
+    );
+    let mut es = settings.clone();
+    es.ctx = e::CTX;
+    es.batch = e::PP as u32;
+    es.ubatch = e::PP as u32;
+    es.threads = threads;
+    es.gpu_layers = Some(0);
+    let engine = load(&path, &es)?;
+    let m = engine.model();
+    report.notes.push(format!(
+        "engine: model {} ({} parameters, {} layers), ctx {}, batch {}, {threads} thread(s), CPU, {rounds} rounds per side in alternating order, each the mean of {reps} runs after a warm-up",
+        if opts.gguf.is_some() { path.display().to_string() } else { format!("random-weight n_embd {embd}") },
+        m.parameters,
+        m.layers,
+        e::CTX,
+        e::PP
+    ));
+    let exe = std::env::current_exe().map_err(io("finding the lilypad binary"))?;
+    let (mut refs, mut lilys) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        // Odd rounds run Lilypad's side first: neither side always runs second.
+        if round % 2 == 1 {
+            lilys.push(e::lilypad(&engine, reps)?);
+        }
+        let out = std::process::Command::new(&exe)
+            .arg("--threads")
+            .arg(threads.to_string())
+            .args([
+                "bench",
+                "engine-reference",
+                "--repeats",
+                &reps.to_string(),
+                "--gguf",
+            ])
+            .arg(&path)
+            .output()
+            .map_err(io("running the reference loop"))?;
+        if !out.status.success() {
+            return Err(BenchError::ReferenceFailed(
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            ));
+        }
+        refs.push(
+            serde_json::from_slice::<e::Speeds>(&out.stdout)
+                .map_err(BenchError::ReferenceOutput)?,
+        );
+        if round % 2 == 0 {
+            lilys.push(e::lilypad(&engine, reps)?);
+        }
+    }
+    let (reference, lily) = (e::Speeds::mean_of(&refs), e::Speeds::mean_of(&lilys));
+    if lily.tg_min_tokens < e::TG {
+        report.notes.push(format!(
+            "engine: a tg run stopped at an end-of-generation token after {} tokens",
+            lily.tg_min_tokens
+        ));
+    }
+    report.figures.extend(e::figures(lily, reference));
+    Ok(())
+}
+
+/// `decode`: generation speed of the given or a Qwen3.5-4B-shaped model against the given or
+/// the measured memory bandwidth.
+pub(super) fn decode(
+    opts: &Options,
+    settings: &EngineSettings,
+    dir: &Path,
+    threads: u32,
+    report: &mut Report,
+) -> Result<(), BenchError> {
+    let path = match &opts.gguf {
+        Some(p) => p.clone(),
+        None => {
+            let spec = if opts.quick {
+                super::bench_spec(64)
+            } else {
+                let vocab = match &opts.vocab_dir {
+                    Some(dir) => {
+                        crate::testmodel::vocab::qwen35(dir, 248_320).map_err(|source| {
+                            BenchError::Vocab {
+                                dir: dir.clone(),
+                                source,
+                            }
+                        })?
+                    }
+                    None => crate::testmodel::vocab::synthetic(),
+                };
+                d::four_b_spec(vocab)
+            };
+            let path = dir.join("decode.gguf");
+            eprintln!(
+                "bench decode: writing a random-weight model (n_embd {}, {} layers)...",
+                spec.n_embd, spec.n_layer
+            );
+            crate::testmodel::write(&path, &spec).map_err(|source| BenchError::WriteModel {
+                what: "writing the decode model",
+                source,
+            })?;
+            path
+        }
+    };
+    let (weight_bytes, parameters) =
+        d::weight_bytes(&path).map_err(|source| BenchError::ReadModel {
+            path: path.clone(),
+            source,
+        })?;
+    let mut es = settings.clone();
+    es.ctx = 4_096;
+    es.threads = threads;
+    let gpu_layers = es.gpu_layers.unwrap_or(0);
+    es.gpu_layers = Some(gpu_layers);
+    let engine = load(&path, &es)?;
+    let (tokens, reps) = if opts.quick {
+        (16, 1)
+    } else {
+        (opts.decode_tokens, 3)
+    };
+    eprintln!("bench decode: {reps} runs of {tokens} tokens...");
+    let (tps, fewest) = d::tokens_per_second(&engine, tokens, reps)?;
+    drop(engine);
+    let (limit, limit_source) = match opts.peak_gbs {
+        Some(g) => (g * 1e9, "given memory bandwidth (--peak-gbs)".to_string()),
+        None => {
+            let bytes = if opts.quick { 64 << 20 } else { 2 << 30 };
+            eprintln!("bench decode: reading {} MiB of memory...", bytes >> 20);
+            (
+                d::memory_read_bandwidth(bytes, threads as usize),
+                format!(
+                    "host memory read, {threads} thread(s), {} MiB, same run",
+                    bytes >> 20
+                ),
+            )
+        }
+    };
+    report.notes.push(format!(
+        "decode: {} ({parameters} parameters, {:.2} GB of weights), {threads} thread(s), {gpu_layers} layer(s) on the GPU, median of {reps} runs of {tokens} tokens after a warm-up",
+        opts.gguf.as_ref().map_or_else(
+            || "random-weight qwen35 of Qwen3.5-4B's shape".to_string(),
+            |p| p.display().to_string()
+        ),
+        weight_bytes as f64 / 1e9
+    ));
+    if fewest < tokens {
+        report.notes.push(format!(
+            "decode: a run stopped at an end-of-generation token after {fewest} tokens"
+        ));
+    }
+    let o = d::Outcome {
+        weight_bytes,
+        tokens_per_second: tps,
+        limit,
+        limit_source,
+    };
+    report.figures.extend(o.figures());
+    Ok(())
+}

@@ -1,0 +1,195 @@
+//! `lilypad doctor`: what Lilypad would use and whether it will work: the model, GPU offload,
+//! the layers that would be offloaded, the memory the configured context needs, and whether the
+//! Docker and Kubernetes sandboxes answer.
+//!
+//! Owns: the checks and the report's wording, written line by line as each check finishes (a
+//! sandbox probe can take seconds). Invariant: every probe is bounded by [`PROBE_TIMEOUT`], so
+//! a missing engine is reported, not waited on. Does not own: settings (`config`), argument
+//! parsing (`cli`), the process exit (the caller maps [`Verdict::exit_code`]).
+
+use crate::config::{ModelSource, Settings};
+use crate::engine::llama::{gpu_offload_available, gpu_offload_compiled, kv_bytes_per_token};
+use crate::gguf::GgufFile;
+use crate::sandbox::{SandboxKind, SandboxSpec};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long each sandbox probe may take.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How the check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Everything found can be used (a missing model is not a failure: the report says how to
+    /// get one).
+    Usable,
+    /// The configured or discovered model cannot be opened.
+    ModelUnusable,
+}
+
+impl Verdict {
+    /// The process exit code `lilypad doctor` reports.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Self::Usable => 0,
+            Self::ModelUnusable => 2,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DoctorError {
+    /// Writing the report failed.
+    #[error(transparent)]
+    Write(#[from] std::io::Error),
+    /// The runtime for the sandbox probes could not start.
+    #[error(transparent)]
+    Runtime(std::io::Error),
+}
+
+/// Check everything `settings` name and write the report to `out`, line by line.
+pub fn run(settings: &Settings, out: &mut dyn Write) -> Result<Verdict, DoctorError> {
+    let e = &settings.engine;
+    writeln!(out, "Lilypad {}", env!("CARGO_PKG_VERSION"))?;
+    let model = model(settings, out)?;
+    let compiled = gpu_offload_compiled();
+    offload(compiled, out)?;
+    let (layers, verdict) = match &model {
+        Some(path) => model_file(path, e.ctx, out)?,
+        None => {
+            writeln!(out, "context         {} tokens", e.ctx)?;
+            (None, Verdict::Usable)
+        }
+    };
+    let offloaded = match (compiled, e.gpu_layers, layers) {
+        (false, _, _) => "0 (CPU build)".to_string(),
+        (true, Some(n), Some(l)) => format!("{} of {l}", u64::from(n).min(l + 1)),
+        (true, Some(n), None) => n.to_string(),
+        (true, None, Some(l)) => format!("all {l}"),
+        (true, None, None) => "all".to_string(),
+    };
+    writeln!(out, "gpu layers      {offloaded}")?;
+    let threads = if e.threads > 0 {
+        e.threads.to_string()
+    } else {
+        format!(
+            "{} (all cores)",
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        )
+    };
+    writeln!(out, "threads         {threads}")?;
+    sandboxes(out)?;
+    Ok(verdict)
+}
+
+/// The model line(s): where the model comes from, or how to get one.
+fn model(settings: &Settings, out: &mut dyn Write) -> Result<Option<PathBuf>, DoctorError> {
+    Ok(match settings.model_source() {
+        ModelSource::Configured(p) => {
+            writeln!(out, "model           {} (configured)", p.display())?;
+            Some(p)
+        }
+        ModelSource::Discovered(p) => {
+            writeln!(
+                out,
+                "model           {} (found in the models directory)",
+                p.display()
+            )?;
+            Some(p)
+        }
+        ModelSource::Missing { searched } => {
+            let dir = searched.map_or_else(|| "-".to_string(), |d| d.display().to_string());
+            writeln!(out, "model           none: pass --model F.gguf, set LILYPAD_MODEL, or put a .gguf in {dir}")?;
+            writeln!(out, "                (convert the BF16 checkpoint with `lilypad convert DIR -o F.gguf`)")?;
+            None
+        }
+    })
+}
+
+/// Whether GPU offload is compiled in, with which backends, and whether a device is there.
+fn offload(compiled: bool, out: &mut dyn Write) -> Result<(), DoctorError> {
+    let features: Vec<&str> = [
+        (cfg!(feature = "cuda"), "cuda"),
+        (cfg!(feature = "vulkan"), "vulkan"),
+        (cfg!(feature = "metal"), "metal"),
+    ]
+    .iter()
+    .filter_map(|(on, n)| on.then_some(*n))
+    .collect();
+    if compiled {
+        let device = if gpu_offload_available() {
+            "a GPU device is available"
+        } else {
+            "but no GPU device was found at run time"
+        };
+        writeln!(
+            out,
+            "gpu offload     compiled in ({}), {device}",
+            features.join(", ")
+        )?;
+    } else {
+        writeln!(out, "gpu offload     not compiled in (CPU build; rebuild with --features cuda, vulkan or metal)")?;
+    }
+    Ok(())
+}
+
+/// What the model file holds and what its context costs; its layer count (when it has one)
+/// and whether it can be used.
+fn model_file(
+    path: &Path,
+    ctx: u32,
+    out: &mut dyn Write,
+) -> Result<(Option<u64>, Verdict), DoctorError> {
+    let f = match GgufFile::open(path) {
+        Ok(f) => f,
+        Err(err) => {
+            writeln!(out, "                cannot be used: {err}")?;
+            return Ok((None, Verdict::ModelUnusable));
+        }
+    };
+    let arch = f.architecture().unwrap_or("unknown");
+    writeln!(
+        out,
+        "                {arch}, {} parameters, {} layers",
+        f.parameter_count(),
+        f.arch_u64("block_count").unwrap_or(0)
+    )?;
+    if arch != "qwen35" {
+        writeln!(out, "                note: Lilypad's prompt format targets qwen35 (FrogNano-4B); other architectures may not follow it")?;
+    }
+    let mib = kv_bytes_per_token(&f) * u64::from(ctx) / (1 << 20);
+    writeln!(
+        out,
+        "context         {ctx} tokens (attention cache about {mib} MiB)"
+    )?;
+    Ok((f.arch_u64("block_count"), Verdict::Usable))
+}
+
+/// One line per container sandbox: what it reports, or why it is not available.
+fn sandboxes(out: &mut dyn Write) -> Result<(), DoctorError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(DoctorError::Runtime)?;
+    for kind in [SandboxKind::Docker, SandboxKind::Kube] {
+        let spec = SandboxSpec {
+            kind,
+            repo: PathBuf::from("."),
+            docker: Default::default(),
+            kube: Default::default(),
+        };
+        let probe = rt.block_on(async {
+            tokio::time::timeout(PROBE_TIMEOUT, crate::sandbox::probe(&spec)).await
+        });
+        let line = match probe {
+            Ok(Ok(text)) => text,
+            Ok(Err(e)) => format!("{kind:?}: not available: {e}").to_lowercase(),
+            Err(_) => {
+                format!("{kind:?}: no answer within {} s", PROBE_TIMEOUT.as_secs()).to_lowercase()
+            }
+        };
+        writeln!(out, "sandbox         {line}")?;
+    }
+    Ok(())
+}
