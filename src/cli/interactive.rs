@@ -42,8 +42,8 @@ struct SandboxPatch(Arc<dyn Sandbox>);
 
 #[async_trait::async_trait]
 impl PatchSource for SandboxPatch {
-    async fn export(&self) -> Result<Vec<u8>, String> {
-        self.0.export_patch().await.map_err(|e| e.to_string())
+    async fn export(&self) -> Result<Vec<u8>, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(self.0.export_patch().await?)
     }
 }
 

@@ -79,19 +79,50 @@ impl Drop for KeyReader {
     }
 }
 
+/// Why an action the interface runs for the person failed; shown as a notice.
+#[derive(Debug, thiserror::Error)]
+pub enum ActionError {
+    #[error("{doing}: {source}")]
+    Io {
+        doing: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{editor} exited with {status}; nothing was approved")]
+    Editor {
+        editor: String,
+        status: std::process::ExitStatus,
+    },
+    #[error("git apply{} failed: {stderr}", if *.check { " --check" } else { "" })]
+    GitApply { check: bool, stderr: String },
+    #[error("no repository to apply to")]
+    NoRepository,
+    #[error("{0}")]
+    Export(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error("reading the patch stopped: {0}")]
+    Parse(#[source] tokio::task::JoinError),
+    #[error("the terminal: {0}")]
+    Terminal(#[source] std::io::Error),
+}
+
+fn io(doing: impl Into<String>) -> impl FnOnce(std::io::Error) -> ActionError {
+    let doing = doing.into();
+    move |source| ActionError::Io { doing, source }
+}
+
 /// Open `text` in the person's editor (`$VISUAL`, `$EDITOR`, else `vi`) in a temporary file
 /// named like `path` (so the editor picks the file type), and return what was saved.
-pub fn edit_text(path: &str, text: &str) -> Result<String, String> {
+pub fn edit_text(path: &str, text: &str) -> Result<String, ActionError> {
     let dir = tempfile::Builder::new()
         .prefix("lilypad-edit-")
         .tempdir()
-        .map_err(|e| format!("creating a temporary file: {e}"))?;
+        .map_err(io("creating a temporary file"))?;
     let name = Path::new(path)
         .file_name()
         .map(|n| n.to_os_string())
         .unwrap_or_else(|| "proposal.txt".into());
     let file = dir.path().join(name);
-    std::fs::write(&file, text).map_err(|e| format!("writing {}: {e}", file.display()))?;
+    std::fs::write(&file, text).map_err(io(format!("writing {}", file.display())))?;
     let editor = std::env::var("VISUAL")
         .ok()
         .filter(|e| !e.trim().is_empty())
@@ -108,13 +139,11 @@ pub fn edit_text(path: &str, text: &str) -> Result<String, String> {
         .arg("lilypad-editor")
         .arg(&file)
         .status()
-        .map_err(|e| format!("starting {editor}: {e}"))?;
+        .map_err(io(format!("starting {editor}")))?;
     if !status.success() {
-        return Err(format!(
-            "{editor} exited with {status}; nothing was approved"
-        ));
+        return Err(ActionError::Editor { editor, status });
     }
-    std::fs::read_to_string(&file).map_err(|e| format!("reading {}: {e}", file.display()))
+    std::fs::read_to_string(&file).map_err(io(format!("reading {}", file.display())))
 }
 
 /// The two runs of `git apply`: a check that changes nothing, then the real one.
@@ -126,7 +155,7 @@ enum Pass {
 
 /// `git apply` the patch in `repo` (checked first, so a patch that does not apply changes
 /// nothing). Works in a git work tree (also from a subdirectory of one) and in a plain folder.
-pub fn apply_patch(repo: &Path, patch: &[u8]) -> Result<PatchDecision, String> {
+pub fn apply_patch(repo: &Path, patch: &[u8]) -> Result<PatchDecision, ActionError> {
     let prefix = Command::new("git")
         .args(["rev-parse", "--show-prefix"])
         .current_dir(repo)
@@ -136,7 +165,7 @@ pub fn apply_patch(repo: &Path, patch: &[u8]) -> Result<PatchDecision, String> {
         .filter(|o| o.status.success())
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
-    let run = |pass: Pass| -> Result<(), String> {
+    let run = |pass: Pass| -> Result<(), ActionError> {
         let mut cmd = Command::new("git");
         cmd.arg("apply").arg("--whitespace=nowarn");
         if !prefix.is_empty() {
@@ -152,26 +181,20 @@ pub fn apply_patch(repo: &Path, patch: &[u8]) -> Result<PatchDecision, String> {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| format!("running git: {e}"))?;
+            .map_err(io("running git"))?;
         if let Some(mut stdin) = child.stdin.take() {
             stdin
                 .write_all(patch)
-                .map_err(|e| format!("writing the patch to git: {e}"))?;
+                .map_err(io("writing the patch to git"))?;
         }
-        let out = child
-            .wait_with_output()
-            .map_err(|e| format!("running git: {e}"))?;
+        let out = child.wait_with_output().map_err(io("running git"))?;
         if out.status.success() {
             Ok(())
         } else {
-            Err(format!(
-                "git apply{} failed: {}",
-                match pass {
-                    Pass::Check => " --check",
-                    Pass::Apply => "",
-                },
-                String::from_utf8_lossy(&out.stderr).trim()
-            ))
+            Err(ActionError::GitApply {
+                check: pass == Pass::Check,
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            })
         }
     };
     run(Pass::Check)?;
@@ -182,12 +205,11 @@ pub fn apply_patch(repo: &Path, patch: &[u8]) -> Result<PatchDecision, String> {
 }
 
 /// Write the patch to `path` (relative paths from the current directory).
-pub fn save_patch(path: &Path, patch: &[u8]) -> Result<PatchDecision, String> {
+pub fn save_patch(path: &Path, patch: &[u8]) -> Result<PatchDecision, ActionError> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| format!("creating {}: {e}", parent.display()))?;
+        std::fs::create_dir_all(parent).map_err(io(format!("creating {}", parent.display())))?;
     }
-    std::fs::write(path, patch).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    std::fs::write(path, patch).map_err(io(format!("writing {}", path.display())))?;
     let full = std::fs::canonicalize(path).unwrap_or_else(|_| PathBuf::from(path));
     Ok(PatchDecision::Saved { path: full })
 }
@@ -206,7 +228,7 @@ mod tests {
             std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
             "one\nthree\n"
         );
-        let err = apply_patch(dir.path(), patch).unwrap_err();
+        let err = apply_patch(dir.path(), patch).unwrap_err().to_string();
         assert!(err.contains("--check"), "{err}");
         assert_eq!(
             std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),

@@ -57,7 +57,7 @@ pub enum Direction {
 #[async_trait::async_trait]
 pub trait PatchSource: Send + Sync {
     /// The patch of everything the session changed (empty: nothing).
-    async fn export(&self) -> Result<Vec<u8>, String>;
+    async fn export(&self) -> Result<Vec<u8>, Box<dyn std::error::Error + Send + Sync>>;
 }
 
 /// A running agent as the interface sees it.

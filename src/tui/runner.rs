@@ -3,7 +3,7 @@
 //! only when something changed. Agent events are drained in batches so a fast stream costs one
 //! frame, not one frame per piece.
 
-use super::actions::{self, KeyReader};
+use super::actions::{self, ActionError, KeyReader};
 use super::app::{App, AppOptions, Effect, PatchDecision};
 use super::terminal::TerminalGuard;
 use super::{Backend, SessionOutcome, Startup, TuiError, TuiOptions, FRAMES_PER_SECOND};
@@ -20,8 +20,8 @@ const EVENT_BATCH: usize = 4096;
 /// Results of background jobs.
 enum Job {
     Diff(RequestId, FileDiff),
-    Patch(Result<(Vec<u8>, Vec<FileDiff>), String>),
-    PatchDone(Result<PatchDecision, String>),
+    Patch(Result<(Vec<u8>, Vec<FileDiff>), ActionError>),
+    PatchDone(Result<PatchDecision, ActionError>),
 }
 
 struct Loop {
@@ -242,8 +242,8 @@ impl Loop {
                                 (raw, files)
                             })
                             .await
-                            .map_err(|e| e.to_string()),
-                            Err(e) => Err(e),
+                            .map_err(ActionError::Parse),
+                            Err(e) => Err(ActionError::Export(e)),
                         };
                         let _ = tx.send(Job::Patch(result));
                     });
@@ -253,7 +253,7 @@ impl Loop {
                     let result = self
                         .guard
                         .suspended(|| actions::edit_text(&path, &text))
-                        .map_err(|e| e.to_string())
+                        .map_err(ActionError::Terminal)
                         .and_then(|r| r);
                     self.keys.resume();
                     let fx = self.app.on_edited(id, result);
@@ -265,7 +265,7 @@ impl Loop {
                     tokio::task::spawn_blocking(move || {
                         let r = match repo {
                             Some(repo) => actions::apply_patch(&repo, &bytes),
-                            None => Err("no repository to apply to".into()),
+                            None => Err(ActionError::NoRepository),
                         };
                         let _ = tx.send(Job::PatchDone(r));
                     });

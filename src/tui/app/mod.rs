@@ -17,6 +17,7 @@ pub use status::{AgentState, Status};
 
 use crate::diff::{FileDiff, Highlighter};
 use crate::protocol::{ApprovalKind, Event, Op, RequestId};
+use crate::tui::actions::ActionError;
 use crate::tui::text_input::TextInput;
 use crate::tui::theme::Theme;
 use crate::tui::transcript::{Level, RenderCtx, Transcript};
@@ -263,7 +264,7 @@ impl App {
     }
 
     /// The session patch, exported and parsed (or why not).
-    pub fn on_patch(&mut self, result: Result<(Vec<u8>, Vec<FileDiff>), String>) {
+    pub fn on_patch(&mut self, result: Result<(Vec<u8>, Vec<FileDiff>), ActionError>) {
         match result {
             Ok((raw, _)) if raw.is_empty() => {
                 self.patch = PatchDecision::Empty;
@@ -285,7 +286,7 @@ impl App {
     }
 
     /// The text saved in `$EDITOR` for a change (or why that failed).
-    pub fn on_edited(&mut self, id: RequestId, result: Result<String, String>) -> Vec<Effect> {
+    pub fn on_edited(&mut self, id: RequestId, result: Result<String, ActionError>) -> Vec<Effect> {
         let Mode::Review(Review::Change(c)) = &self.mode else {
             return Vec::new();
         };
@@ -322,7 +323,7 @@ impl App {
     }
 
     /// The outcome of applying or saving the patch.
-    pub fn on_patch_done(&mut self, result: Result<PatchDecision, String>) {
+    pub fn on_patch_done(&mut self, result: Result<PatchDecision, ActionError>) {
         match result {
             Ok(decision) => {
                 let text = match &decision {
