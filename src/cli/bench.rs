@@ -119,7 +119,7 @@ impl BenchArgs {
     }
 }
 
-pub fn run(args: &BenchArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: &BenchArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     match bench::run(&args.options(), &settings.engine)? {
         Output::Reference(speeds) => println!("{}", serde_json::to_string(&speeds)?),
         Output::Report(report) if args.json => {

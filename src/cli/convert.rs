@@ -33,7 +33,7 @@ pub struct ConvertArgs {
     pub no_mtp: bool,
 }
 
-pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
     let opts = ConvertOptions {
         input: args.dir.clone(),
         output: args.output.clone(),

@@ -38,7 +38,7 @@ const DEMO_FILES: &[(&str, &str)] = &[
 ];
 const DEMO_SCRIPT: &str = include_str!("../../assets/demo/script.txt");
 /// The task the demo starts with.
-pub const DEMO_TASK: &str =
+pub(super) const DEMO_TASK: &str =
     "The test test_low_stock_includes_threshold fails. Find out why and fix it.";
 
 #[derive(Debug, clap::Args)]
@@ -61,7 +61,7 @@ pub struct DemoArgs {
     pub theme: Option<String>,
 }
 
-pub fn run(args: &DemoArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: &DemoArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     let repo = match &args.repo {
         Some(r) => r.clone(),
         None => tempfile::Builder::new()

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 #[derive(Debug, clap::Args)]
 pub struct DoctorArgs {}
 
-pub fn run(_args: &DoctorArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+pub(super) fn run(_args: &DoctorArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     let verdict = crate::doctor::run(settings, &mut std::io::stdout().lock())?;
     Ok(ExitCode::from(verdict.exit_code()))
 }

@@ -21,7 +21,7 @@ pub struct GenerateArgs {
     pub json: bool,
 }
 
-pub fn run(args: &GenerateArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: &GenerateArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     let prompt = match (&args.prompt, &args.prompt_file) {
         (Some(p), _) => p.clone(),
         (None, Some(f)) => {

@@ -16,7 +16,7 @@ pub struct InfoArgs {
     pub json: bool,
 }
 
-pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
     let f = GgufFile::open(&args.file)?;
     let summary = summarize(&f);
     if args.json {

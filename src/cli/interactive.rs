@@ -14,7 +14,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 
 /// How to get the model.
-pub enum ModelPlan {
+pub(super) enum ModelPlan {
     /// Already built (the demo's scripted model).
     Ready(Arc<TemplatedModel>),
     /// Load it in the background (may take a while: progress is shown).
@@ -22,7 +22,7 @@ pub enum ModelPlan {
 }
 
 /// Everything needed to start the session.
-pub struct Plan {
+pub(super) struct Plan {
     pub settings: Settings,
     pub opts: SessionOptions,
     pub model: ModelPlan,
@@ -33,7 +33,7 @@ pub struct Plan {
 }
 
 /// What the session left behind, for the summary.
-pub struct Finished {
+pub(super) struct Finished {
     pub outcome: SessionOutcome,
     pub log_path: Option<PathBuf>,
 }
@@ -48,7 +48,7 @@ impl PatchSource for SandboxPatch {
 }
 
 /// Run the session in the interface until the person quits; the sandbox is closed after.
-pub async fn run(plan: Plan) -> anyhow::Result<Finished> {
+pub(super) async fn run(plan: Plan) -> anyhow::Result<Finished> {
     let (tx, rx) = unbounded_channel();
     let tui_options = plan.tui.clone();
     let starter = tokio::spawn(start(plan, tx));
@@ -141,7 +141,7 @@ async fn try_start(
 }
 
 /// The line printed after the screen is restored.
-pub fn summary(f: &Finished) -> String {
+pub(super) fn summary(f: &Finished) -> String {
     use crate::tui::PatchDecision as P;
     let patch = match &f.outcome.patch {
         P::Applied { repo } => format!("the session patch was applied to {}", repo.display()),
@@ -164,13 +164,13 @@ pub fn summary(f: &Finished) -> String {
 }
 
 /// The theme from the flag (or `LILYPAD_THEME`), dark by default.
-pub fn theme(name: Option<&str>) -> anyhow::Result<tui::Theme> {
+pub(super) fn theme(name: Option<&str>) -> anyhow::Result<tui::Theme> {
     Ok(tui::Theme::load(name.unwrap_or("dark"))?)
 }
 
 /// `lilypad [TASK]`: an interactive session in the repository (the current directory unless
 /// `--repo`), in a Docker sandbox unless `--sandbox` says otherwise.
-pub fn run_default(
+pub(super) fn run_default(
     task: Option<String>,
     opts: &SessionOptions,
     theme_name: Option<&str>,

@@ -25,7 +25,7 @@ pub struct ParseArgs {
 /// End-of-turn tokens a pasted output may still carry.
 const STOP_TOKENS: &[&str] = &["<|im_end|>", "<|endoftext|>"];
 
-pub fn run(args: &ParseArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: &ParseArgs) -> anyhow::Result<ExitCode> {
     let text = match &args.file {
         Some(path) => std::fs::read_to_string(path)
             .with_context(|| format!("cannot read {}", path.display()))?,

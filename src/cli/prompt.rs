@@ -50,7 +50,7 @@ pub enum FormArg {
     Openai,
 }
 
-pub fn run(args: &PromptArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: &PromptArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     let prompt_settings = PromptSettings {
         template_file: args.template.clone(),
         template: if args.builtin_template {

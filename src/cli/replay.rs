@@ -18,7 +18,7 @@ pub struct ReplayArgs {
     pub theme: Option<String>,
 }
 
-pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     let direct = PathBuf::from(&args.session);
     let path = if direct.is_file() {
         direct

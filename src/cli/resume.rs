@@ -27,7 +27,7 @@ pub struct ResumeArgs {
     pub session: SessionArgs,
 }
 
-pub fn run(args: &ResumeArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: &ResumeArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     if args.id.is_none() && !args.last {
         anyhow::bail!("give a session id (see `lilypad sessions`) or --last");
     }

@@ -33,7 +33,7 @@ pub struct RunArgs {
     pub session: SessionArgs,
 }
 
-pub fn run(args: &RunArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: &RunArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     let opts = SessionOptions::from(&args.session);
     let repo = match &opts.repo {
         Some(r) => r.clone(),

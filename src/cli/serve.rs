@@ -24,7 +24,7 @@ pub struct ServeArgs {
     pub engine: Option<String>,
 }
 
-pub fn run(args: &ServeArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: &ServeArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     let listen = args.listen.as_deref().unwrap_or(&settings.serve.listen);
     let allow_remote = args.allow_remote || settings.serve.allow_remote;
     let addr = check_listen(listen, allow_remote)?;

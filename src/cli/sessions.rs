@@ -14,7 +14,7 @@ pub struct SessionsArgs {
     pub session: SessionArgs,
 }
 
-pub fn run(args: &SessionsArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: &SessionsArgs) -> anyhow::Result<ExitCode> {
     let dir = crate::launch::session_dir(&SessionOptions::from(&args.session))?;
     let list = list_sessions(&dir)?;
     if args.json {

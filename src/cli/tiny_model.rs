@@ -17,7 +17,7 @@ pub struct TinyModelArgs {
     pub template: Option<PathBuf>,
 }
 
-pub fn run(args: &TinyModelArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: &TinyModelArgs) -> anyhow::Result<ExitCode> {
     let mut spec = match &args.real_vocab {
         Some(dir) => TinySpec::with_vocab(testmodel::vocab::qwen35(dir, 248_320)?),
         None => TinySpec::synthetic(),

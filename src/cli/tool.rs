@@ -28,7 +28,7 @@ pub struct ToolArgs {
     pub apply: bool,
 }
 
-pub fn run(args: &ToolArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: &ToolArgs) -> anyhow::Result<ExitCode> {
     let text = if args.args == "-" {
         let mut s = String::new();
         std::io::stdin()

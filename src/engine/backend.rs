@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 static BACKEND: OnceLock<Result<LlamaBackend, Arc<LlamaCppError>>> = OnceLock::new();
 
 /// The shared backend, initialised on first use.
-pub fn get() -> Result<&'static LlamaBackend, EngineError> {
+pub(super) fn get() -> Result<&'static LlamaBackend, EngineError> {
     BACKEND
         .get_or_init(|| {
             llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());

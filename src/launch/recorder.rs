@@ -11,7 +11,7 @@ use crate::session::SessionLog;
 use std::sync::Arc;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 
-pub fn record(
+pub(super) fn record(
     mut from: UnboundedReceiver<Event>,
     mut log: SessionLog,
     sandbox: Arc<dyn Sandbox>,

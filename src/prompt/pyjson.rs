@@ -145,7 +145,7 @@ fn json_number(n: &serde_json::Number) -> String {
 
 /// Python's `repr(float)`: the shortest digits that read back to the same float, in fixed
 /// notation when the decimal exponent is in `-4..16`, else in exponent notation (`1e+16`).
-pub fn float_repr(f: f64) -> String {
+pub(super) fn float_repr(f: f64) -> String {
     if f.is_nan() {
         return "nan".to_string();
     }
@@ -201,7 +201,7 @@ pub fn float_repr(f: f64) -> String {
 
 /// Python's `str(value)`: strings as they are, `True`/`False`/`None`, numbers as Python prints
 /// them, containers in their `repr` form (`{'a': 1}`).
-pub fn py_str(value: &Value) -> String {
+pub(super) fn py_str(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         other => {

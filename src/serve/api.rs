@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 
 /// A request, read.
 #[derive(Debug)]
-pub struct ChatParams {
+pub(super) struct ChatParams {
     pub messages: Vec<Message>,
     pub tools: Vec<ToolSpec>,
     pub stream: bool,
@@ -28,7 +28,7 @@ pub struct ChatParams {
 
 /// An error answered in OpenAI's form, `{"error": {"message", "type", ...}}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApiError {
+pub(crate) struct ApiError {
     pub status: StatusCode,
     pub kind: &'static str,
     pub message: String,
@@ -45,7 +45,7 @@ impl IntoResponse for ApiError {
 }
 
 /// An OpenAI-style error response.
-pub fn error(status: StatusCode, kind: &'static str, message: String) -> Response {
+pub(super) fn error(status: StatusCode, kind: &'static str, message: String) -> Response {
     ApiError {
         status,
         kind,
@@ -54,11 +54,11 @@ pub fn error(status: StatusCode, kind: &'static str, message: String) -> Respons
     .into_response()
 }
 
-pub fn error_body(kind: &str, message: &str) -> Value {
+pub(super) fn error_body(kind: &str, message: &str) -> Value {
     json!({"error": {"message": message, "type": kind, "param": null, "code": null}})
 }
 
-pub fn now() -> u64 {
+pub(super) fn now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -84,7 +84,7 @@ fn number(body: &Value, key: &str) -> Result<Option<f64>, ApiError> {
 }
 
 /// Read a request body; `defaults` fill in what it leaves out.
-pub fn parse_request(
+pub(super) fn parse_request(
     text: &str,
     defaults: &SamplingSettings,
     max_tokens: u32,
@@ -147,7 +147,7 @@ pub fn parse_request(
 }
 
 /// OpenAI's finish reason for a stop.
-pub fn finish_reason(stop: StopReason, has_calls: bool) -> &'static str {
+pub(super) fn finish_reason(stop: StopReason, has_calls: bool) -> &'static str {
     match stop {
         StopReason::TokenCap | StopReason::ContextFull => "length",
         _ if has_calls => "tool_calls",
@@ -155,7 +155,7 @@ pub fn finish_reason(stop: StopReason, has_calls: bool) -> &'static str {
     }
 }
 
-pub fn usage(f: &Figures) -> Value {
+pub(super) fn usage(f: &Figures) -> Value {
     json!({
         "prompt_tokens": f.prompt_tokens,
         "completion_tokens": f.generated_tokens,
@@ -165,7 +165,7 @@ pub fn usage(f: &Figures) -> Value {
 }
 
 /// One call in the OpenAI form (arguments as a JSON string); `index` for stream deltas.
-pub fn tool_call(call: &ToolCall, index: Option<usize>) -> Value {
+pub(super) fn tool_call(call: &ToolCall, index: Option<usize>) -> Value {
     let mut m = Map::new();
     if let Some(i) = index {
         m.insert("index".into(), json!(i));
@@ -183,14 +183,14 @@ pub fn tool_call(call: &ToolCall, index: Option<usize>) -> Value {
 }
 
 /// Fields every response and chunk carries.
-pub struct Header<'a> {
+pub(super) struct Header<'a> {
     pub id: &'a str,
     pub created: u64,
     pub model: &'a str,
 }
 
 /// One streamed chunk.
-pub fn chunk(h: &Header<'_>, delta: Value, finish: Option<&str>) -> Value {
+pub(super) fn chunk(h: &Header<'_>, delta: Value, finish: Option<&str>) -> Value {
     json!({
         "id": h.id,
         "object": "chat.completion.chunk",
@@ -201,7 +201,7 @@ pub fn chunk(h: &Header<'_>, delta: Value, finish: Option<&str>) -> Value {
 }
 
 /// The last chunk when the client asked for usage: no choices.
-pub fn usage_chunk(h: &Header<'_>, f: &Figures) -> Value {
+pub(super) fn usage_chunk(h: &Header<'_>, f: &Figures) -> Value {
     json!({
         "id": h.id,
         "object": "chat.completion.chunk",
@@ -213,7 +213,7 @@ pub fn usage_chunk(h: &Header<'_>, f: &Figures) -> Value {
 }
 
 /// A whole (non-streamed) response.
-pub fn completion(
+pub(super) fn completion(
     h: &Header<'_>,
     turn: &crate::prompt::ParsedTurn,
     stop: StopReason,

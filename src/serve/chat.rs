@@ -39,7 +39,7 @@ impl Drop for CancelOnDrop {
     }
 }
 
-pub async fn completions(
+pub(super) async fn completions(
     State(server): State<Arc<Server>>,
     headers: HeaderMap,
     body: String,

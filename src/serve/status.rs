@@ -11,7 +11,7 @@ use axum::http::StatusCode;
 
 impl ApiError {
     /// The answer for an engine error.
-    pub fn from_engine(e: &EngineError) -> Self {
+    pub(crate) fn from_engine(e: &EngineError) -> Self {
         let (status, kind) = match e {
             EngineError::Prompt(_) | EngineError::EmptyPrompt => {
                 (StatusCode::BAD_REQUEST, "invalid_request_error")

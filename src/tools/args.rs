@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 pub(crate) struct Args<'a>(&'a Map<String, Value>);
 
 impl<'a> Args<'a> {
-    pub fn new(map: &'a Map<String, Value>) -> Self {
+    pub(super) fn new(map: &'a Map<String, Value>) -> Self {
         Self(map)
     }
 
@@ -17,7 +17,7 @@ impl<'a> Args<'a> {
     }
 
     /// A string argument; scalars are taken as their text. `None` when absent or null.
-    pub fn string(&self, name: &str) -> Result<Option<String>, Failure> {
+    pub(super) fn string(&self, name: &str) -> Result<Option<String>, Failure> {
         match self.get(name) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
@@ -28,7 +28,7 @@ impl<'a> Args<'a> {
     }
 
     /// A required string: absent, null and empty all give `ValueError: {name} is required`.
-    pub fn required(&self, name: &str) -> Result<String, Failure> {
+    pub(super) fn required(&self, name: &str) -> Result<String, Failure> {
         match self.string(name)? {
             Some(s) if !s.is_empty() => Ok(s),
             _ => Err(Failure::value(format!("{name} is required"))),
@@ -36,7 +36,7 @@ impl<'a> Args<'a> {
     }
 
     /// `file_path`, or `path` when `file_path` is missing.
-    pub fn file_path(&self) -> Result<String, Failure> {
+    pub(super) fn file_path(&self) -> Result<String, Failure> {
         match self.string("file_path")? {
             Some(s) if !s.is_empty() => Ok(s),
             _ => self
@@ -46,13 +46,13 @@ impl<'a> Args<'a> {
     }
 
     /// A required string that may be empty (file content, replacement text).
-    pub fn text(&self, name: &str) -> Result<String, Failure> {
+    pub(super) fn text(&self, name: &str) -> Result<String, Failure> {
         self.string(name)?
             .ok_or_else(|| Failure::value(format!("{name} is required")))
     }
 
     /// An optional integer; numeric strings and integral floats accepted; empty is absent.
-    pub fn int(&self, name: &str) -> Result<Option<i64>, Failure> {
+    pub(super) fn int(&self, name: &str) -> Result<Option<i64>, Failure> {
         let bad = || Failure::value(format!("{name} must be an integer"));
         match self.get(name) {
             None => Ok(None),
@@ -80,7 +80,7 @@ impl<'a> Args<'a> {
     }
 
     /// An optional number; numeric strings accepted; empty is absent.
-    pub fn number(&self, name: &str) -> Result<Option<f64>, Failure> {
+    pub(super) fn number(&self, name: &str) -> Result<Option<f64>, Failure> {
         let bad = || Failure::value(format!("{name} must be a number"));
         match self.get(name) {
             None => Ok(None),
@@ -92,7 +92,7 @@ impl<'a> Args<'a> {
     }
 
     /// A flag: true for boolean true or "1", "true", "yes", "on" (any case).
-    pub fn truthy(&self, name: &str) -> bool {
+    pub(super) fn truthy(&self, name: &str) -> bool {
         match self.get(name) {
             Some(Value::Bool(b)) => *b,
             Some(Value::String(s)) => {

@@ -12,15 +12,15 @@ pub(crate) struct Failure {
 }
 
 impl Failure {
-    pub fn new(kind: &'static str, message: String) -> Self {
+    pub(super) fn new(kind: &'static str, message: String) -> Self {
         Self { kind, message }
     }
-    pub fn value(message: String) -> Self {
+    pub(super) fn value(message: String) -> Self {
         Self::new("ValueError", message)
     }
 
     /// A sandbox error about the file the model called `shown`.
-    pub fn from_sandbox(err: &SandboxError, shown: &str) -> Self {
+    pub(super) fn from_sandbox(err: &SandboxError, shown: &str) -> Self {
         match err {
             SandboxError::NotFound { .. } => Self::new(
                 "FileNotFoundError",

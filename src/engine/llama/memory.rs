@@ -27,7 +27,7 @@ struct Snapshot {
 }
 
 /// The outcome of reading a prompt. The last prompt token's logits are at batch index 0.
-pub struct Prefill {
+pub(super) struct Prefill {
     pub reuse: Reuse,
     pub reused: usize,
     pub evaluated: usize,
@@ -36,18 +36,18 @@ pub struct Prefill {
 
 /// A conversation's bookkeeping while it is parked in a slot (`super::slots`): its tokens and
 /// rewind points, kept with the sequence state saved beside them.
-pub struct Parts {
+pub(super) struct Parts {
     cached: Vec<LlamaToken>,
     snapshots: Vec<Snapshot>,
 }
 
 impl Parts {
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.cached.len()
     }
 }
 
-pub struct Memory {
+pub(super) struct Memory {
     cached: Vec<LlamaToken>,
     snapshots: Vec<Snapshot>,
     max_snapshots: usize,
@@ -66,7 +66,7 @@ fn llama_err(
 }
 
 impl Memory {
-    pub fn new(n_batch: usize, max_snapshots: usize) -> Self {
+    pub(super) fn new(n_batch: usize, max_snapshots: usize) -> Self {
         Self {
             cached: Vec::new(),
             snapshots: Vec::new(),
@@ -76,12 +76,12 @@ impl Memory {
         }
     }
 
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.cached.len()
     }
 
     /// Bring memory to `prompt` and leave the last prompt token's logits ready.
-    pub fn prefill(
+    pub(super) fn prefill(
         &mut self,
         ctx: &mut LlamaContext<'_>,
         prompt: &[LlamaToken],
@@ -170,7 +170,11 @@ impl Memory {
     }
 
     /// Read one generated token; its logits are then at batch index 0.
-    pub fn push(&mut self, ctx: &mut LlamaContext<'_>, tok: LlamaToken) -> Result<(), EngineError> {
+    pub(super) fn push(
+        &mut self,
+        ctx: &mut LlamaContext<'_>,
+        tok: LlamaToken,
+    ) -> Result<(), EngineError> {
         self.decode(ctx, &[tok], Some(0))
     }
 
@@ -197,7 +201,7 @@ impl Memory {
 
     /// Hand the bookkeeping over for parking; the caller saves the sequence state first and
     /// clears it after, which brings memory back to the invariant (empty and empty).
-    pub fn take_parts(&mut self) -> Parts {
+    pub(super) fn take_parts(&mut self) -> Parts {
         Parts {
             cached: std::mem::take(&mut self.cached),
             snapshots: std::mem::take(&mut self.snapshots),
@@ -206,7 +210,7 @@ impl Memory {
 
     /// Take back parked bookkeeping; the caller has just restored the matching sequence state
     /// into an empty sequence.
-    pub fn put_parts(&mut self, parts: Parts) {
+    pub(super) fn put_parts(&mut self, parts: Parts) {
         self.cached = parts.cached;
         self.snapshots = parts.snapshots;
     }
@@ -215,7 +219,11 @@ impl Memory {
     /// prompt's last message (which the next prompt of a resumed conversation shares, even when
     /// the template re-renders that message), then the whole sequence state and its tokens.
     /// Returns the number of tokens saved.
-    pub fn save(&mut self, ctx: &mut LlamaContext<'_>, path: &Path) -> Result<usize, EngineError> {
+    pub(super) fn save(
+        &mut self,
+        ctx: &mut LlamaContext<'_>,
+        path: &Path,
+    ) -> Result<usize, EngineError> {
         if let Some(pos) = self
             .snapshots
             .iter()
@@ -233,7 +241,11 @@ impl Memory {
     }
 
     /// Replace memory with a state saved by [`Self::save`]; returns its token count.
-    pub fn load(&mut self, ctx: &mut LlamaContext<'_>, path: &Path) -> Result<usize, EngineError> {
+    pub(super) fn load(
+        &mut self,
+        ctx: &mut LlamaContext<'_>,
+        path: &Path,
+    ) -> Result<usize, EngineError> {
         self.clear(ctx)?;
         let (tokens, _) = ctx
             .state_seq_load_file(path, SEQ, ctx.n_ctx() as usize)
@@ -243,7 +255,7 @@ impl Memory {
     }
 
     /// Forget everything.
-    pub fn clear(&mut self, ctx: &mut LlamaContext<'_>) -> Result<(), EngineError> {
+    pub(super) fn clear(&mut self, ctx: &mut LlamaContext<'_>) -> Result<(), EngineError> {
         ctx.clear_kv_cache_seq(Some(SEQ as u32), None, None)
             .map_err(|e| llama_err("clearing memory", e))?;
         self.cached.clear();
@@ -252,7 +264,7 @@ impl Memory {
     }
 
     /// Keep the current state as a rewind point (the oldest is dropped past the limit).
-    pub fn snapshot(&mut self, ctx: &LlamaContext<'_>) -> Result<(), EngineError> {
+    pub(super) fn snapshot(&mut self, ctx: &LlamaContext<'_>) -> Result<(), EngineError> {
         self.take_snapshot(ctx, false)
     }
 

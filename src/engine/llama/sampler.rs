@@ -4,7 +4,7 @@
 use crate::engine::SamplingParams;
 use llama_cpp_2::sampling::LlamaSampler;
 
-pub fn build(p: &SamplingParams) -> LlamaSampler {
+pub(super) fn build(p: &SamplingParams) -> LlamaSampler {
     if p.greedy {
         return LlamaSampler::greedy();
     }

@@ -22,14 +22,14 @@ struct Parked {
     parts: Parts,
 }
 
-pub struct Slots {
+pub(super) struct Slots {
     current: u64,
     parked: Vec<Parked>,
     max_parked: usize,
 }
 
 impl Slots {
-    pub fn new(max_parked: usize) -> Self {
+    pub(super) fn new(max_parked: usize) -> Self {
         Self {
             current: 0,
             parked: Vec::new(),
@@ -38,7 +38,7 @@ impl Slots {
     }
 
     /// Make `key` the active conversation.
-    pub fn switch(
+    pub(super) fn switch(
         &mut self,
         ctx: &mut LlamaContext<'_>,
         memory: &mut Memory,

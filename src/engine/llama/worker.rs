@@ -20,7 +20,7 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 /// Everything the thread needs, resolved before it starts.
-pub struct Plan {
+pub(super) struct Plan {
     path: PathBuf,
     architecture: String,
     chat_template: Option<String>,
@@ -37,7 +37,7 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub fn new(path: &std::path::Path, file: &GgufFile, s: &EngineSettings) -> Self {
+    pub(super) fn new(path: &std::path::Path, file: &GgufFile, s: &EngineSettings) -> Self {
         let threads = if s.threads > 0 {
             s.threads
         } else {
@@ -67,7 +67,7 @@ impl Plan {
     }
 }
 
-pub fn run(
+pub(super) fn run(
     plan: Plan,
     mut progress: Box<dyn FnMut(f32) + Send>,
     ready: mpsc::Sender<Result<LoadedModel, EngineError>>,

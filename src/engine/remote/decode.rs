@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 /// Token counts the server reported.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Usage {
+pub(super) struct Usage {
     pub prompt: usize,
     pub completion: usize,
     pub cached: usize,
@@ -35,7 +35,7 @@ struct CallParts {
 
 /// The state of one reply.
 #[derive(Debug)]
-pub struct Decoder {
+pub(super) struct Decoder {
     style: OutputStyle,
     held: String,
     calls: BTreeMap<u64, CallParts>,
@@ -56,7 +56,7 @@ fn as_str(v: Option<&Value>) -> Option<&str> {
 }
 
 impl Decoder {
-    pub fn new(configured: OutputStyle, learned: &Learned) -> Self {
+    pub(super) fn new(configured: OutputStyle, learned: &Learned) -> Self {
         let style = match configured {
             OutputStyle::Auto => learned.get().unwrap_or(OutputStyle::Auto),
             s => s,
@@ -99,7 +99,7 @@ impl Decoder {
     }
 
     /// One chunk (`chat.completion.chunk`) or one whole response (`chat.completion`).
-    pub fn chunk(&mut self, chunk: &Value, learned: &Learned) -> Vec<EngineEvent> {
+    pub(super) fn chunk(&mut self, chunk: &Value, learned: &Learned) -> Vec<EngineEvent> {
         let mut out = Vec::new();
         if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
             let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0) as usize;
@@ -208,7 +208,7 @@ impl Decoder {
     }
 
     /// The reply is over: release held content and complete open calls.
-    pub fn finish(&mut self) -> Vec<EngineEvent> {
+    pub(super) fn finish(&mut self) -> Vec<EngineEvent> {
         let mut out = Vec::new();
         if self.style == OutputStyle::Auto && !self.held.is_empty() {
             // Undecided: do not learn from it (see the module docs).
@@ -229,7 +229,7 @@ impl Decoder {
 
     /// Why the reply stopped. `length` is reported as the token cap: servers use it for a
     /// full context too, and cannot be told apart from here.
-    pub fn stop_reason(&self) -> StopReason {
+    pub(super) fn stop_reason(&self) -> StopReason {
         match self.finish.as_deref() {
             Some("length") => StopReason::TokenCap,
             _ => StopReason::EndOfGeneration,

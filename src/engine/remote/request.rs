@@ -24,7 +24,7 @@ pub struct ChatRequest {
 pub use crate::protocol::message_json;
 
 /// The whole streaming request body for `model`.
-pub fn body(request: &ChatRequest, model: &str, extra: &Map<String, Value>) -> Value {
+pub(super) fn body(request: &ChatRequest, model: &str, extra: &Map<String, Value>) -> Value {
     let mut b = Map::new();
     b.insert("model".into(), json!(model));
     b.insert(

@@ -7,7 +7,7 @@
 
 /// The incremental decoder.
 #[derive(Debug, Default)]
-pub struct SseDecoder {
+pub(super) struct SseDecoder {
     buf: Vec<u8>,
     data: Option<String>,
     /// A `\r` ended the last line: a `\n` right after it belongs to the same line end.
@@ -16,7 +16,7 @@ pub struct SseDecoder {
 
 impl SseDecoder {
     /// Feed bytes; returns the data of every event completed by them.
-    pub fn push(&mut self, bytes: &[u8]) -> Vec<String> {
+    pub(super) fn push(&mut self, bytes: &[u8]) -> Vec<String> {
         let mut out = Vec::new();
         for &b in bytes {
             if self.after_cr {
@@ -38,7 +38,7 @@ impl SseDecoder {
     }
 
     /// The stream has ended: an event not closed by a blank line still counts.
-    pub fn finish(&mut self) -> Vec<String> {
+    pub(super) fn finish(&mut self) -> Vec<String> {
         let mut out = Vec::new();
         if !self.buf.is_empty() {
             let line = std::mem::take(&mut self.buf);

@@ -8,7 +8,7 @@
 
 /// `RESOLVE PATH`: prints `KIND\nREALPATH` (kind: file, dir, missing, other). The deepest
 /// existing ancestor is resolved with `readlink -f`; missing components are appended.
-pub const RESOLVE: &str = r#"p=$1; rest=
+pub(super) const RESOLVE: &str = r#"p=$1; rest=
 while [ ! -e "$p" ]; do
   case $p in /|'') break ;; esac
   rest=/${p##*/}$rest; p=${p%/*}; [ -n "$p" ] || p=/
@@ -19,7 +19,7 @@ if [ -n "$rest" ]; then k=missing; elif [ -d "$r" ]; then k=dir; elif [ -f "$r" 
 printf '%s\n%s' "$k" "$r$rest""#;
 
 /// `READ PATH MAXBYTES`: the file's bytes on stdout.
-pub const READ: &str = r#"[ -e "$1" ] || exit 2
+pub(super) const READ: &str = r#"[ -e "$1" ] || exit 2
 [ -d "$1" ] && exit 21
 [ -r "$1" ] || exit 13
 s=$(wc -c < "$1") || exit 13
@@ -28,7 +28,7 @@ exec cat "$1""#;
 
 /// `WRITE PATH SIZE`: SIZE bytes from stdin into PATH, atomically (temporary file in the same
 /// directory, then `mv`), keeping an existing file's mode.
-pub const WRITE: &str = r#"f=$1; d=${f%/*}; [ -n "$d" ] || d=/
+pub(super) const WRITE: &str = r#"f=$1; d=${f%/*}; [ -n "$d" ] || d=/
 [ -d "$f" ] && exit 21
 if [ ! -d "$d" ]; then
   mkdir -p "$d" 2>/dev/null || { head -c "$2" >/dev/null; exit 20; }
@@ -43,7 +43,7 @@ mv -f "$t" "$f" || { rm -f "$t"; exit 13; }"#;
 /// files below DIR (`.git` pruned), an empty record, then `path NUL content NUL` for each given
 /// ignore file (absolute: DIR's ancestors') and each `.gitignore` in the listing (missing files:
 /// empty content). Exits with find's status (2 when DIR cannot be entered).
-pub const LIST: &str = r#"d=$1; shift
+pub(super) const LIST: &str = r#"d=$1; shift
 cd "$d" || exit 2
 t=$(mktemp) || exit 3
 find . -name .git -prune -o -type f -print0 > "$t"; s=$?
@@ -61,7 +61,7 @@ exit $s"#;
 /// after a `setsid`. The shell argv is split on spaces (it is `/bin/bash -lc` or `sh -c`). `setsid` runs as a background job: not being a process
 /// group leader there, it does not fork, so `wait` gets the command's own exit status (an
 /// exec's first process often is a group leader, where `setsid` would fork and exit 0).
-pub const RUN: &str = r#"id=$1; cwd=$2; cmd=$3; shift 3
+pub(super) const RUN: &str = r#"id=$1; cwd=$2; cmd=$3; shift 3
 shell="$*"
 d=/tmp/.lilypad; mkdir -p "$d" 2>/dev/null
 for p in /proc/[0-9]*; do
@@ -82,7 +82,7 @@ exec "$@" "$cmd""#;
 /// every process that did not exist before it; prints the pids still alive after that (escapees that need the
 /// heavier remedy). Uses only shell builtins after start-up, so it works while a fork bomb
 /// holds every pid the limit allows.
-pub const KILL: &str = r#"d=/tmp/.lilypad; id=$1; pg=
+pub(super) const KILL: &str = r#"d=/tmp/.lilypad; id=$1; pg=
 read -r pg < "$d/$id.pgid" 2>/dev/null
 [ -n "$pg" ] && kill -9 -"$pg" 2>/dev/null
 before=" "
@@ -109,4 +109,4 @@ sweep list"#;
 
 /// Picks the shell for commands: bash when the image has it (the model was trained on
 /// `bash -lc`), else plain `sh -c`. Prints `bash` or `sh`.
-pub const DETECT_SHELL: &str = r#"if [ -x /bin/bash ]; then echo bash; else echo sh; fi"#;
+pub(super) const DETECT_SHELL: &str = r#"if [ -x /bin/bash ]; then echo bash; else echo sh; fi"#;

@@ -20,7 +20,7 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
 }
 
 /// Every binding, in two columns when there is room.
-pub fn help(frame: &mut Frame<'_>, area: Rect, app: &App) {
+pub(super) fn help(frame: &mut Frame<'_>, area: Rect, app: &App) {
     let t = &app.theme;
     let mut blocks: Vec<Vec<Line<'static>>> = Vec::new();
     for (title, entries) in keymap::help_sections() {
@@ -79,7 +79,7 @@ pub fn help(frame: &mut Frame<'_>, area: Rect, app: &App) {
     }
 }
 
-pub fn confirm(frame: &mut Frame<'_>, area: Rect, app: &App, question: &str) {
+pub(super) fn confirm(frame: &mut Frame<'_>, area: Rect, app: &App, question: &str) {
     let t = &app.theme;
     let w = (question.chars().count() as u16 + 6).max(30);
     let popup = centered(area, w, 5);

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear};
 use ratatui::Frame;
 
-pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, p: &PatchReview) {
+pub(super) fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, p: &PatchReview) {
     let t = &app.theme;
     let (added, removed) = p.totals();
     let n = p.files.len();

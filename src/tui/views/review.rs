@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
-pub fn draw_change(frame: &mut Frame<'_>, area: Rect, app: &App, c: &ChangeReview) {
+pub(super) fn draw_change(frame: &mut Frame<'_>, area: Rect, app: &App, c: &ChangeReview) {
     let t = &app.theme;
     let verb = match c.req.call.name.as_str() {
         "Write" if c.before.is_none() => "create",
@@ -96,12 +96,12 @@ pub fn draw_change(frame: &mut Frame<'_>, area: Rect, app: &App, c: &ChangeRevie
 }
 
 /// Lines the command panel needs at `width`.
-pub fn command_height(c: &CommandReview, _width: u16) -> u16 {
+pub(super) fn command_height(c: &CommandReview, _width: u16) -> u16 {
     let lines = c.command.lines().count().clamp(1, 12) + 1 + usize::from(c.description.is_some());
     (lines + 2) as u16
 }
 
-pub fn draw_command(frame: &mut Frame<'_>, area: Rect, app: &App, c: &CommandReview) {
+pub(super) fn draw_command(frame: &mut Frame<'_>, area: Rect, app: &App, c: &CommandReview) {
     let t = &app.theme;
     let block = Block::default()
         .borders(Borders::ALL)

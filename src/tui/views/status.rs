@@ -12,7 +12,7 @@ use std::time::Instant;
 use unicode_width::UnicodeWidthStr;
 
 /// Tokens as `950`, `12.3k`, `131k`.
-pub fn tokens(n: usize) -> String {
+pub(super) fn tokens(n: usize) -> String {
     match n {
         0..=999 => n.to_string(),
         1_000..=99_999 => format!("{:.1}k", n as f64 / 1000.0),
@@ -29,7 +29,7 @@ fn clock(d: std::time::Duration) -> String {
     }
 }
 
-pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
+pub(super) fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
     let t = &app.theme;
     let s = &app.status;
     let base = t.status();

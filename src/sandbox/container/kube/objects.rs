@@ -22,14 +22,14 @@ use kube::Client;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
-pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
-pub const LABEL_SESSION: &str = "lilypad.dev/session";
-pub const ANN_HOST: &str = "lilypad.dev/host";
-pub const ANN_PID: &str = "lilypad.dev/pid";
-pub const ANN_EXPIRES: &str = "lilypad.dev/expires-unix";
+pub(super) const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
+pub(super) const LABEL_SESSION: &str = "lilypad.dev/session";
+pub(super) const ANN_HOST: &str = "lilypad.dev/host";
+pub(super) const ANN_PID: &str = "lilypad.dev/pid";
+pub(super) const ANN_EXPIRES: &str = "lilypad.dev/expires-unix";
 /// The label selector of every Lilypad object.
-pub const SELECTOR: &str = "app.kubernetes.io/managed-by=lilypad";
-pub const CONTAINER: &str = "sandbox";
+pub(super) const SELECTOR: &str = "app.kubernetes.io/managed-by=lilypad";
+pub(super) const CONTAINER: &str = "sandbox";
 
 fn labels(session: &str) -> Value {
     json!({ MANAGED_BY: "lilypad", LABEL_SESSION: session, "app.kubernetes.io/name": "lilypad-sandbox" })
@@ -60,7 +60,7 @@ fn parse<T: serde::de::DeserializeOwned>(v: Value, what: &str) -> Result<T, Sand
     })
 }
 
-pub fn config_map(
+pub(super) fn config_map(
     name: &str,
     session: &str,
     deadline_secs: i64,
@@ -97,7 +97,7 @@ fn owner(cm: &ConfigMap) -> Value {
 }
 
 /// No traffic in or out of the session's pod.
-pub fn network_policy(
+pub(super) fn network_policy(
     name: &str,
     session: &str,
     cm: &ConfigMap,
@@ -119,7 +119,7 @@ pub fn network_policy(
 /// The hardened pod: non-root, no capabilities, no privilege escalation, read-only root,
 /// seccomp RuntimeDefault, no service-account token, no service links, limits, never
 /// restarted, an active deadline; the workspace and /tmp are size-limited emptyDirs.
-pub fn pod(
+pub(super) fn pod(
     name: &str,
     session: &str,
     cm: &ConfigMap,
