@@ -155,7 +155,7 @@ pub fn run(opts: &Options, settings: &EngineSettings) -> Result<Output, BenchErr
         engine_runs::engine(opts, settings, dir.path(), threads, &mut report)?;
     }
     if matches!(opts.which, Which::Ui | Which::All) {
-        ui(opts, &mut report);
+        ui(opts, &mut report)?;
     }
     if matches!(opts.which, Which::Tools | Which::All) {
         tools(opts, &mut report)?;
@@ -171,14 +171,15 @@ pub fn run(opts: &Options, settings: &EngineSettings) -> Result<Output, BenchErr
     Ok(Output::Report(report))
 }
 
-fn ui(opts: &Options, report: &mut Report) {
+fn ui(opts: &Options, report: &mut Report) -> Result<(), BenchError> {
     let (lines, frames, diff, paced) = if opts.quick {
         (500, 20, 500, 0.3)
     } else {
         (10_000, 300, 5_000, 5.0)
     };
     eprintln!("bench ui: {lines}-line transcript, {frames} frames, {diff}-line diff...");
-    let o = super::ui::run(lines, frames, diff, paced);
+    let o =
+        super::ui::run(lines, frames, diff, paced).map_err(io("drawing to the test terminal"))?;
     report.notes.push(format!(
         "ui: frames take {:.1}% of one core at 60 frames/s by p50 x 60, {:.1}% measured paced ({} s); drawn to ratatui's TestBackend, terminal output excluded",
         o.cpu_share * 100.0,
@@ -194,6 +195,7 @@ fn ui(opts: &Options, report: &mut Report) {
         o.diff_compute_seconds * 1000.0
     ));
     report.figures.extend(o.figures());
+    Ok(())
 }
 
 /// Where scripts/bench-tree.sh puts the kernel tree.

@@ -58,13 +58,13 @@ pub fn run(
     frames: usize,
     diff_lines: usize,
     paced_seconds: f64,
-) -> Outcome {
-    let (p50, p99) = stream_frames(transcript_lines, frames);
-    let paced_cpu = paced_stream_cpu(transcript_lines, paced_seconds);
-    let paced_cpu_short = paced_stream_cpu(10, paced_seconds);
-    let (short_p50, short_p99) = stream_frames(10, frames);
-    let (first, full) = diff_review(diff_lines);
-    Outcome {
+) -> std::io::Result<Outcome> {
+    let (p50, p99) = stream_frames(transcript_lines, frames)?;
+    let paced_cpu = paced_stream_cpu(transcript_lines, paced_seconds)?;
+    let paced_cpu_short = paced_stream_cpu(10, paced_seconds)?;
+    let (short_p50, short_p99) = stream_frames(10, frames)?;
+    let (first, full) = diff_review(diff_lines)?;
+    Ok(Outcome {
         transcript_lines,
         frames,
         p50,
@@ -79,7 +79,7 @@ pub fn run(
         diff_full_seconds: full,
         diff_compute_seconds: diff_compute(diff_lines),
         whole_texts_seconds: whole_texts(diff_lines),
-    }
+    })
 }
 
 fn new_app() -> App {
@@ -167,21 +167,21 @@ fn history(app: &mut App, lines: usize) {
 }
 
 /// p50 and p99 seconds of a frame (append the frame's tokens, draw) below `lines` lines.
-fn stream_frames(lines: usize, frames: usize) -> (f64, f64) {
+fn stream_frames(lines: usize, frames: usize) -> std::io::Result<(f64, f64)> {
     let mut app = new_app();
     history(&mut app, lines);
-    let mut term = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("test backend");
-    term.draw(|f| views::draw(f, &app)).expect("draw");
+    let mut term = Terminal::new(TestBackend::new(WIDTH, HEIGHT))?;
+    term.draw(|f| views::draw(f, &app))?;
     let mut times = Vec::with_capacity(frames);
     let mut k = 0;
     for _ in 0..frames {
         let t = Instant::now();
         stream_tokens(&mut app, k, k + TOKENS_PER_FRAME);
         k += TOKENS_PER_FRAME;
-        term.draw(|f| views::draw(f, &app)).expect("draw");
+        term.draw(|f| views::draw(f, &app))?;
         times.push(t.elapsed().as_secs_f64());
     }
-    (percentile(&times, 50.0), percentile(&times, 99.0))
+    Ok((percentile(&times, 50.0), percentile(&times, 99.0)))
 }
 
 /// Stream tokens `from..to` of a repeating sentence into the turn being written.
@@ -213,12 +213,12 @@ fn thread_cpu_seconds() -> f64 {
 
 /// Share of one core used while tokens stream at 200/s and frames are drawn at 60/s (sleeping
 /// between frames, as the interface does) below a transcript of `lines` lines, for `seconds`.
-fn paced_stream_cpu(lines: usize, seconds: f64) -> f64 {
+fn paced_stream_cpu(lines: usize, seconds: f64) -> std::io::Result<f64> {
     const TOKENS_PER_SECOND: f64 = 200.0;
     let mut app = new_app();
     history(&mut app, lines);
-    let mut term = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("test backend");
-    term.draw(|f| views::draw(f, &app)).expect("draw");
+    let mut term = Terminal::new(TestBackend::new(WIDTH, HEIGHT))?;
+    term.draw(|f| views::draw(f, &app))?;
     let (start, cpu0) = (Instant::now(), thread_cpu_seconds());
     let mut sent = 0usize;
     let mut frame = 0u32;
@@ -228,12 +228,12 @@ fn paced_stream_cpu(lines: usize, seconds: f64) -> f64 {
             stream_tokens(&mut app, sent, due);
             sent = due;
         }
-        term.draw(|f| views::draw(f, &app)).expect("draw");
+        term.draw(|f| views::draw(f, &app))?;
         frame += 1;
         let next = start + std::time::Duration::from_secs_f64(f64::from(frame) * FRAME_BUDGET);
         std::thread::sleep(next.saturating_duration_since(Instant::now()));
     }
-    (thread_cpu_seconds() - cpu0) / start.elapsed().as_secs_f64()
+    Ok((thread_cpu_seconds() - cpu0) / start.elapsed().as_secs_f64())
 }
 
 fn source(lines: usize, changed: bool) -> String {
@@ -282,12 +282,12 @@ fn whole_texts(lines: usize) -> f64 {
 /// Seconds from the change request to the first drawn review (its first screens coloured),
 /// and to the drawn review with every line coloured, the stages handed over as the runner
 /// hands them.
-fn diff_review(lines: usize) -> (f64, f64) {
+fn diff_review(lines: usize) -> std::io::Result<(f64, f64)> {
     let mut app = new_app();
     history(&mut app, 10);
     let before = source(lines, false);
     let after = source(lines, true);
-    let mut term = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("test backend");
+    let mut term = Terminal::new(TestBackend::new(WIDTH, HEIGHT))?;
     let call = ToolCall {
         id: "call_1".into(),
         name: "Write".into(),
@@ -309,6 +309,7 @@ fn diff_review(lines: usize) -> (f64, f64) {
         },
     }));
     let mut drawn = Vec::new();
+    let mut failed = None;
     for fx in effects {
         if let Effect::ComputeDiff {
             id,
@@ -320,13 +321,20 @@ fn diff_review(lines: usize) -> (f64, f64) {
             let hl = app.hl.clone();
             FileDiff::compute_in_stages(&path, before.as_deref(), &after, &hl, |d| {
                 app.on_diff(id, d);
-                term.draw(|f| views::draw(f, &app)).expect("draw");
-                drawn.push(t.elapsed().as_secs_f64());
+                match term.draw(|f| views::draw(f, &app)) {
+                    Ok(_) => drawn.push(t.elapsed().as_secs_f64()),
+                    Err(e) => {
+                        failed.get_or_insert(e);
+                    }
+                }
             });
         }
     }
+    if let Some(e) = failed {
+        return Err(e);
+    }
     let first = drawn.first().copied().unwrap_or(f64::NAN);
-    (first, drawn.last().copied().unwrap_or(first))
+    Ok((first, drawn.last().copied().unwrap_or(first)))
 }
 
 impl Outcome {
