@@ -3,6 +3,10 @@
 //! `lilypad convert`. Every test that uses an engine holds [`common::serial`], so they stay
 //! one at a time across all modules of this binary.
 
+// Test code throughout: clippy.toml's allow-unwrap-in-tests covers only #[test] functions, not
+// the helpers beside them.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod agent_model;
 mod common;
 mod convert;

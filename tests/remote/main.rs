@@ -3,6 +3,10 @@
 //! exact bytes, and the Python peers of `scripts/fetch-test-python.sh` (the `openai` client,
 //! llama-cpp-python's server), which skip loudly when absent unless `LILYPAD_TEST_STRICT=1`.
 
+// Test code throughout: clippy.toml's allow-unwrap-in-tests covers only #[test] functions, not
+// the helpers beside them.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod remote_agent;
 mod remote_common;
 mod remote_errors;
