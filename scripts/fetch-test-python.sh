@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Python peers of the remote-engine tests (tests/remote_*.rs, tests/serve_*.rs)
+# Installs the Python peers of the remote-engine tests (tests/remote/, `cargo test --test remote`)
 # into a virtual environment cached outside the clone, once: the official `openai` client and
 # llama-cpp-python's OpenAI-compatible server (a third-party server for the same tiny GGUF),
 # both from PyPI. llama-cpp-python compiles llama.cpp from source the first time (about 8.5

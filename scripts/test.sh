@@ -8,12 +8,12 @@ export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
 # Tests that need fetched data or a real engine fail instead of skipping.
 export LILYPAD_TEST_STRICT=1
 eval "$(scripts/fetch-test-data.sh)"
-# Real engines for the sandbox tests (tests/sandbox_docker.rs, tests/sandbox_kube.rs): a
+# Real engines for the sandbox tests (tests/sandbox/): a
 # private Docker engine and a single-node Kubernetes on 127.0.0.1, built in the background
 # while the code compiles (the first Kubernetes build takes ~10 min; it is cached in
 # /var/cache/lilypad-k8s). Whatever this script started is stopped again on exit.
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-# fd: the baseline of the Glob bench (tests/bench_cli.rs).
+# fd: the baseline of the Glob bench (tests/cli/bench_cli.rs).
 if ! command -v fdfind >/dev/null && ! command -v fd >/dev/null; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq fd-find \
     || { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq fd-find; }

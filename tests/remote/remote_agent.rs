@@ -1,10 +1,9 @@
 //! The agent loop over the endpoint engine: `lilypad serve` (replaying a script) parses the
 //! model's output into reasoning, content and tool calls; the agent runs the calls in a host
 //! sandbox and sends the results back over HTTP until the final answer. The same session as
-//! the first test of tests/agent.rs, with a server in between.
+//! the first test of tests/pure/agent.rs, with a server in between.
 
-mod remote_common;
-
+use crate::remote_common;
 use lilypad::agent::{self, AgentConfig, TemplatedModel};
 use lilypad::engine::remote::{RemoteEngine, RemoteSettings};
 use lilypad::engine::SamplingParams;

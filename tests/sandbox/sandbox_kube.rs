@@ -6,15 +6,13 @@
 //! The test cluster does not enforce NetworkPolicy (no policy-capable network plugin): the
 //! policy's presence is asserted, and isolation from the host's 127.0.0.1 is tested directly.
 
-mod sandbox_suite;
-
+use crate::sandbox_suite::{self, attacks, engine_missing, exclusive, fixture, formats, Harness};
 use ::kube::Api;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use lilypad::sandbox::kube::{self, KubeSandbox, KubeSettings};
 use lilypad::sandbox::workspace::Workspace;
 use lilypad::sandbox::{Sandbox, SandboxError};
-use sandbox_suite::{attacks, engine_missing, fixture, formats, Harness};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -105,6 +103,7 @@ async fn kube_tool_formats_paths_and_patch() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kube_attacks() {
     let Some(s) = cluster().await else { return };
+    let _machine = exclusive().await;
     attacks::plant_secret();
     let repo = fixture();
     let sb = start(repo.path(), &s).await;
@@ -210,7 +209,7 @@ async fn kube_sweeps_expired_sessions() {
     }
 }
 
-/// The formats again on an image with bash (see tests/sandbox_docker.rs).
+/// The formats again on an image with bash (see tests/sandbox/sandbox_docker.rs).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kube_tool_formats_with_bash() {
     let Some(image) = sandbox_suite::bash_image() else {

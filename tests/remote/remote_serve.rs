@@ -3,15 +3,13 @@
 //! conversations, tool calls parsed by the server (scripted engine behind it), cancellation,
 //! and the bearer token.
 
-mod remote_common;
-
+use crate::remote_common::{self, client, collect_stream, serve, Collected};
 use lilypad::agent::{TemplatedModel, TurnRequest};
 use lilypad::engine::remote::{ChatRequest, OutputStyle};
 use lilypad::engine::SequenceId;
 use lilypad::engine::{Reuse, SamplingParams, StopReason};
 use lilypad::prompt::builtin_tools;
 use lilypad::protocol::Message;
-use remote_common::{client, collect_stream, serve, Collected};
 use serde_json::json;
 use std::time::{Duration, Instant};
 

@@ -4,15 +4,13 @@
 //! this is the raw style: the text arrives as pieces for Lilypad's own parser. Skips loudly
 //! without the peer, and fails under `LILYPAD_TEST_STRICT=1`.
 
-mod remote_common;
-
+use crate::remote_common::{self, client, collect_stream, http_status, python, Peer};
 use lilypad::agent::{TemplatedModel, TurnRequest};
 use lilypad::engine::remote::{ChatRequest, OutputStyle, RemoteSettings};
 use lilypad::engine::SequenceId;
 use lilypad::engine::{EngineEvent, SamplingParams, StopReason};
 use lilypad::prompt::builtin_tools;
 use lilypad::protocol::Message;
-use remote_common::{client, collect_stream, http_status, python, Peer};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -2,9 +2,7 @@
 //! against `lilypad serve`: the checks themselves are in tests/py/openai_peer.py. Skips loudly
 //! without the Python peer, and fails under `LILYPAD_TEST_STRICT=1`.
 
-mod remote_common;
-
-use remote_common::{python, serve, Peer};
+use crate::remote_common::{self, python, serve, Peer};
 use std::process::Command;
 
 fn run_peer(py: &std::path::Path, server: &Peer, mode: &str, key: Option<&str>) {

@@ -1,6 +1,6 @@
-//! Shared set-up for the remote-engine and server tests (`tests/remote_*.rs`,
-//! `tests/serve_*.rs`): the tiny model with a chat template, `lilypad serve` as a child process
-//! on a free loopback port, the Python peers (`scripts/fetch-test-python.sh`), and small
+//! Shared set-up for the remote-engine and server tests (`tests/remote/remote_*.rs`,
+//! `tests/remote/serve_*.rs`): the tiny model with a chat template, `lilypad serve` as a child
+//! process on a free loopback port, the Python peers (`scripts/fetch-test-python.sh`), and small
 //! helpers. Everything binds and connects to 127.0.0.1 only.
 #![allow(dead_code)]
 

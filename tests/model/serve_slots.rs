@@ -3,8 +3,7 @@
 //! conversation continues exactly as if it had never left, and the least recently used one is
 //! dropped past the limit.
 
-mod common;
-
+use crate::common;
 use lilypad::engine::{EngineHandle, GenerateRequest, Reuse, SamplingParams, SequenceId};
 
 fn req(prompt: &str, max_tokens: u32) -> GenerateRequest {

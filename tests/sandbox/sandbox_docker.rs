@@ -3,12 +3,10 @@
 //! Image: LILYPAD_TEST_IMAGE, default `lilypad-sandbox:busybox` (no bash: commands run with
 //! `sh -c` there).
 
-mod sandbox_suite;
-
+use crate::sandbox_suite::{self, attacks, engine_missing, exclusive, fixture, formats, Harness};
 use lilypad::sandbox::docker::{self, DockerSandbox, DockerSettings};
 use lilypad::sandbox::workspace::Workspace;
 use lilypad::sandbox::{Sandbox, SandboxError};
-use sandbox_suite::{attacks, engine_missing, fixture, formats, Harness};
 use std::sync::Arc;
 
 const TMP_MB: u64 = 16;
@@ -73,6 +71,7 @@ async fn docker_attacks() {
     if !engine().await {
         return;
     }
+    let _machine = exclusive().await;
     attacks::plant_secret();
     let repo = fixture();
     let sb = start(repo.path()).await;

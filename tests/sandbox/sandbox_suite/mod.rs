@@ -1,4 +1,4 @@
-//! Checks shared by the sandbox test binaries (`tests/tools_host.rs`, `tests/sandbox_*.rs`):
+//! Checks shared by the sandbox tests (`sandbox_host`, `sandbox_docker`, `sandbox_kube`):
 //! the tool formats and path rules, and the attack cases of TESTING.md, each asserted. Every
 //! sandbox kind runs the same checks; [`Containment`] says which guarantees a kind makes.
 #![allow(dead_code)]
@@ -14,6 +14,17 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::sync::Arc;
+
+/// Hold this (across the whole test) while running the attack cases. The host, Docker and
+/// Kubernetes tests share one process and one machine: the host sandbox's checks look for
+/// marker processes (`sleep 1001`...) among all of the machine's processes, where a container
+/// running the same attack would show too, and the fork bombs and memory hogs of two engines at
+/// once would starve each other's timeouts. An async lock: it is held across `.await`, and a
+/// failed test does not poison it for the others.
+pub async fn exclusive() -> tokio::sync::MutexGuard<'static, ()> {
+    static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    LOCK.lock().await
+}
 
 /// An engine the tests need: present, or absent (skip locally, fail where required).
 pub fn engine_missing(name: &str, require_var: &str, why: &str) {

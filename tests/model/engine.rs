@@ -1,9 +1,7 @@
 //! The in-process engine against real llama.cpp and the tiny `qwen35` model: loading, prefix
 //! reuse, snapshot rewinds, cancellation, the token cap, broken files and streaming.
 
-mod common;
-
-use common::{chat, load, serial, test_settings, tiny_model};
+use crate::common::{chat, load, serial, test_settings, tiny_model};
 use lilypad::engine::{
     EngineError, EngineEvent, EngineHandle, GenerateRequest, Reuse, SamplingParams, SequenceId,
     StopReason,

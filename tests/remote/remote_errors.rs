@@ -3,12 +3,10 @@
 //! speaks something else): retries with backoff on 429/5xx, no retry once output arrived or
 //! on other statuses, and an error that says what happened.
 
-mod remote_common;
-
+use crate::remote_common::{self, client, collect_stream, Collected};
 use lilypad::engine::remote::{ChatRequest, OutputStyle};
 use lilypad::engine::{SamplingParams, StopReason};
 use lilypad::protocol::Message;
-use remote_common::{client, collect_stream, Collected};
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicUsize, Ordering};

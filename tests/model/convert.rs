@@ -2,11 +2,8 @@
 //! real llama.cpp and agrees with a reference forward pass written from the Hugging Face
 //! equations; the transforms are checked value by value; refusals leave no file behind.
 
-mod common;
-mod convert_fixture;
-
-use common::serial;
-use convert_fixture as fx;
+use crate::common::serial;
+use crate::convert_fixture as fx;
 use lilypad::config::EngineSettings;
 use lilypad::convert::{convert, ConvertError, ConvertOptions, Mtp, OutType};
 use lilypad::engine::{EngineHandle, GenerateRequest, SamplingParams};
@@ -370,7 +367,7 @@ fn loads_in_llama_cpp_and_matches_the_reference_forward_pass() {
 
 /// Peak memory and time of the real binary on a 0.5 GB checkpoint of fifteen 32 MiB FFN
 /// matrices (FFN width 262,144): streaming keeps the resident set far below its size. Run by hand:
-/// `cargo test --release --test convert -- --ignored --nocapture`.
+/// `cargo test --release --test model convert:: -- --ignored --nocapture`.
 #[test]
 #[ignore = "writes 0.5 GB; a measurement, not a check"]
 fn measure_peak_memory_and_time() {

@@ -1,8 +1,7 @@
 //! The agent on the real engine (tiny random-weight model through llama.cpp): across turns of
 //! a session the prompt prefix already in the model's memory is reused, not read again.
 
-mod common;
-
+use crate::common;
 use lilypad::agent::{self, AgentConfig, TemplatedModel};
 use lilypad::engine::{Reuse, SamplingParams};
 use lilypad::prompt::{builtin_tools, PromptSettings, Renderer};

@@ -11,8 +11,10 @@ pub const SECRET: &str = "hunter2-do-not-leak";
 
 /// Put the secret into this process's environment (call before starting a sandbox).
 pub fn plant_secret() {
-    // Test binaries set it once, before any sandbox or thread that reads the environment.
-    unsafe { std::env::set_var(SECRET_VAR, SECRET) };
+    // Set once per process (the host, Docker and Kubernetes tests share one), before any
+    // sandbox or thread that reads the environment.
+    static PLANTED: std::sync::Once = std::sync::Once::new();
+    PLANTED.call_once(|| unsafe { std::env::set_var(SECRET_VAR, SECRET) });
 }
 
 /// Host environment and secrets are not visible; for containers also no engine socket, no

@@ -1,5 +1,6 @@
-//! Shared set-up for integration tests: the tiny test model, written once per test binary, and
-//! a lock that keeps model tests serial (they use one thread each and must not contend).
+//! Shared set-up for the model tests: the tiny test model, written once per test binary, and
+//! a lock that keeps model tests serial across all of the binary's modules (they use one
+//! thread each and must not contend).
 #![allow(dead_code)]
 
 use lilypad::config::EngineSettings;

@@ -2,8 +2,7 @@
 //! fetched by scripts/fetch-test-data.sh): the chat special tokens get the real ids of
 //! MODEL.md section 3 when llama.cpp tokenises a prompt.
 
-mod common;
-
+use crate::common;
 use lilypad::engine::EngineHandle;
 use lilypad::testmodel::{self, TinySpec};
 

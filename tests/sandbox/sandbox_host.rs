@@ -2,10 +2,8 @@
 //! contains only files, environment and time: network, privileges and resource limits are
 //! the container sandboxes' job and are tested there.
 
-mod sandbox_suite;
-
+use crate::sandbox_suite::{attacks, exclusive, fixture, formats, Harness};
 use lilypad::sandbox::{self, SandboxKind, SandboxSpec};
-use sandbox_suite::{attacks, fixture, formats, Harness};
 
 fn spec(repo: &std::path::Path) -> SandboxSpec {
     SandboxSpec {
@@ -41,6 +39,7 @@ async fn host_tool_formats_paths_and_patch() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn host_attacks() {
+    let _machine = exclusive().await;
     attacks::plant_secret();
     let repo = fixture();
     let h = Harness::new(sandbox::open(&spec(repo.path())).await.unwrap());

@@ -3,7 +3,7 @@
 //! MODEL.md section 3 checked directly; settings (tools form, thinking) and error cases.
 //!
 //! Goldens live in `tests/golden/prompt/`. After a deliberate format change, regenerate them
-//! with `LILYPAD_BLESS=1 cargo test --test prompt_render` and review the diff.
+//! with `LILYPAD_BLESS=1 cargo test --test pure prompt_render` and review the diff.
 
 use std::path::{Path, PathBuf};
 

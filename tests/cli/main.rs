@@ -1,0 +1,14 @@
+//! Integration tests of the real `lilypad` binary as a user runs it: subcommands (`bench`,
+//! `tiny-model`, `info`, `doctor`, `prompt`, `parse`, `tool`), headless runs, and `lilypad demo`
+//! in a real terminal under `tmux`. Each test starts its own child processes.
+
+// Test code throughout: clippy.toml's allow-unwrap-in-tests covers only #[test] functions, not
+// the helpers beside them.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod bench_cli;
+mod cli_model;
+mod e2e_demo;
+mod headless;
+mod prompt_cli;
+mod tools_cli;

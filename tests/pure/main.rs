@@ -1,0 +1,13 @@
+//! Integration tests that need nothing from the machine but a temporary directory and `git`:
+//! the agent loop on the scripted engine and the host sandbox, the prompt parser and renderer
+//! (goldens in `tests/golden/prompt/`, data in `tests/data/prompt/`), and the interface's views
+//! (snapshots in `tests/snapshots/tui/`). No model, no engine, no child process of Lilypad.
+
+// Test code throughout: clippy.toml's allow-unwrap-in-tests covers only #[test] functions, not
+// the helpers beside them.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod agent;
+mod prompt_parser;
+mod prompt_render;
+mod tui_views;

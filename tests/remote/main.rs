@@ -1,0 +1,16 @@
+//! Integration tests of the endpoint engine and `lilypad serve`, over 127.0.0.1 only: `lilypad
+//! serve` as a child process (tiny model or scripted engine), loopback sockets that answer with
+//! exact bytes, and the Python peers of `scripts/fetch-test-python.sh` (the `openai` client,
+//! llama-cpp-python's server), which skip loudly when absent unless `LILYPAD_TEST_STRICT=1`.
+
+// Test code throughout: clippy.toml's allow-unwrap-in-tests covers only #[test] functions, not
+// the helpers beside them.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod remote_agent;
+mod remote_common;
+mod remote_errors;
+mod remote_llama_cpp_python;
+mod remote_serve;
+mod serve_cli;
+mod serve_openai;
