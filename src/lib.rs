@@ -8,8 +8,6 @@
 //! upward: `docs/architecture.md` gives each module its layer, and `layering` checks the code
 //! against that table.
 
-#![warn(unreachable_pub)]
-
 pub mod agent;
 pub mod bench;
 pub mod cli;

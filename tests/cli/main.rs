@@ -2,6 +2,8 @@
 //! `tiny-model`, `info`, `doctor`, `prompt`, `parse`, `tool`), headless runs, and `lilypad demo`
 //! in a real terminal under `tmux`. Each test starts its own child processes.
 
+// The helpers are `pub` to the modules of this one binary, which is all a test crate has.
+#![allow(unreachable_pub)]
 // Test code throughout: clippy.toml's allow-unwrap-in-tests covers only #[test] functions, not
 // the helpers beside them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -3,6 +3,8 @@
 //! `lilypad convert`. Every test that uses an engine holds [`common::serial`], so they stay
 //! one at a time across all modules of this binary.
 
+// The helpers are `pub` to the modules of this one binary, which is all a test crate has.
+#![allow(unreachable_pub)]
 // Test code throughout: clippy.toml's allow-unwrap-in-tests covers only #[test] functions, not
 // the helpers beside them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -3,6 +3,8 @@
 //! (goldens in `tests/golden/prompt/`, data in `tests/data/prompt/`), and the interface's views
 //! (snapshots in `tests/snapshots/tui/`). No model, no engine, no child process of Lilypad.
 
+// The helpers are `pub` to the modules of this one binary, which is all a test crate has.
+#![allow(unreachable_pub)]
 // Test code throughout: clippy.toml's allow-unwrap-in-tests covers only #[test] functions, not
 // the helpers beside them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
