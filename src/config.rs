@@ -215,6 +215,12 @@ fn find_gguf(dir: &Path) -> Option<PathBuf> {
     files.into_iter().next()
 }
 
+/// Where the interface's diagnostics go (`LILYPAD_LOG` sets how many), since they cannot be
+/// printed over the screen.
+pub fn log_file() -> Option<PathBuf> {
+    project_dirs().map(|d| d.data_dir().join("lilypad.log"))
+}
+
 /// Where session logs live.
 pub fn sessions_dir() -> Option<PathBuf> {
     project_dirs().map(|d| d.data_dir().join("sessions"))

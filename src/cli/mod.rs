@@ -85,7 +85,16 @@ pub enum Command {
 pub fn main() -> ExitCode {
     restore_sigpipe();
     let cli = Cli::parse();
-    init_tracing();
+    // The interface owns the screen: its diagnostics go to a file instead of over it.
+    let draws = matches!(
+        cli.command,
+        None | Some(Command::Demo(_)) | Some(Command::Replay(_))
+    );
+    init_tracing(if draws {
+        LogTo::File(crate::config::log_file())
+    } else {
+        LogTo::Stderr
+    });
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
@@ -135,12 +144,37 @@ fn restore_sigpipe() {
     }
 }
 
-fn init_tracing() {
+/// Where diagnostics (`tracing`, and llama.cpp's log through it) are written.
+enum LogTo {
+    Stderr,
+    /// Appended to this file; `None` (no data directory) or a file that cannot be opened
+    /// drops them, since the screen is not an option.
+    File(Option<std::path::PathBuf>),
+}
+
+fn init_tracing(to: LogTo) {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_env("LILYPAD_LOG")
         .unwrap_or_else(|_| EnvFilter::new("warn,llama-cpp-2=error"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    let _ = match to {
+        LogTo::Stderr => builder.with_writer(std::io::stderr).try_init(),
+        LogTo::File(path) => {
+            let file = path.and_then(|p| {
+                std::fs::create_dir_all(p.parent()?).ok()?;
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(p)
+                    .ok()
+            });
+            match file {
+                Some(f) => builder
+                    .with_ansi(false)
+                    .with_writer(std::sync::Mutex::new(f))
+                    .try_init(),
+                None => builder.with_writer(std::io::sink).try_init(),
+            }
+        }
+    };
 }

@@ -192,6 +192,12 @@ pub fn start(
     log: SessionLog,
 ) -> Running {
     let session_id = config.session_id.clone();
+    tracing::info!(
+        session = %session_id,
+        log = %log.path().display(),
+        model = %model.describe(),
+        "session started"
+    );
     let tools = Tools::new(sandbox.clone(), ToolLimits::default());
     let handle = agent::spawn(model.clone(), tools, config, history);
     let log_path = log.path().to_path_buf();

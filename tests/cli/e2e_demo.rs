@@ -124,8 +124,11 @@ fn demo_review_flow_in_a_real_terminal() {
     let sessions = tmp.path().join("sessions");
     let done = tmp.path().join("done");
     let stderr = tmp.path().join("stderr");
+    let data = tmp.path().join("data");
+    // Diagnostics on (the session-start line), so the test sees where they go.
     let cmd = format!(
-        "'{bin}' demo --repo '{repo}' --session-dir '{sessions}' --delay-ms 0 2>'{stderr}'; echo $? > '{done}'; sleep 60",
+        "LILYPAD_LOG=lilypad=info XDG_DATA_HOME='{data}' '{bin}' demo --repo '{repo}' --session-dir '{sessions}' --delay-ms 0 2>'{stderr}'; echo $? > '{done}'; sleep 60",
+        data = data.display(),
         bin = env!("CARGO_BIN_EXE_lilypad"),
         repo = repo.display(),
         sessions = sessions.display(),
@@ -178,6 +181,10 @@ fn demo_review_flow_in_a_real_terminal() {
     assert_eq!(std::fs::read_to_string(&done).unwrap().trim(), "0");
     let err = std::fs::read_to_string(&stderr).unwrap();
     assert!(err.contains("the session patch was applied to"), "{err}");
+    // Diagnostics went to the log file, not over the interface.
+    assert!(!err.contains("session started"), "{err}");
+    let log = std::fs::read_to_string(data.join("lilypad/lilypad.log")).unwrap_or_default();
+    assert!(log.contains("session started"), "log file: {log:?}");
 
     // The working tree: the fix and the first hunk, not the second, no notes file.
     let code = std::fs::read_to_string(repo.join("inventory.py")).unwrap();
