@@ -80,15 +80,25 @@ fn module_of(src: &Path, file: &Path) -> String {
     name.trim_end_matches(".rs").to_string()
 }
 
-#[test]
-fn no_module_uses_its_own_or_a_higher_layer() {
-    let layers = layers();
+/// Every source file under `src/`, with its top-level module and its text.
+fn sources() -> Vec<(String, PathBuf, String)> {
     let src = Path::new(ROOT).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
+    files
+        .into_iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(&file).expect("a readable source file");
+            (module_of(&src, &file), file, text)
+        })
+        .collect()
+}
+
+#[test]
+fn no_module_uses_its_own_or_a_higher_layer() {
+    let layers = layers();
     let mut problems = Vec::new();
-    for file in &files {
-        let module = module_of(&src, file);
+    for (module, file, text) in sources() {
         if matches!(module.as_str(), "lib" | "main" | "layering") {
             continue;
         }
@@ -98,7 +108,6 @@ fn no_module_uses_its_own_or_a_higher_layer() {
             ));
             continue;
         };
-        let text = std::fs::read_to_string(file).expect("a readable source file");
         for (n, line) in code_lines(&text) {
             for used in crate_paths(line) {
                 if used == module || !layers.contains_key(used) {
@@ -108,7 +117,7 @@ fn no_module_uses_its_own_or_a_higher_layer() {
                 if theirs >= mine {
                     problems.push(format!(
                         "{}:{n}: `{module}` (layer {mine}) uses `{used}` (layer {theirs})",
-                        file.strip_prefix(ROOT).unwrap_or(file).display()
+                        file.strip_prefix(ROOT).unwrap_or(&file).display()
                     ));
                 }
             }
@@ -119,16 +128,11 @@ fn no_module_uses_its_own_or_a_higher_layer() {
 
 #[test]
 fn clap_is_only_in_the_command_line() {
-    let src = Path::new(ROOT).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
     let mut problems = Vec::new();
-    for file in &files {
-        let module = module_of(&src, file);
+    for (module, file, text) in sources() {
         if matches!(module.as_str(), "cli" | "main" | "layering") {
             continue;
         }
-        let text = std::fs::read_to_string(file).expect("a readable source file");
         for (n, line) in code_lines(&text) {
             if line.contains("clap::") || line.contains("#[arg(") || line.contains("#[command(") {
                 problems.push(format!("{}:{n}: {}", file.display(), line.trim()));

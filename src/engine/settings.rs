@@ -1,6 +1,6 @@
 //! The in-process engine's settings (the `[engine]` section of the config file): the model
 //! file, offload, context and batch sizes, reuse snapshots, conversation slots, and sampling.
-//! Owned here so the engine needs nothing above it; `crate::config` only gathers, layers and
+//! Owned here so the engine needs nothing above it; the config module only gathers, layers and
 //! validates them.
 
 use serde::{Deserialize, Serialize};

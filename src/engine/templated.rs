@@ -64,7 +64,7 @@ impl TemplatedModel {
     }
 
     /// The prompt the engine reads for `request`.
-    pub fn prompt(&self, request: &TurnRequest) -> Result<Prompt, EngineError> {
+    fn prompt(&self, request: &TurnRequest) -> Result<Prompt, EngineError> {
         match (self.engine.reads(), &self.renderer) {
             (PromptForm::Text, Some(r)) => Ok(Prompt::Text(r.render(
                 &request.messages,
