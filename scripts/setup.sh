@@ -1,17 +1,12 @@
 #!/usr/bin/env bash
-# Installs the system packages Lilypad needs to build (Debian/Ubuntu), only if missing.
+# Installs the system packages Lilypad needs to build (Debian/Ubuntu), only if missing, and
+# Rust with rustup if there is no cargo. What counts as missing is decided in
+# scripts/setup-lib.sh (tested on fake trees by tests/pure/setup_script.rs).
 set -euo pipefail
-need=()
-command -v cmake >/dev/null || need+=(cmake)
-command -v ccache >/dev/null || need+=(ccache)
-command -v tmux >/dev/null || need+=(tmux)
-command -v git >/dev/null || need+=(git)
-command -v cc >/dev/null || need+=(build-essential)
-# bindgen needs libclang itself and clang's headers: libclang-dev brings both. The check names
-# libclang.so exactly, since libclang-cpp (another library, on many fresh machines) also matches
-# a looser pattern.
-ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 || need+=(libclang-dev)
-command -v curl >/dev/null || need+=(curl)
+here="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=scripts/setup-lib.sh
+. "$here/setup-lib.sh"
+mapfile -t need < <(setup_missing_packages "")
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   echo "setup: installing ${need[*]}" >&2

@@ -59,6 +59,26 @@ pub struct Overrides {
     pub model_name: Option<String>,
     /// Config file (default: the platform config dir's lilypad/config.toml)
     pub config: Option<PathBuf>,
+    /// Diagnostics filter (`warn`, `info`, `debug`, or tracing directives such as
+    /// `lilypad=debug,warn`)
+    pub log_level: Option<String>,
+}
+
+/// Diagnostics: how many, and where the interface writes them (`[log]`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LogSettings {
+    /// A tracing filter: `warn` (the default), `info`, `debug`, or directives.
+    pub level: Option<String>,
+}
+
+impl LogSettings {
+    /// The filter in force.
+    pub fn filter(&self) -> String {
+        self.level
+            .clone()
+            .unwrap_or_else(|| "warn,llama-cpp-2=error".to_string())
+    }
 }
 
 /// All settings, after layering.
@@ -72,6 +92,8 @@ pub struct Settings {
     pub serve: crate::serve::ServeSettings,
     /// System prompt, tools, chat template choice (see `crate::prompt::PromptSettings`).
     pub prompt: crate::prompt::PromptSettings,
+    /// Diagnostics (`--log-level`, `LILYPAD_LOG`).
+    pub log: LogSettings,
     /// The scripted engine (`--engine script:FILE`); from the environment only.
     #[serde(skip)]
     pub script: ScriptSettings,
@@ -114,6 +136,9 @@ impl Settings {
         if let Some(v) = get("LILYPAD_THREADS").and_then(|v| v.parse().ok()) {
             self.engine.threads = v;
         }
+        if let Some(v) = get("LILYPAD_LOG").filter(|v| !v.trim().is_empty()) {
+            self.log.level = Some(v);
+        }
         // Slows scripted replies down, for watching them and for queueing tests.
         if let Some(v) = get("LILYPAD_SCRIPT_DELAY_MS").and_then(|v| v.parse().ok()) {
             self.script.piece_delay_ms = v;
@@ -142,6 +167,9 @@ impl Settings {
         }
         if f.greedy {
             e.sampling.greedy = true;
+        }
+        if f.log_level.is_some() {
+            self.log.level.clone_from(&f.log_level);
         }
         // Remote engine and server: the key and model flags name both sides.
         if f.endpoint.is_some() {
@@ -215,10 +243,16 @@ fn find_gguf(dir: &Path) -> Option<PathBuf> {
     files.into_iter().next()
 }
 
-/// Where the interface's diagnostics go (`LILYPAD_LOG` sets how many), since they cannot be
-/// printed over the screen.
+/// Where the interface's diagnostics go (`--log-level` / `LILYPAD_LOG` set how many), since
+/// they cannot be printed over the screen: the platform's state directory
+/// (`$XDG_STATE_HOME/lilypad`, by default `~/.local/state/lilypad`, on Linux), or the data
+/// directory where a platform has no state directory.
 pub fn log_file() -> Option<PathBuf> {
-    project_dirs().map(|d| d.data_dir().join("lilypad.log"))
+    project_dirs().map(|d| {
+        d.state_dir()
+            .unwrap_or_else(|| d.data_dir())
+            .join("lilypad.log")
+    })
 }
 
 /// Where session logs live.

@@ -79,6 +79,15 @@ pub fn run(settings: &Settings, out: &mut dyn Write) -> Result<Verdict, DoctorEr
         )
     };
     writeln!(out, "threads         {threads}")?;
+    let log = crate::config::log_file().map_or_else(
+        || "(no state directory)".to_string(),
+        |p| p.display().to_string(),
+    );
+    writeln!(
+        out,
+        "log             {log} (level {})",
+        settings.log.filter()
+    )?;
     sandboxes(out)?;
     Ok(verdict)
 }

@@ -69,6 +69,36 @@ impl ApprovalPolicy {
         }
     }
 
+    /// The policy as [`ApprovalPolicy::parse_over`] reads it back, every category named.
+    pub fn spec(&self) -> String {
+        let word = |p: Policy| match p {
+            Policy::Ask => "ask",
+            Policy::Auto => "auto",
+            Policy::Deny => "deny",
+        };
+        format!(
+            "read_only={},edits={},commands={}",
+            word(self.read_only),
+            word(self.edits),
+            word(self.commands)
+        )
+    }
+
+    /// The same policy for a run where nobody can answer: every `ask` becomes `deny`, so
+    /// nothing runs that the person would have been asked about.
+    pub fn without_asking(mut self) -> Self {
+        for c in [
+            ToolCategory::ReadOnly,
+            ToolCategory::Edits,
+            ToolCategory::Commands,
+        ] {
+            if self.get(c) == Policy::Ask {
+                self.set(c, Policy::Deny);
+            }
+        }
+        self
+    }
+
     /// Parse `ask|auto|deny` (all categories) or a list like `edits=auto,commands=deny`,
     /// applied over `self`.
     pub fn parse_over(mut self, text: &str) -> Result<Self, PolicyParseError> {
@@ -117,5 +147,21 @@ mod tests {
         );
         assert!(ApprovalPolicy::default().parse_over("edits=maybe").is_err());
         assert!(ApprovalPolicy::default().parse_over("files=auto").is_err());
+    }
+
+    #[test]
+    fn the_spec_reads_back_and_unattended_runs_never_ask() {
+        let p = ApprovalPolicy::default()
+            .parse_over("commands=deny")
+            .unwrap();
+        let back = ApprovalPolicy::all(Policy::Auto)
+            .parse_over(&p.spec())
+            .unwrap();
+        assert_eq!(back, p);
+        let q = ApprovalPolicy::default().without_asking();
+        assert_eq!(
+            (q.read_only, q.edits, q.commands),
+            (Policy::Auto, Policy::Deny, Policy::Deny)
+        );
     }
 }

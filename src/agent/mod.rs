@@ -17,7 +17,7 @@ pub use approval::{ApprovalPolicy, Policy, PolicyParseError};
 
 use crate::engine::SamplingParams;
 use crate::prompt::ToolSpec;
-use crate::protocol::{Event, Message, Op};
+use crate::protocol::{Event, Message, Op, ToolCall};
 use crate::tools::Tools;
 use std::sync::Arc;
 use std::time::Duration;
@@ -75,9 +75,23 @@ pub fn spawn(
     config: AgentConfig,
     history: Vec<Message>,
 ) -> AgentHandle {
+    spawn_resumed(model, tools, config, history, Vec::new())
+}
+
+/// [`spawn`] for a resumed session whose last task stopped with `pending` calls unanswered:
+/// they run first (asking again where the policy asks) when the task continues
+/// ([`Op::Continue`]); a new message answers them as not run instead.
+pub fn spawn_resumed(
+    model: Arc<TemplatedModel>,
+    tools: Tools,
+    config: AgentConfig,
+    history: Vec<Message>,
+    pending: Vec<ToolCall>,
+) -> AgentHandle {
     let (op_tx, op_rx) = unbounded_channel();
     let (ev_tx, ev_rx) = unbounded_channel();
-    let task = tokio::spawn(run::Agent::new(model, tools, config, history, ev_tx).run(op_rx));
+    let agent = run::Agent::new(model, tools, config, history, ev_tx).with_pending(pending);
+    let task = tokio::spawn(agent.run(op_rx));
     AgentHandle {
         ops: op_tx,
         events: ev_rx,

@@ -52,6 +52,13 @@ pub(super) struct Agent {
     context_tokens: usize,
     step_mode: bool,
     queued: VecDeque<String>,
+    /// The last task stopped at the context limit: queued messages wait for the person's
+    /// choice (a fresh conversation, or dropping old results) instead of starting tasks that
+    /// would stop at once.
+    full: bool,
+    /// Calls of the last turn a resumed session had not answered when it stopped; they run
+    /// (and ask again for approval) when the task continues.
+    pending: Vec<ToolCall>,
     shutdown: bool,
 }
 
@@ -92,8 +99,16 @@ impl Agent {
             next_call,
             context_tokens: 0,
             queued: VecDeque::new(),
+            full: false,
+            pending: Vec::new(),
             shutdown: false,
         }
+    }
+
+    /// Calls to run first when the resumed task continues (see [`Agent::pending`]).
+    pub(super) fn with_pending(mut self, calls: Vec<ToolCall>) -> Self {
+        self.pending = calls;
+        self
     }
 
     fn emit(&self, e: Event) {
@@ -111,12 +126,30 @@ impl Agent {
             context_limit: self.config.context_limit,
         });
         while !self.shutdown {
-            let text = match self.queued.pop_front() {
+            let next_queued = if self.full {
+                None
+            } else {
+                self.queued.pop_front()
+            };
+            let text = match next_queued {
                 Some(t) => Some(t),
                 None => match ops.recv().await {
                     None | Some(Op::Shutdown) => break,
                     Some(Op::UserMessage { text }) => Some(text),
                     Some(Op::Continue) => None,
+                    Some(Op::ContinueFresh { text }) => {
+                        self.pending.clear();
+                        self.restart_conversation(text).await;
+                        self.full = false;
+                        None
+                    }
+                    Some(Op::DropOldResults { text }) => {
+                        if !self.drop_old_results() {
+                            continue;
+                        }
+                        self.full = false;
+                        text
+                    }
                     Some(Op::SetStepMode { on }) => {
                         self.step_mode = on;
                         continue;
@@ -125,10 +158,14 @@ impl Agent {
                 },
             };
             if let Some(text) = text {
+                for call in std::mem::take(&mut self.pending) {
+                    self.answer_unrun(&call, "was not run: the session stopped before it finished");
+                }
                 self.messages.push(Message::user(text.clone()));
                 self.emit(Event::UserMessage { text });
             }
             let (reason, answer) = self.task(&mut ops).await;
+            self.full = reason == FinishReason::ContextLimit;
             self.emit(Event::TaskFinished {
                 reason,
                 final_answer: answer,
@@ -141,6 +178,16 @@ impl Agent {
     async fn task(&mut self, ops: &mut UnboundedReceiver<Op>) -> Ending {
         let started = Instant::now();
         let mut steps_this_task = 0u32;
+        if !self.pending.is_empty() {
+            let items = std::mem::take(&mut self.pending)
+                .into_iter()
+                .enumerate()
+                .map(|(i, c)| (i, Item::Call(c)))
+                .collect();
+            if let Err(h) = self.run_items(items, ops).await {
+                return self.halted(h);
+            }
+        }
         loop {
             if let Some(reason) = self.limit_reached(started) {
                 return (reason, None);
@@ -151,6 +198,7 @@ impl Agent {
                     return self.halted(h);
                 }
             }
+            self.deliver_queued();
             self.step += 1;
             steps_this_task += 1;
             self.emit(Event::TurnStarted { step: self.step });
@@ -318,8 +366,17 @@ impl Agent {
         (FinishReason::Interrupted, None)
     }
 
+    /// Messages that arrived while the agent was busy join the conversation at the turn
+    /// boundary, in the order they were typed.
+    fn deliver_queued(&mut self) {
+        while let Some(text) = self.queued.pop_front() {
+            self.messages.push(Message::user(text.clone()));
+            self.emit(Event::UserMessage { text });
+        }
+    }
+
     /// Handle an operation that arrives while something else is going on. Returns a halt for
-    /// interrupt and shutdown; queues messages for after the task.
+    /// interrupt and shutdown; queues messages for the next turn boundary.
     fn background_op(&mut self, op: Option<Op>) -> Option<Halt> {
         match op {
             None | Some(Op::Shutdown) => Some(Halt::Shutdown),
@@ -329,10 +386,17 @@ impl Agent {
                 None
             }
             Some(Op::UserMessage { text }) => {
+                self.emit(Event::MessageQueued { text: text.clone() });
                 self.queued.push_back(text);
                 None
             }
-            Some(Op::Step | Op::Review { .. } | Op::Continue) => None,
+            Some(
+                Op::Step
+                | Op::Review { .. }
+                | Op::Continue
+                | Op::ContinueFresh { .. }
+                | Op::DropOldResults { .. },
+            ) => None,
         }
     }
 
@@ -450,3 +514,4 @@ impl Agent {
 }
 
 mod calls;
+mod context;

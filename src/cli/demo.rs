@@ -106,6 +106,7 @@ pub(super) fn run(args: &DemoArgs, settings: &Settings) -> anyhow::Result<ExitCo
             step_mode: args.step,
             notices: Vec::new(),
         },
+        resume: None,
     };
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let finished = rt.block_on(interactive::run(plan))?;

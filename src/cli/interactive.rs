@@ -5,7 +5,8 @@
 use crate::agent::ApprovalPolicy;
 use crate::config::Settings;
 use crate::engine::TemplatedModel;
-use crate::launch::{self, EngineChoice, SessionOptions};
+use crate::launch::{self, resume, EngineChoice, SessionOptions};
+use crate::protocol::Op;
 use crate::sandbox::{Sandbox, SandboxSpec};
 use crate::session::{self, SessionLog};
 use crate::tui::{self, Backend, PatchSource, SessionOutcome, Startup, TuiOptions};
@@ -30,6 +31,8 @@ pub(super) struct Plan {
     pub spec: SandboxSpec,
     pub task: Option<String>,
     pub tui: TuiOptions,
+    /// A recorded session to reopen instead of starting a new one.
+    pub resume: Option<resume::Recorded>,
 }
 
 /// What the session left behind, for the summary.
@@ -112,6 +115,9 @@ async fn try_start(
         None,
     );
     let sandbox = launch::open_sandbox(&plan.spec).await?;
+    if let Some(rec) = plan.resume {
+        return start_resumed(rec, &plan.settings, &plan.opts, model, sandbox, tx).await;
+    }
     let session_id = session::new_session_id();
     let config = launch::agent_config(
         &plan.settings,
@@ -128,14 +134,63 @@ async fn try_start(
         &plan.engine_label,
         plan.task.as_deref().unwrap_or(""),
         &config.system_prompt,
+        &config.policy,
     );
     let log = SessionLog::create(&dir, &header)?;
-    let running = launch::start(model, sandbox.clone(), config, Vec::new(), log);
+    let running = launch::start(model, sandbox.clone(), config, Default::default(), log);
     let log_path = running.log_path.clone();
     let _ = tx.send(Startup::Ready(Backend {
         ops: running.ops,
         events: running.events,
         patch: Some(Arc::new(SandboxPatch(sandbox.clone()))),
+        history: Vec::new(),
+    }));
+    Ok((sandbox, log_path))
+}
+
+/// Reopen a recorded session: its patch back in a fresh sandbox, its conversation and model
+/// memory restored, its own approval policy, and its recorded events for the transcript. An
+/// unfinished task continues at once, so a call that was waiting for approval asks again.
+async fn start_resumed(
+    rec: resume::Recorded,
+    settings: &Settings,
+    opts: &SessionOptions,
+    model: Arc<TemplatedModel>,
+    sandbox: Arc<dyn Sandbox>,
+    tx: &UnboundedSender<Startup>,
+) -> anyhow::Result<(Arc<dyn Sandbox>, PathBuf)> {
+    progress(tx, "restoring the session's changes in the sandbox", None);
+    resume::restore_patch(sandbox.as_ref(), &rec.log_path.with_extension("patch")).await?;
+    let state = rec.log_path.with_extension("state");
+    if state.exists() {
+        progress(tx, "restoring the model's memory", None);
+        let m = model.clone();
+        let restored = tokio::task::spawn_blocking(move || m.load_state(&state)).await?;
+        if let Err(e) = restored {
+            tracing::warn!(
+                "the saved model memory was not used ({e}); the conversation is read again"
+            );
+        }
+    }
+    let history = session::rebuild(&rec.header.system_prompt, &rec.events);
+    let config = launch::agent_config(
+        settings,
+        opts,
+        &settings.prompt,
+        rec.policy(),
+        &rec.header.session_id,
+    )?;
+    let log = resume::reopen_log(&rec)?;
+    let running = launch::start(model, sandbox.clone(), config, history, log);
+    if !rec.finished() {
+        let _ = running.ops.send(Op::Continue);
+    }
+    let log_path = running.log_path.clone();
+    let _ = tx.send(Startup::Ready(Backend {
+        ops: running.ops,
+        events: running.events,
+        patch: Some(Arc::new(SandboxPatch(sandbox.clone()))),
+        history: rec.events,
     }));
     Ok((sandbox, log_path))
 }
@@ -203,6 +258,7 @@ pub(super) fn run_default(
             step_mode: opts.step,
             notices,
         },
+        resume: None,
     };
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let finished = rt.block_on(run(plan))?;

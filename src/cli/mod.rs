@@ -61,7 +61,7 @@ pub enum Command {
     Generate(generate::GenerateArgs),
     /// Run the agent headless on one task or a batch of tasks.
     Run(Box<run::RunArgs>),
-    /// Continue a recorded session (headless).
+    /// Continue a recorded session: in the interface on a terminal, headless otherwise.
     Resume(Box<resume::ResumeArgs>),
     /// List recorded sessions.
     Sessions(sessions::SessionsArgs),
@@ -85,17 +85,27 @@ pub enum Command {
 pub fn main() -> ExitCode {
     restore_sigpipe();
     let cli = Cli::parse();
+    // Settings first, so that the config file's `[log]` level applies to the diagnostics.
+    let settings = match Settings::load(&(&cli.engine).into()) {
+        Ok(s) => s,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            return ExitCode::from(1);
+        }
+    };
     // The interface owns the screen: its diagnostics go to a file instead of over it.
-    let draws = matches!(
-        cli.command,
-        None | Some(Command::Demo(_)) | Some(Command::Replay(_))
-    );
-    init_tracing(if draws {
+    let draws = match &cli.command {
+        None | Some(Command::Demo(_)) | Some(Command::Replay(_)) => true,
+        Some(Command::Resume(r)) => resume::uses_interface(r),
+        _ => false,
+    };
+    let to = if draws {
         LogTo::File(crate::config::log_file())
     } else {
         LogTo::Stderr
-    });
-    match run(cli) {
+    };
+    init_tracing(to, &settings.log.filter());
+    match run(cli, settings) {
         Ok(code) => code,
         Err(err) => {
             eprintln!("error: {err:#}");
@@ -104,8 +114,7 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let settings = Settings::load(&(&cli.engine).into())?;
+fn run(cli: Cli, settings: Settings) -> anyhow::Result<ExitCode> {
     let Some(command) = cli.command else {
         return interactive::run_default(
             cli.task,
@@ -126,7 +135,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Generate(args) => generate::run(&args, &settings),
         Command::Run(args) => run::run(&args, &settings),
         Command::Sessions(args) => sessions::run(&args),
-        Command::Resume(args) => resume::run(&args, &settings),
+        Command::Resume(args) => resume::run(&args, &settings, cli.theme.as_deref()),
         Command::Convert(args) => convert::run(&args),
         Command::Serve(args) => serve::run(&args, &settings),
         Command::Bench(args) => bench::run(&args, &settings),
@@ -152,10 +161,12 @@ enum LogTo {
     File(Option<std::path::PathBuf>),
 }
 
-fn init_tracing(to: LogTo) {
+fn init_tracing(to: LogTo, level: &str) {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_env("LILYPAD_LOG")
-        .unwrap_or_else(|_| EnvFilter::new("warn,llama-cpp-2=error"));
+    let filter = EnvFilter::try_new(level).unwrap_or_else(|e| {
+        eprintln!("warning: log level {level:?} is not a valid filter ({e}); using `warn`");
+        EnvFilter::new("warn")
+    });
     let builder = tracing_subscriber::fmt().with_env_filter(filter);
     let _ = match to {
         LogTo::Stderr => builder.with_writer(std::io::stderr).try_init(),

@@ -46,6 +46,10 @@ pub struct EngineArgs {
     /// Config file (default: the platform config dir's lilypad/config.toml) [env: LILYPAD_CONFIG]
     #[arg(long, global = true, env = "LILYPAD_CONFIG", hide_env = true)]
     pub config: Option<PathBuf>,
+    /// Diagnostics: `warn` (default), `info`, `debug`, or tracing directives; the interface
+    /// writes them to the log file `lilypad doctor` names [env: LILYPAD_LOG]
+    #[arg(long, global = true, value_name = "LEVEL")]
+    pub log_level: Option<String>,
 }
 
 impl From<&EngineArgs> for Overrides {
@@ -62,6 +66,7 @@ impl From<&EngineArgs> for Overrides {
             api_key_env: a.api_key_env.clone(),
             model_name: a.model_name.clone(),
             config: a.config.clone(),
+            log_level: a.log_level.clone(),
         }
     }
 }

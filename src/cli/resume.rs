@@ -1,13 +1,19 @@
-//! `lilypad resume [ID|--last]`: continue a recorded session headless, either where it stopped
-//! (an unfinished task) or with a follow-up `--message`.
+//! `lilypad resume [ID|--last]`: continue a recorded session. On a terminal it reopens the
+//! interface with the transcript rebuilt, in the session's own sandbox kind and approval
+//! policy, asking again for any approval that was pending; with `--json` or without a terminal
+//! it runs headless, with the session's policy where nobody can be asked (`ask` becomes
+//! `deny`), never a looser one.
 
+use super::interactive::{self, ModelPlan, Plan};
 use super::options::SessionArgs;
 use crate::config::Settings;
-use crate::headless::{headless_policy, render_line};
+use crate::headless::render_line;
 use crate::launch::{self, resume, SessionOptions};
 use crate::protocol::{Event, Op};
+use crate::sandbox::SandboxSpec;
+use crate::tui::TuiOptions;
 use anyhow::Context;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
@@ -17,22 +23,93 @@ pub struct ResumeArgs {
     /// Resume the newest session
     #[arg(long, conflicts_with = "id")]
     pub last: bool,
-    /// A follow-up instruction (needed when the session's task has finished)
+    /// A follow-up instruction (needed headless when the session's task has finished)
     #[arg(long)]
     pub message: Option<String>,
-    /// Print events as JSON lines
+    /// Print events as JSON lines (headless)
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
     pub session: SessionArgs,
 }
 
-pub(super) fn run(args: &ResumeArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+pub(super) fn run(
+    args: &ResumeArgs,
+    settings: &Settings,
+    theme: Option<&str>,
+) -> anyhow::Result<ExitCode> {
     if args.id.is_none() && !args.last {
         anyhow::bail!("give a session id (see `lilypad sessions`) or --last");
     }
     let mut opts = SessionOptions::from(&args.session);
     let rec = resume::find(&opts, args.id.as_deref())?;
+    let choice = match &opts.engine {
+        Some(_) => launch::EngineChoice::from_options(&opts, settings)?,
+        None => rec
+            .engine()
+            .context("the session log does not say which engine it used; pass --engine")?,
+    };
+    opts.sandbox.kind = Some(rec.sandbox_kind());
+    let spec = launch::sandbox_spec(&opts, &rec.header.repo, rec.sandbox_kind());
+    if uses_interface(args) {
+        return in_interface(args, rec, opts, choice, spec, settings, theme);
+    }
+    headless(args, rec, opts, choice, spec, settings)
+}
+
+/// Whether this resume opens the interface: on a terminal, unless `--json`.
+pub(super) fn uses_interface(args: &ResumeArgs) -> bool {
+    !args.json && std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
+}
+
+/// Reopen the review in the interface.
+fn in_interface(
+    args: &ResumeArgs,
+    rec: resume::Recorded,
+    opts: SessionOptions,
+    choice: launch::EngineChoice,
+    spec: SandboxSpec,
+    settings: &Settings,
+    theme: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    let mut notices = Vec::new();
+    if spec.kind == crate::sandbox::SandboxKind::Host {
+        notices.push(crate::sandbox::HOST_WARNING.to_string());
+    }
+    let repo = rec.header.repo.clone();
+    let plan = Plan {
+        settings: settings.clone(),
+        opts: opts.clone(),
+        model: ModelPlan::Load(choice.clone()),
+        engine_label: choice,
+        spec,
+        task: None,
+        tui: TuiOptions {
+            theme: interactive::theme(theme)?,
+            repo: Some(repo),
+            // A follow-up given on the command line is sent once the session is back.
+            task: args.message.clone(),
+            step_mode: opts.step,
+            notices,
+        },
+        resume: Some(rec),
+    };
+    let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let finished = rt.block_on(interactive::run(plan))?;
+    rt.shutdown_timeout(std::time::Duration::from_secs(2));
+    eprintln!("{}", interactive::summary(&finished));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Continue without an interface, printing events.
+fn headless(
+    args: &ResumeArgs,
+    rec: resume::Recorded,
+    mut opts: SessionOptions,
+    choice: launch::EngineChoice,
+    spec: SandboxSpec,
+    settings: &Settings,
+) -> anyhow::Result<ExitCode> {
     let op = match (&args.message, rec.finished()) {
         (Some(m), _) => Op::UserMessage { text: m.clone() },
         (None, false) => Op::Continue,
@@ -41,14 +118,9 @@ pub(super) fn run(args: &ResumeArgs, settings: &Settings) -> anyhow::Result<Exit
             rec.header.session_id
         ),
     };
-    let choice = match &opts.engine {
-        Some(_) => launch::EngineChoice::from_options(&opts, settings)?,
-        None => rec
-            .engine()
-            .context("the session log does not say which engine it used; pass --engine")?,
-    };
-    opts.sandbox.kind.get_or_insert(rec.sandbox_kind());
-    let spec = launch::sandbox_spec(&opts, &rec.header.repo, rec.sandbox_kind());
+    // The recorded policy, minus asking: an `--approve` flag cannot loosen it here.
+    opts.approve = None;
+    let policy = rec.policy().without_asking();
     let rt = tokio::runtime::Runtime::new()?;
     let model = launch::build_model(&choice, settings, &settings.prompt, |_| {})?;
     let state = rec.log_path.with_extension("state");
@@ -64,8 +136,7 @@ pub(super) fn run(args: &ResumeArgs, settings: &Settings) -> anyhow::Result<Exit
     let code = rt.block_on(async {
         let sandbox = launch::open_sandbox(&spec).await?;
         resume::restore_patch(sandbox.as_ref(), &rec.log_path.with_extension("patch")).await?;
-        let history = crate::session::rebuild_messages(&rec.header.system_prompt, &rec.events);
-        let policy = headless_policy(spec.kind, opts.allow_host);
+        let history = crate::session::rebuild(&rec.header.system_prompt, &rec.events);
         let config = launch::agent_config(
             settings,
             &opts,

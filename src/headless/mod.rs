@@ -105,10 +105,11 @@ pub async fn run_task(
         choice,
         task,
         &config.system_prompt,
+        &config.policy,
     );
     let system_prompt = config.system_prompt.clone();
     let log = SessionLog::create(&dir, &header)?;
-    let mut running = launch::start(model, sandbox.clone(), config, Vec::new(), log);
+    let mut running = launch::start(model, sandbox.clone(), config, Default::default(), log);
     let _ = running.ops.send(Op::UserMessage {
         text: task.to_string(),
     });

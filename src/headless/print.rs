@@ -13,6 +13,17 @@ pub fn render_line(e: &Event) -> String {
             ..
         } => format!("session {session_id}: {model}; {sandbox}"),
         Event::UserMessage { text } => format!("task: {text}"),
+        Event::MessageQueued { text } => format!("queued: {text}"),
+        Event::ConversationRestarted { old_context_tokens } => {
+            format!("conversation restarted (the old one held {old_context_tokens} tokens)")
+        }
+        Event::ToolResultsDropped {
+            dropped,
+            context_tokens,
+        } => format!(
+            "{} old tool results dropped; context about {context_tokens}",
+            dropped.len()
+        ),
         Event::TurnStarted { step } => format!("-- step {step}"),
         Event::ReasoningDelta { .. } | Event::ContentDelta { .. } => String::new(),
         Event::ToolCallStarted { .. } | Event::ToolOutputDelta { .. } => String::new(),

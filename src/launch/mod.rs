@@ -14,9 +14,9 @@ use crate::config::{ModelSource, Settings};
 use crate::engine::remote::{RemoteEngine, RemoteSettings};
 use crate::engine::{EngineHandle, SamplingParams, ScriptEngine, TemplatedModel};
 use crate::prompt::{PromptSettings, Renderer};
-use crate::protocol::{Event, Message, Op};
+use crate::protocol::{Event, Op};
 use crate::sandbox::{self, Sandbox, SandboxKind, SandboxSpec};
-use crate::session::{SessionHeader, SessionLog};
+use crate::session::{Rebuilt, SessionHeader, SessionLog};
 use crate::tools::{ToolLimits, Tools};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -183,12 +183,13 @@ pub struct Running {
 }
 
 /// Start a session: the agent on `model` and `sandbox`, events logged to `log` before they
-/// are passed on. `history` resumes a conversation.
+/// are passed on. `history` resumes a conversation (empty for a new session), with the calls
+/// its last task left unanswered.
 pub fn start(
     model: Arc<TemplatedModel>,
     sandbox: Arc<dyn Sandbox>,
     config: AgentConfig,
-    history: Vec<Message>,
+    history: Rebuilt,
     log: SessionLog,
 ) -> Running {
     let session_id = config.session_id.clone();
@@ -199,7 +200,13 @@ pub fn start(
         "session started"
     );
     let tools = Tools::new(sandbox.clone(), ToolLimits::default());
-    let handle = agent::spawn(model.clone(), tools, config, history);
+    let handle = agent::spawn_resumed(
+        model.clone(),
+        tools,
+        config,
+        history.messages,
+        history.pending,
+    );
     let log_path = log.path().to_path_buf();
     let events = recorder::record(handle.events, log, sandbox.clone(), model);
     Running {
@@ -228,6 +235,7 @@ pub fn header(
     engine: &EngineChoice,
     task: &str,
     system_prompt: &str,
+    policy: &ApprovalPolicy,
 ) -> SessionHeader {
     SessionHeader {
         lilypad: env!("CARGO_PKG_VERSION").to_string(),
@@ -238,5 +246,6 @@ pub fn header(
         engine: engine.label(),
         task: task.to_string(),
         system_prompt: system_prompt.to_string(),
+        policy: Some(policy.spec()),
     }
 }

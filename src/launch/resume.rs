@@ -3,6 +3,7 @@
 //! agent continues with the same log (appending).
 
 use super::{EngineChoice, LaunchError, SessionOptions};
+use crate::agent::ApprovalPolicy;
 use crate::protocol::Event;
 use crate::sandbox::{ExecExit, ExecRequest, Sandbox, SandboxKind};
 use crate::session::{self, SessionError, SessionHeader, SessionLog};
@@ -36,6 +37,20 @@ impl Recorded {
 
     pub fn engine(&self) -> Option<EngineChoice> {
         EngineChoice::parse_label(&self.header.engine)
+    }
+
+    /// The approval policy the session started with (logs without one: the interface's
+    /// default, which asks for edits and commands). A resume never runs with a looser one.
+    pub fn policy(&self) -> ApprovalPolicy {
+        self.header
+            .policy
+            .as_deref()
+            .and_then(|p| {
+                ApprovalPolicy::all(crate::agent::Policy::Ask)
+                    .parse_over(p)
+                    .ok()
+            })
+            .unwrap_or_default()
     }
 
     pub fn sandbox_kind(&self) -> SandboxKind {

@@ -30,6 +30,14 @@ pub enum Op {
     SetStepMode { on: bool },
     /// In step mode: run one more turn.
     Step,
+    /// After a task stopped at the context limit: start a fresh conversation on the same
+    /// workspace whose first message carries the conversation's original task, the session
+    /// patch so far and `text`, and carry on.
+    ContinueFresh { text: String },
+    /// After a task stopped at the context limit: replace the oldest tool results with a
+    /// one-line note until the conversation fits again, then carry on with `text` (or with
+    /// the unfinished task when `None`).
+    DropOldResults { text: Option<String> },
     /// End the session.
     Shutdown,
 }
@@ -144,6 +152,14 @@ pub enum Resolution {
     Skipped,
 }
 
+/// A tool result taken out of the conversation, and what replaced it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DroppedResult {
+    pub call_id: String,
+    /// The one-line note the model reads instead.
+    pub note: String,
+}
+
 /// Everything the agent reports. Serialised one per line in session logs and `--json` output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -160,6 +176,23 @@ pub enum Event {
     /// The person's message as the model will read it.
     UserMessage {
         text: String,
+    },
+    /// A message that arrived while the agent was busy; it is delivered (as a
+    /// [`Event::UserMessage`]) at the next turn boundary.
+    MessageQueued {
+        text: String,
+    },
+    /// The conversation starts again from the system prompt (an [`Op::ContinueFresh`]); the
+    /// [`Event::UserMessage`] that follows carries the task and the patch so far.
+    ConversationRestarted {
+        /// Tokens the old conversation held when it was replaced.
+        old_context_tokens: usize,
+    },
+    /// Old tool results were replaced by a note to fit the context ([`Op::DropOldResults`]).
+    ToolResultsDropped {
+        dropped: Vec<DroppedResult>,
+        /// Estimated tokens of the conversation afterwards.
+        context_tokens: usize,
     },
     /// A model turn begins (steps count from 1).
     TurnStarted {

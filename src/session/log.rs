@@ -45,6 +45,10 @@ pub struct SessionHeader {
     /// The first task, for listings.
     pub task: String,
     pub system_prompt: String,
+    /// The approval policy the session started with (`read_only=auto,edits=ask,...`), which
+    /// a resume keeps (or tightens); absent in logs written before 0.2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
 }
 
 #[derive(Serialize)]

@@ -12,7 +12,7 @@ mod time;
 mod trajectory;
 
 pub use log::{list_sessions, read_log, SessionError, SessionHeader, SessionLog, SessionSummary};
-pub use rebuild::rebuild_messages;
+pub use rebuild::{rebuild, rebuild_messages, Rebuilt};
 pub use time::now_rfc3339;
 pub use trajectory::{trajectory, StepFigures, Trajectory};
 

@@ -65,6 +65,8 @@ pub struct Backend {
     pub ops: UnboundedSender<Op>,
     pub events: UnboundedReceiver<Event>,
     pub patch: Option<Arc<dyn PatchSource>>,
+    /// A resumed session's recorded events, shown before the live ones (empty otherwise).
+    pub history: Vec<Event>,
 }
 
 /// What start-up reports while the model loads and the sandbox starts.

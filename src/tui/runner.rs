@@ -182,15 +182,21 @@ impl Loop {
         match msg {
             Startup::Progress { label, fraction } => self.app.on_progress(label, fraction),
             Startup::Failed(m) => self.app.on_startup_failed(&m),
-            Startup::Ready(backend) => {
+            Startup::Ready(mut backend) => {
                 self.app.options.has_patch = backend.patch.is_some();
+                let history = std::mem::take(&mut backend.history);
+                let resumed = !history.is_empty();
+                if resumed {
+                    let fx = self.app.load_history(history);
+                    self.perform(fx);
+                }
                 if self.step_mode {
                     self.app.status.step_mode = true;
                     let _ = backend.ops.send(Op::SetStepMode { on: true });
                 }
                 if let Some(task) = self.task.take() {
                     let _ = backend.ops.send(Op::UserMessage { text: task });
-                } else {
+                } else if !resumed || self.app.status.state.accepts_message() {
                     self.app.input_focus = true;
                 }
                 self.app.progress = None;

@@ -77,6 +77,15 @@ async fn start_with(
     piece_delay: Duration,
     tweak: impl FnOnce(&mut AgentConfig),
 ) -> Session {
+    start_resumed(turns, piece_delay, Default::default(), tweak).await
+}
+
+async fn start_resumed(
+    turns: Vec<ScriptTurn>,
+    piece_delay: Duration,
+    history: lilypad::session::Rebuilt,
+    tweak: impl FnOnce(&mut AgentConfig),
+) -> Session {
     let repo = repo();
     let sb = sandbox::open(&SandboxSpec {
         kind: SandboxKind::Host,
@@ -100,7 +109,13 @@ async fn start_with(
     );
     tweak(&mut config);
     let tools = Tools::new(sb.clone(), ToolLimits::default());
-    let handle = agent::spawn(Arc::new(model), tools, config, Vec::new());
+    let handle = agent::spawn_resumed(
+        Arc::new(model),
+        tools,
+        config,
+        history.messages,
+        history.pending,
+    );
     Session {
         handle,
         engine,
@@ -437,4 +452,240 @@ async fn step_context_and_time_limits_stop_with_their_reason() {
     let mut s = start(looping, |c| c.wall_time = Some(Duration::ZERO)).await;
     s.send(Op::UserMessage { text: "go".into() });
     assert_eq!(s.finish().await.0, FinishReason::TimeLimit);
+}
+
+#[tokio::test]
+async fn a_message_typed_while_a_turn_runs_reaches_the_next_prompt() {
+    let glob = call("Glob", &[("pattern", "**/*.py")]);
+    let mut s = start_with(
+        vec![
+            turn(&format!("{}\n</think>\n\n{glob}", "slowly ".repeat(60))),
+            turn("ok\n</think>\n\ndone"),
+        ],
+        Duration::from_millis(3),
+        |_| {},
+    )
+    .await;
+    s.send(Op::UserMessage { text: "go".into() });
+    s.until(|e| matches!(e, Event::ReasoningDelta { .. })).await;
+    s.send(Op::UserMessage {
+        text: "also check README.md".into(),
+    });
+    let (reason, _, events) = s.finish().await;
+    assert_eq!(reason, FinishReason::Answered);
+    let queued = events
+        .iter()
+        .position(|e| matches!(e, Event::MessageQueued { text } if text == "also check README.md"))
+        .expect("the message is reported as queued");
+    let delivered = events
+        .iter()
+        .position(|e| matches!(e, Event::UserMessage { text } if text == "also check README.md"))
+        .expect("the message is delivered");
+    let second_turn = events
+        .iter()
+        .position(|e| matches!(e, Event::TurnStarted { step: 2 }))
+        .unwrap();
+    let result = events
+        .iter()
+        .position(|e| matches!(e, Event::ToolResult { .. }))
+        .unwrap();
+    assert!(queued < result && result < delivered && delivered < second_turn);
+    let prompts = s.engine.prompts();
+    assert!(!prompts[0].contains("also check README.md"));
+    let at = prompts[1]
+        .find("also check README.md")
+        .expect("in the next prompt");
+    assert!(
+        at > prompts[1].rfind("<tool_response>").unwrap(),
+        "after the tool result"
+    );
+}
+
+#[tokio::test]
+async fn a_message_typed_while_paused_joins_the_next_turn() {
+    let glob = call("Glob", &[("pattern", "*")]);
+    let mut s = start(
+        vec![
+            turn(&format!("a\n</think>\n\n{glob}")),
+            turn("b\n</think>\n\ndone"),
+        ],
+        |c| c.step_mode = true,
+    )
+    .await;
+    s.send(Op::UserMessage { text: "go".into() });
+    s.until(|e| matches!(e, Event::Paused { .. })).await;
+    s.send(Op::UserMessage {
+        text: "use tabs".into(),
+    });
+    let ev = s.until(|e| matches!(e, Event::MessageQueued { .. })).await;
+    assert!(matches!(ev.last(), Some(Event::MessageQueued { text }) if text == "use tabs"));
+    assert_eq!(s.engine.prompts().len(), 1, "still paused");
+    s.send(Op::Step);
+    let (reason, _, _) = s.finish().await;
+    assert_eq!(reason, FinishReason::Answered);
+    assert!(s.engine.prompts()[1].contains("use tabs"));
+}
+
+#[tokio::test]
+async fn at_the_context_limit_a_fresh_conversation_carries_task_and_patch() {
+    let write = call(
+        "Write",
+        &[("file_path", "notes.txt"), ("content", "halfway there")],
+    );
+    let mut s = start(
+        vec![
+            turn(&format!("x\n</think>\n\n{write}")),
+            turn("y\n</think>\n\nfinished"),
+        ],
+        |c| {
+            // Characters count as tokens here: the first prompt alone passes this limit.
+            c.context_limit = 1000;
+            c.policy = ApprovalPolicy::all(Policy::Auto);
+        },
+    )
+    .await;
+    s.send(Op::UserMessage {
+        text: "write the notes".into(),
+    });
+    let (reason, _, _) = s.finish().await;
+    assert_eq!(reason, FinishReason::ContextLimit);
+    // A plain message now would stop at once: the count is of a full conversation.
+    s.send(Op::ContinueFresh {
+        text: "keep going".into(),
+    });
+    let (reason, answer, events) = s.finish().await;
+    assert_eq!(reason, FinishReason::Answered, "{events:?}");
+    assert_eq!(answer.as_deref(), Some("finished"));
+    assert!(matches!(
+        events.first(),
+        Some(Event::ConversationRestarted { old_context_tokens }) if *old_context_tokens >= 1000
+    ));
+    let prompts = s.engine.prompts();
+    let next = &prompts[1];
+    assert!(next.contains("write the notes"), "the task");
+    assert!(next.contains("+halfway there"), "the patch so far");
+    assert!(next.contains("keep going"), "the new message");
+    assert!(
+        !next.contains("<tool_response>"),
+        "nothing of the old conversation"
+    );
+    let rebuilt = lilypad::session::rebuild("sys", &events);
+    assert_eq!(
+        rebuilt.messages.len(),
+        3,
+        "system, the carried task, the answer"
+    );
+    assert!(
+        matches!(&rebuilt.messages[1], lilypad::protocol::Message::User { content } if content.contains("write the notes"))
+    );
+}
+
+#[tokio::test]
+async fn dropping_old_results_makes_room_and_the_model_reads_the_note() {
+    let big = "a line of the big file\n".repeat(1300);
+    let read = call("Read", &[("file_path", "big.txt")]);
+    let glob = call("Glob", &[("pattern", "*.txt")]);
+    let mut s = start(
+        vec![
+            turn(&format!("a\n</think>\n\n{read}")),
+            turn(&format!("b\n</think>\n\n{glob}")),
+            turn("c\n</think>\n\ndone"),
+        ],
+        |c| {
+            c.context_limit = 20_000;
+            c.max_turn_tokens = 1000;
+        },
+    )
+    .await;
+    let path = format!("{}/big.txt", s.sandbox.root());
+    s.sandbox.write(&path, big.as_bytes()).await.unwrap();
+    s.send(Op::UserMessage { text: "go".into() });
+    let (reason, _, mut log) = s.finish().await;
+    assert_eq!(reason, FinishReason::ContextLimit);
+    s.send(Op::DropOldResults {
+        text: Some("carry on".into()),
+    });
+    let (reason, _, events) = s.finish().await;
+    assert_eq!(reason, FinishReason::Answered, "{events:?}");
+    let Some(Event::ToolResultsDropped {
+        dropped,
+        context_tokens,
+    }) = events.first()
+    else {
+        panic!("{events:?}")
+    };
+    assert!(*context_tokens < 20_000 - 1000, "{context_tokens}");
+    assert_eq!(dropped.len(), 1, "only the big result had to go");
+    let prompts = s.engine.prompts();
+    let last = prompts.last().unwrap();
+    assert!(prompts[1].contains("a line of the big file"));
+    assert!(
+        !last.contains("a line of the big file"),
+        "the big result is gone"
+    );
+    assert!(last.contains("was removed to fit the context window"));
+    assert!(last.contains("carry on"));
+    // The session log rebuilds the conversation the model read.
+    log.extend(events.iter().cloned());
+    let rebuilt = lilypad::session::rebuild("sys", &log);
+    let tool_texts: Vec<&str> = rebuilt
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            lilypad::protocol::Message::Tool { content, .. } => Some(content.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(tool_texts[0].contains("was removed to fit the context window"));
+    assert!(rebuilt.pending.is_empty());
+}
+
+#[tokio::test]
+async fn a_resumed_session_asks_again_for_the_approval_that_was_pending() {
+    let write = call("Write", &[("file_path", "fix.txt"), ("content", "fixed")]);
+    let mut s = start(vec![turn(&format!("x\n</think>\n\n{write}"))], |_| {}).await;
+    s.send(Op::UserMessage { text: "fix".into() });
+    // The process is "killed" here: the log ends at the pending approval.
+    let log = s.until(|e| matches!(e, Event::ApprovalRequested(_))).await;
+    let system = PromptSettings::default().system_prompt().unwrap();
+    let rebuilt = lilypad::session::rebuild(&system, &log);
+    assert_eq!(rebuilt.pending.len(), 1, "the Write waits");
+    assert_eq!(rebuilt.pending[0].name, "Write");
+    assert!(
+        lilypad::session::rebuild_messages(&system, &log)
+            .last()
+            .is_some_and(|m| matches!(m, lilypad::protocol::Message::Tool { .. })),
+        "the closing form answers it with a note instead"
+    );
+    let pending_id = rebuilt.pending[0].id.clone();
+    let mut r = start_resumed(
+        vec![turn("y\n</think>\n\nall done")],
+        Duration::ZERO,
+        rebuilt,
+        |_| {},
+    )
+    .await;
+    r.send(Op::Continue);
+    let ev = r.until(|e| matches!(e, Event::ApprovalRequested(_))).await;
+    let Some(Event::ApprovalRequested(req)) = ev.last() else {
+        unreachable!()
+    };
+    assert_eq!(req.call.id, pending_id, "the same call, asked again");
+    assert!(
+        r.engine.prompts().is_empty(),
+        "no model turn before the answer"
+    );
+    r.send(Op::Review {
+        id: req.id,
+        decision: ReviewDecision::Approve,
+    });
+    let (reason, answer, _) = r.finish().await;
+    assert_eq!(reason, FinishReason::Answered);
+    assert_eq!(answer.as_deref(), Some("all done"));
+    assert_eq!(r.file("fix.txt").await, "fixed");
+    let prompt = &r.engine.prompts()[0];
+    assert!(
+        prompt.contains("fix.txt"),
+        "the result of the resumed call is in the prompt"
+    );
 }

@@ -1,7 +1,8 @@
 //! Integration tests that need nothing from the machine but a temporary directory and `git`:
 //! the agent loop on the scripted engine and the host sandbox, the prompt parser and renderer
 //! (goldens in `tests/golden/prompt/`, data in `tests/data/prompt/`), and the interface's views
-//! (snapshots in `tests/snapshots/tui/`). No model, no engine, no child process of Lilypad.
+//! (snapshots in `tests/snapshots/tui/`), and the setup script's decisions on fake trees. No
+//! model, no engine, no child process of Lilypad.
 
 // The helpers are `pub` to the modules of this one binary, which is all a test crate has.
 #![allow(unreachable_pub)]
@@ -12,4 +13,5 @@
 mod agent;
 mod prompt_parser;
 mod prompt_render;
+mod setup_script;
 mod tui_views;

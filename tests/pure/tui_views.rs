@@ -356,3 +356,102 @@ fn long_transcripts_draw_only_what_is_visible() {
         "{per_frame:?} vs first {first:?}"
     );
 }
+
+#[test]
+fn a_message_typed_while_the_agent_works_is_queued_then_delivered() {
+    use crossterm::event::{KeyCode, KeyEvent};
+    use lilypad::protocol::Op;
+    let mut app = app();
+    feed(&mut app, session_start());
+    assert!(app.status.state.is_busy());
+    app.on_key(KeyEvent::from(KeyCode::Char('i')));
+    for c in "also run the tests".chars() {
+        app.on_key(KeyEvent::from(KeyCode::Char(c)));
+    }
+    let fx = app.on_key(KeyEvent::from(KeyCode::Enter));
+    assert_eq!(
+        fx,
+        vec![Effect::Send(Op::UserMessage {
+            text: "also run the tests".into()
+        })],
+        "sent while busy, for the agent to queue"
+    );
+    feed(
+        &mut app,
+        vec![Event::MessageQueued {
+            text: "also run the tests".into(),
+        }],
+    );
+    let buf = draw(&app);
+    snapshot("queued_message", &buf);
+    assert!(text(&buf).contains("queued › also run the tests"));
+    feed(
+        &mut app,
+        vec![Event::UserMessage {
+            text: "also run the tests".into(),
+        }],
+    );
+    assert!(app.queued_messages.is_empty());
+    assert!(!text(&draw(&app)).contains("queued ›"));
+}
+
+#[test]
+fn at_the_context_limit_a_message_asks_how_to_make_room() {
+    use crossterm::event::{KeyCode, KeyEvent};
+    use lilypad::protocol::Op;
+    let mut app = app();
+    feed(&mut app, session_start());
+    feed(
+        &mut app,
+        vec![Event::TaskFinished {
+            reason: FinishReason::ContextLimit,
+            final_answer: None,
+        }],
+    );
+    assert!(app.context_full);
+    assert!(text(&draw(&app)).contains("the conversation is full"));
+    let type_message = |app: &mut App| {
+        if !app.input_focus {
+            app.on_key(KeyEvent::from(KeyCode::Char('i')));
+        }
+        for c in "finish the fix".chars() {
+            app.on_key(KeyEvent::from(KeyCode::Char(c)));
+        }
+        app.on_key(KeyEvent::from(KeyCode::Enter))
+    };
+    // The patch review comes first after a task; leave it.
+    app.mode = lilypad::tui::app::Mode::Transcript;
+    assert!(type_message(&mut app).is_empty(), "nothing is sent yet");
+    let buf = draw(&app);
+    snapshot("context_full", &buf);
+    // Esc gives the message back, unsent.
+    app.on_key(KeyEvent::from(KeyCode::Esc));
+    assert!(app.overlay.is_none());
+    assert_eq!(app.input.text(), "finish the fix");
+    let fx = app.on_key(KeyEvent::from(KeyCode::Enter));
+    assert!(fx.is_empty() && app.overlay.is_some());
+    let fx = app.on_key(KeyEvent::from(KeyCode::Char('d')));
+    assert_eq!(
+        fx,
+        vec![Effect::Send(Op::DropOldResults {
+            text: Some("finish the fix".into())
+        })]
+    );
+    // The other choice, from the same state.
+    app.status.state = lilypad::tui::app::AgentState::Finished;
+    assert!(type_message(&mut app).is_empty());
+    let fx = app.on_key(KeyEvent::from(KeyCode::Char('f')));
+    assert_eq!(
+        fx,
+        vec![Effect::Send(Op::ContinueFresh {
+            text: "finish the fix".into()
+        })]
+    );
+    feed(
+        &mut app,
+        vec![Event::ConversationRestarted {
+            old_context_tokens: 131_000,
+        }],
+    );
+    assert!(!app.context_full);
+}

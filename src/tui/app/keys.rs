@@ -16,6 +16,7 @@ impl App {
         match &self.overlay {
             Some(Overlay::Help) => return vec![C::Help, C::Anywhere],
             Some(Overlay::ConfirmQuit(_)) => return vec![C::Confirm, C::Anywhere],
+            Some(Overlay::ContextFull(_)) => return vec![C::ContextChoice, C::Anywhere],
             None => {}
         }
         match &self.mode {
@@ -86,6 +87,9 @@ impl App {
             A::Cancel if ctx == Context::Help => {
                 self.overlay = None;
                 Vec::new()
+            }
+            A::ContinueFresh | A::DropOldResults | A::Cancel if ctx == Context::ContextChoice => {
+                self.context_choice(action)
             }
             _ => match ctx {
                 Context::Diff | Context::Command | Context::Feedback => self.act_review(action),
@@ -224,13 +228,23 @@ impl App {
                 if text.is_empty() {
                     return Vec::new();
                 }
-                if !self.status.state.accepts_message() {
+                let state = self.status.state;
+                if self.context_full && state.accepts_message() {
+                    // Sent only once the person has chosen how to make room.
+                    self.input.take();
+                    self.input_focus = false;
+                    self.overlay = Some(Overlay::ContextFull(text));
+                    return Vec::new();
+                }
+                if !state.accepts_message() && !state.is_busy() {
                     self.transcript.notice(
                         Level::Warning,
-                        "the agent is busy: wait for it to finish, or Esc to interrupt",
+                        "the session is not running: the message cannot be sent",
                     );
                     return Vec::new();
                 }
+                // While the agent works or is paused, the agent queues the message for the
+                // next turn boundary (and says so with `MessageQueued`).
                 self.input.take();
                 self.input_focus = false;
                 vec![Effect::Send(Op::UserMessage { text })]
@@ -314,6 +328,25 @@ impl App {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// The person's answer to the full-context question.
+    fn context_choice(&mut self, action: Action) -> Vec<Effect> {
+        let Some(Overlay::ContextFull(text)) = self.overlay.take() else {
+            return Vec::new();
+        };
+        let op = match action {
+            Action::ContinueFresh => Op::ContinueFresh { text },
+            Action::DropOldResults => Op::DropOldResults { text: Some(text) },
+            _ => {
+                // Back to the message line with the text as it was.
+                self.input = TextInput::with_text(&text);
+                self.input_focus = true;
+                return Vec::new();
+            }
+        };
+        self.status.state = AgentState::Generating;
+        vec![Effect::Send(op)]
     }
 
     fn scroll(&mut self, d: isize) -> Vec<Effect> {

@@ -69,6 +69,8 @@ pub enum Mode {
 pub enum Overlay {
     Help,
     ConfirmQuit(String),
+    /// The conversation is full; the message typed waits for the choice of how to go on.
+    ContextFull(String),
 }
 
 /// What became of the session patch.
@@ -120,6 +122,12 @@ pub struct App {
     pub replay: Option<(Vec<Event>, usize)>,
     pub progress: Option<(String, Option<f64>)>,
     pub quitting: bool,
+    /// Messages typed while the agent was busy, waiting for the next turn boundary.
+    pub queued_messages: Vec<String>,
+    /// The last task stopped at the context limit: the next message needs a way on.
+    pub context_full: bool,
+    /// Applying a resumed session's recorded events: nothing is asked or exported.
+    history: bool,
 }
 
 impl App {
@@ -142,6 +150,9 @@ impl App {
             replay: None,
             progress: None,
             quitting: false,
+            queued_messages: Vec::new(),
+            context_full: false,
+            history: false,
             options,
         }
     }
@@ -171,6 +182,29 @@ impl App {
         self.status.state = AgentState::Ended;
         self.transcript
             .notice(Level::Error, format!("could not start: {message}"));
+    }
+
+    /// A resumed session's recorded events, shown as they happened before the live agent's
+    /// events follow. Only diffs are computed: no review opens (a pending approval is asked
+    /// again by the agent) and no patch is exported.
+    pub fn load_history(&mut self, events: Vec<Event>) -> Vec<Effect> {
+        self.history = true;
+        let mut fx = Vec::new();
+        for ev in events {
+            fx.extend(
+                self.on_event(ev)
+                    .into_iter()
+                    .filter(|e| matches!(e, Effect::ComputeDiff { .. })),
+            );
+        }
+        self.history = false;
+        // Whatever was queued or pending when the session stopped is not any more.
+        self.queued_messages.clear();
+        self.transcript.notice(
+            Level::Info,
+            "resumed: the transcript above was recorded earlier",
+        );
+        fx
     }
 
     /// An agent event.
@@ -207,7 +241,7 @@ impl App {
                         after: after.clone(),
                     });
                 }
-                if self.replay.is_none() {
+                if self.replay.is_none() && !self.history {
                     if matches!(self.mode, Mode::Review(_)) {
                         self.queued.push_back(req);
                     } else {
@@ -224,8 +258,26 @@ impl App {
                     }
                 }
             }
-            Event::TaskFinished { .. } => {
-                if self.options.has_patch && self.replay.is_none() {
+            Event::MessageQueued { text } => self.queued_messages.push(text),
+            Event::UserMessage { text } => {
+                if let Some(i) = self.queued_messages.iter().position(|q| *q == text) {
+                    self.queued_messages.remove(i);
+                }
+            }
+            Event::ConversationRestarted { .. } | Event::ToolResultsDropped { .. } => {
+                self.context_full = false;
+            }
+            Event::TaskFinished { reason, .. } => {
+                self.context_full = reason == crate::protocol::FinishReason::ContextLimit;
+                if self.context_full && self.replay.is_none() && !self.history {
+                    self.transcript.notice(
+                        Level::Warning,
+                        "the conversation is full. Type a message (i): you will choose between a \
+                         fresh conversation that carries the task and the patch so far, and \
+                         dropping the oldest tool results",
+                    );
+                }
+                if self.options.has_patch && self.replay.is_none() && !self.history {
                     fx.push(Effect::ExportPatch);
                 }
                 if self.replay.is_none() && matches!(self.mode, Mode::Transcript) {

@@ -383,6 +383,27 @@ pub const BINDINGS: &[Binding] = &[
         "no",
     ),
     b(
+        C::ContextChoice,
+        &[ch('f'), code(KeyCode::Enter)],
+        A::ContinueFresh,
+        Some("fresh conversation"),
+        "fresh conversation: task, patch so far, message",
+    ),
+    b(
+        C::ContextChoice,
+        &[ch('d')],
+        A::DropOldResults,
+        Some("drop old results"),
+        "drop the oldest tool results, then send",
+    ),
+    b(
+        C::ContextChoice,
+        &[code(KeyCode::Esc)],
+        A::Cancel,
+        Some("back"),
+        "back to the message, unsent",
+    ),
+    b(
         C::Help,
         &[code(KeyCode::Esc), ch('?'), ch('q')],
         A::Cancel,

@@ -32,6 +32,8 @@ pub enum Context {
     SavePath,
     /// A yes/no question.
     Confirm,
+    /// The conversation is full: how to go on with the message just typed.
+    ContextChoice,
     /// The help overlay.
     Help,
 }
@@ -51,6 +53,7 @@ impl Context {
             Context::Feedback => "Rejection feedback",
             Context::SavePath => "Saving the patch",
             Context::Confirm => "Questions",
+            Context::ContextChoice => "The context is full",
             Context::Help => "This help",
         }
     }
@@ -95,6 +98,8 @@ pub enum Action {
     DiscardPatch,
     Yes,
     No,
+    ContinueFresh,
+    DropOldResults,
     ReplayNext,
     ReplayPrev,
     ReplayEnd,

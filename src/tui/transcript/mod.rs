@@ -166,7 +166,24 @@ impl Transcript {
                 self.push(CellKind::Finished { reason: *reason });
             }
             Event::Error { message } => self.notice(Level::Error, format!("error: {message}")),
-            Event::SessionStarted { .. } | Event::SessionEnded => {}
+            Event::ConversationRestarted { old_context_tokens } => self.notice(
+                Level::Info,
+                format!(
+                    "↻ a fresh conversation starts here (the old one held {old_context_tokens} tokens): it carries the task and the patch so far"
+                ),
+            ),
+            Event::ToolResultsDropped {
+                dropped,
+                context_tokens,
+            } => self.notice(
+                Level::Info,
+                format!(
+                    "✂ {} old tool result{} dropped from the conversation (about {context_tokens} tokens now)",
+                    dropped.len(),
+                    if dropped.len() == 1 { " was" } else { "s were" }
+                ),
+            ),
+            Event::SessionStarted { .. } | Event::SessionEnded | Event::MessageQueued { .. } => {}
         }
     }
 

@@ -23,8 +23,10 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
         Mode::Review(Review::Command(c)) => review::command_height(c, area.width),
         _ => 0,
     };
-    let [main, command, input, status_area, hints] = Layout::vertical([
+    let queued_h = app.queued_messages.len().min(3) as u16;
+    let [main, queued, command, input, status_area, hints] = Layout::vertical([
         Constraint::Min(3),
+        Constraint::Length(queued_h),
         Constraint::Length(command_h),
         Constraint::Length(1),
         Constraint::Length(1),
@@ -47,12 +49,14 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     if let Mode::Review(Review::Command(c)) = &app.mode {
         review::draw_command(frame, command, app, c);
     }
+    draw_queued(frame, queued, app);
     draw_input(frame, input, app);
     status::draw(frame, status_area, app);
     draw_hints(frame, hints, app);
     match &app.overlay {
         Some(Overlay::Help) => overlays::help(frame, area, app),
         Some(Overlay::ConfirmQuit(q)) => overlays::confirm(frame, area, app, q),
+        Some(Overlay::ContextFull(text)) => overlays::context_full(frame, area, app, text),
         None => {}
     }
 }
@@ -85,6 +89,33 @@ fn draw_progress(frame: &mut Frame<'_>, area: Rect, app: &App, label: &str, frac
         None => Gauge::default().ratio(0.0).label("…"),
     };
     frame.render_widget(gauge.gauge_style(t.accent()), bar);
+}
+
+/// Messages waiting for the next turn boundary, newest last (at most the last three).
+fn draw_queued(frame: &mut Frame<'_>, area: Rect, app: &App) {
+    if area.height == 0 {
+        return;
+    }
+    let t = &app.theme;
+    let skip = app
+        .queued_messages
+        .len()
+        .saturating_sub(area.height as usize);
+    let lines: Vec<Line<'_>> = app.queued_messages[skip..]
+        .iter()
+        .map(|m| {
+            let first = m.lines().next().unwrap_or_default();
+            Line::from(vec![
+                Span::styled("queued › ", t.accent()),
+                Span::styled(
+                    truncate(first, (area.width as usize).saturating_sub(9)),
+                    t.dim(),
+                ),
+            ])
+        })
+        .collect();
+    frame.render_widget(Clear, area);
+    frame.render_widget(Paragraph::new(lines), area);
 }
 
 /// The message line, or the field being typed in (feedback, file name).

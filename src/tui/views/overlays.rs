@@ -1,4 +1,5 @@
-//! Popups: the help overlay (every binding, from the key map) and the quit question.
+//! Popups: the help overlay (every binding, from the key map), the quit question, and the
+//! choice of how to go on when the context is full.
 
 use crate::tui::app::App;
 use crate::tui::keymap;
@@ -102,6 +103,46 @@ pub(super) fn confirm(frame: &mut Frame<'_>, area: Rect, app: &App, question: &s
             Span::styled("n", t.accent()),
             Span::styled(" stay", t.dim()),
         ]),
+    ];
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The context is full: a fresh conversation, or dropping old tool results, for `message`.
+pub(super) fn context_full(frame: &mut Frame<'_>, area: Rect, app: &App, message: &str) {
+    let t = &app.theme;
+    let popup = centered(area, 78, 10);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(t.fg(t.warning))
+        .title(Span::styled(
+            " The conversation is full ",
+            t.fg(t.warning).add_modifier(Modifier::BOLD),
+        ));
+    let inner = block.inner(popup);
+    frame.render_widget(Clear, popup);
+    frame.render_widget(block, popup);
+    let width = inner.width as usize;
+    let first = message.lines().next().unwrap_or_default();
+    let choice = |key: &'static str, text: &'static str| {
+        Line::from(vec![
+            Span::styled(format!("{key:<4}"), t.accent()),
+            Span::styled(text, t.fg(t.text)),
+        ])
+    };
+    let lines = vec![
+        Line::styled(
+            crate::tui::wrap::truncate(&format!("Your message: {first}"), width),
+            t.dim(),
+        ),
+        Line::default(),
+        choice("f", "a fresh conversation on the same workspace, carrying"),
+        Line::styled(
+            "    the task, the patch so far and your message",
+            t.fg(t.text),
+        ),
+        choice("d", "drop the oldest tool results until it fits, then send"),
+        Line::default(),
+        choice("Esc", "back to the message, unsent"),
     ];
     frame.render_widget(Paragraph::new(lines), inner);
 }
