@@ -124,11 +124,11 @@ fn demo_review_flow_in_a_real_terminal() {
     let sessions = tmp.path().join("sessions");
     let done = tmp.path().join("done");
     let stderr = tmp.path().join("stderr");
-    let data = tmp.path().join("data");
+    let state = tmp.path().join("state");
     // Diagnostics on (the session-start line), so the test sees where they go.
     let cmd = format!(
-        "LILYPAD_LOG=lilypad=info XDG_DATA_HOME='{data}' '{bin}' demo --repo '{repo}' --session-dir '{sessions}' --delay-ms 0 2>'{stderr}'; echo $? > '{done}'; sleep 60",
-        data = data.display(),
+        "XDG_STATE_HOME='{state}' '{bin}' --log-level lilypad=info demo --repo '{repo}' --session-dir '{sessions}' --delay-ms 0 2>'{stderr}'; echo $? > '{done}'; sleep 60",
+        state = state.display(),
         bin = env!("CARGO_BIN_EXE_lilypad"),
         repo = repo.display(),
         sessions = sessions.display(),
@@ -183,7 +183,7 @@ fn demo_review_flow_in_a_real_terminal() {
     assert!(err.contains("the session patch was applied to"), "{err}");
     // Diagnostics went to the log file, not over the interface.
     assert!(!err.contains("session started"), "{err}");
-    let log = std::fs::read_to_string(data.join("lilypad/lilypad.log")).unwrap_or_default();
+    let log = std::fs::read_to_string(state.join("lilypad/lilypad.log")).unwrap_or_default();
     assert!(log.contains("session started"), "log file: {log:?}");
 
     // The working tree: the fix and the first hunk, not the second, no notes file.
