@@ -34,6 +34,14 @@ src=$(mktemp -d)
 trap 'rm -rf "$src"' EXIT
 git archive HEAD | tar -x -C "$src"
 toolchain=$(rustc --print sysroot)
+# The host's CA bundle, for networks whose TLS is re-signed by a local authority (as on this
+# project's machines); the bare system's own bundle does not know it.
+ca=${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}
+ca_args=()
+if [ -s "$ca" ]; then
+  ca_args=(-v "$ca:/etc/ssl/host-ca.crt:ro" -e CARGO_HTTP_CAINFO=/etc/ssl/host-ca.crt
+           -e CURL_CA_BUNDLE=/etc/ssl/host-ca.crt)
+fi
 log "building $(git rev-parse --short HEAD) in a bare bookworm container"
 # Inside: the README's first command, with the demo under `script` (a pseudo-terminal) for a
 # few seconds; the alternate screen and the demo's task on it show that it started.
@@ -41,11 +49,12 @@ docker run --rm --network host \
   -v "$src:/src" -v "$toolchain:/opt/rust:ro" -v "$ccache_dir:/ccache" \
   -e PATH=/opt/rust/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   -e CCACHE_DIR=/ccache -e CMAKE_C_COMPILER_LAUNCHER=ccache -e CMAKE_CXX_COMPILER_LAUNCHER=ccache \
-  -e TERM=xterm-256color -e HOME=/root \
+  -e TERM=xterm-256color -e HOME=/root "${ca_args[@]}" \
   "$image" bash -c '
-    set -e
+    set -eo pipefail
     cd /src
-    ./scripts/setup.sh
+    ./scripts/setup.sh >/tmp/setup.log 2>&1 || { tail -n 30 /tmp/setup.log >&2; exit 1; }
+    echo "check-fresh: setup.sh installed: $(grep -o "installing .*" /tmp/setup.log | head -n 1)"
     cargo build --release 2>&1 | tail -n 3
     script -qec "timeout 20 target/release/lilypad demo --repo /tmp/demo-repo" /tmp/demo.out >/dev/null || true
     if grep -q $'"'"'\e\[?1049h'"'"' /tmp/demo.out && grep -q "inventory" /tmp/demo.out; then
