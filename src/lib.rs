@@ -23,6 +23,7 @@ pub mod launch;
 mod layering;
 pub mod prompt;
 pub mod protocol;
+pub mod quality;
 pub mod sandbox;
 pub mod serve;
 pub mod session;

@@ -1,21 +1,16 @@
-//! `lilypad convert DIR -o OUT.gguf --type bf16|f16|q8_0 [--no-mtp]`: a Hugging Face Qwen3.5
-//! checkpoint to GGUF. A thin shell over [`crate::convert`]: parses arguments, draws progress
-//! bars on stderr (an overall one and one per tensor; hidden when stderr is not a terminal) and
-//! prints a summary.
+//! `lilypad convert DIR -o OUT.gguf --type bf16|f16|q8_0|q4_k_m|... [--no-mtp]`: a Hugging Face
+//! Qwen3.5 checkpoint to GGUF. A thin shell over [`crate::convert`]: parses arguments, draws
+//! progress bars on stderr (an overall one and one per tensor; hidden when stderr is not a
+//! terminal) and prints a summary. The llama.cpp types go through a BF16 file first.
 
-use crate::convert::{self, ConvertOptions, Mtp, OutType};
+use super::quantize::{print_quantize_report, quantize_bar, type_names};
+use crate::convert::{self, ConvertOptions, Mtp, OutType, Target};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum TypeArg {
-    Bf16,
-    F16,
-    #[value(name = "q8_0")]
-    Q8_0,
-    /// Full precision (twice the size of bf16; for checks)
-    F32,
+fn parse_target(s: &str) -> Result<Target, String> {
+    Target::from_name(s).ok_or_else(|| format!("unknown type {s:?}; one of f32, {}", type_names()))
 }
 
 #[derive(Debug, clap::Args)]
@@ -25,12 +20,17 @@ pub struct ConvertArgs {
     /// The GGUF file to write (replaced only once the conversion is complete)
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Element type of the weight matrices (norms and small vectors stay F32)
-    #[arg(long = "type", value_enum, default_value = "bf16")]
-    pub ty: TypeArg,
+    /// Element type of the weight matrices: bf16, f16, f32 and q8_0 are written directly;
+    /// q6_k, q5_k_m, q4_k_m, q4_0 and the other llama.cpp types are quantised by llama.cpp
+    /// from a temporary bf16 file (norms and small vectors stay F32)
+    #[arg(long = "type", value_parser = parse_target, default_value = "bf16")]
+    pub ty: Target,
     /// Leave out the multi-token-prediction block (smaller; no self-speculative decoding)
     #[arg(long)]
     pub no_mtp: bool,
+    /// Importance matrix for the llama.cpp types (as `llama-imatrix` writes it)
+    #[arg(long)]
+    pub imatrix: Option<PathBuf>,
 }
 
 pub(super) fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
@@ -38,10 +38,8 @@ pub(super) fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
         input: args.dir.clone(),
         output: args.output.clone(),
         out_type: match args.ty {
-            TypeArg::Bf16 => OutType::Bf16,
-            TypeArg::F16 => OutType::F16,
-            TypeArg::Q8_0 => OutType::Q8_0,
-            TypeArg::F32 => OutType::F32,
+            Target::Direct(t) => t,
+            Target::Llama(_) => OutType::Bf16,
         },
         mtp: if args.no_mtp { Mtp::Drop } else { Mtp::Keep },
     };
@@ -60,8 +58,11 @@ pub(super) fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
             .progress_chars("=> "),
     );
     tensor.set_prefix("tensor");
+    if args.imatrix.is_some() && matches!(args.ty, Target::Direct(_)) {
+        anyhow::bail!("--imatrix applies only to the llama.cpp types (q6_k, q4_k_m, ...)");
+    }
     let mut current = usize::MAX;
-    let report = convert::convert(&opts, |p| {
+    let on_convert = |p: &convert::Progress<'_>| {
         if p.index != current {
             current = p.index;
             overall.set_length(p.total as u64);
@@ -73,10 +74,37 @@ pub(super) fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
         if p.done == p.rows {
             overall.set_position(p.index as u64 + 1);
         }
-    });
+    };
+    let (report, quantized) = match args.ty {
+        Target::Direct(_) => (convert::convert(&opts, on_convert), None),
+        Target::Llama(q) => {
+            let qbar = bars.add(quantize_bar());
+            let r = convert::convert_quantized(&opts, q, args.imatrix.clone(), on_convert, |p| {
+                tensor.finish_and_clear();
+                overall.finish_and_clear();
+                qbar.set_length(p.total as u64);
+                qbar.set_position(p.index.saturating_sub(1) as u64);
+                qbar.set_message(p.name.clone());
+            });
+            qbar.finish_and_clear();
+            match r {
+                Ok(r) => (Ok(r.convert), Some(r.quantize)),
+                Err(e) => (Err(e), None),
+            }
+        }
+    };
     tensor.finish_and_clear();
     overall.finish_and_clear();
     let report = report?;
+    if let Some(q) = &quantized {
+        eprintln!(
+            "converted to bf16 ({:.2} GB) in {:.1} s, then quantised by llama.cpp",
+            report.output_bytes as f64 / 1e9,
+            report.seconds
+        );
+        print_quantize_report(q);
+        return Ok(ExitCode::SUCCESS);
+    }
     let types: Vec<String> = report
         .types
         .iter()

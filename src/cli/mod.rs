@@ -12,6 +12,8 @@ mod interactive;
 mod options;
 mod parse;
 mod prompt;
+mod quant_check;
+mod quantize;
 mod replay;
 mod resume;
 mod run;
@@ -57,6 +59,11 @@ pub enum Command {
     Tool(tool::ToolArgs),
     /// Convert a Hugging Face Qwen3.5 checkpoint (safetensors) to a GGUF file.
     Convert(convert::ConvertArgs),
+    /// Quantise a bf16/f16 GGUF file with llama.cpp's quantizer (q4_k_m, q5_k_m, q6_k, ...).
+    Quantize(quantize::QuantizeArgs),
+    /// Measure what a quantisation costs: KL divergence, top-1 agreement and perplexity
+    /// against the reference model, on the model's own kind of text.
+    QuantCheck(quant_check::QuantCheckArgs),
     /// Generate from a raw prompt with the in-process engine and print the figures.
     Generate(generate::GenerateArgs),
     /// Run the agent headless on one task or a batch of tasks.
@@ -137,6 +144,8 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<ExitCode> {
         Command::Sessions(args) => sessions::run(&args),
         Command::Resume(args) => resume::run(&args, &settings, cli.theme.as_deref()),
         Command::Convert(args) => convert::run(&args),
+        Command::Quantize(args) => quantize::run(&args),
+        Command::QuantCheck(args) => quant_check::run(&args, &settings),
         Command::Serve(args) => serve::run(&args, &settings),
         Command::Bench(args) => bench::run(&args, &settings),
     }

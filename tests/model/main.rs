@@ -15,4 +15,5 @@ mod convert;
 mod convert_fixture;
 mod engine;
 mod engine_real_vocab;
+mod quant;
 mod serve_slots;

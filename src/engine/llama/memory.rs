@@ -169,6 +169,66 @@ impl Memory {
         Ok(())
     }
 
+    /// Read `tokens` into an emptied memory, batch by batch, with logits for every position
+    /// from `from` on; each batch's rows go to `rows` as (first position, row count, logits row
+    /// after row). `rows` returning false stops early. Memory is empty again afterwards, so the
+    /// next prompt is read in full. For quality checks that need every position's distribution.
+    pub(super) fn score(
+        &mut self,
+        ctx: &mut LlamaContext<'_>,
+        tokens: &[LlamaToken],
+        from: usize,
+        mut rows: impl FnMut(usize, usize, Vec<f32>) -> bool,
+    ) -> Result<(), EngineError> {
+        if tokens.is_empty() {
+            return Err(EngineError::EmptyPrompt);
+        }
+        if tokens.len() > ctx.n_ctx() as usize {
+            return Err(EngineError::PromptTooLong {
+                prompt: tokens.len(),
+                ctx: ctx.n_ctx(),
+            });
+        }
+        self.clear(ctx)?;
+        let result = self.score_batches(ctx, tokens, from, &mut rows);
+        self.clear(ctx)?;
+        result
+    }
+
+    fn score_batches(
+        &mut self,
+        ctx: &mut LlamaContext<'_>,
+        tokens: &[LlamaToken],
+        from: usize,
+        rows: &mut impl FnMut(usize, usize, Vec<f32>) -> bool,
+    ) -> Result<(), EngineError> {
+        let mut start = 0;
+        while start < tokens.len() {
+            let end = (start + self.n_batch).min(tokens.len());
+            self.batch.clear();
+            for (pos, &tok) in tokens.iter().enumerate().take(end).skip(start) {
+                self.batch
+                    .add(tok, pos as i32, &[SEQ], pos >= from)
+                    .map_err(|e| llama_err("filling a batch", e))?;
+            }
+            ctx.decode(&mut self.batch)
+                .map_err(|e| llama_err("reading tokens", e))?;
+            self.cached.extend_from_slice(&tokens[start..end]);
+            let first = from.max(start);
+            if first < end {
+                let mut logits = Vec::new();
+                for pos in first..end {
+                    logits.extend_from_slice(ctx.get_logits_ith((pos - start) as i32));
+                }
+                if !rows(first, end - first, logits) {
+                    return Ok(());
+                }
+            }
+            start = end;
+        }
+        Ok(())
+    }
+
     /// Read one generated token; its logits are then at batch index 0.
     pub(super) fn push(
         &mut self,

@@ -62,6 +62,11 @@ pub(crate) enum Job {
         prompt: PromptInput,
         reply: mpsc::Sender<Result<(Vec<f32>, Figures), EngineError>>,
     },
+    Score {
+        tokens: Vec<u32>,
+        from: usize,
+        reply: mpsc::SyncSender<Result<ScoredRows, EngineError>>,
+    },
     Tokenize {
         text: String,
         reply: mpsc::Sender<Vec<u32>>,
@@ -81,6 +86,37 @@ pub(crate) enum Job {
         path: PathBuf,
         reply: mpsc::Sender<Result<usize, EngineError>>,
     },
+}
+
+/// Next-token logits of consecutive positions, from [`EngineHandle::score`]: row `i` is the
+/// distribution after the token at position `start + i`, `n_vocab` floats per row.
+#[derive(Debug, Clone)]
+pub struct ScoredRows {
+    pub start: usize,
+    pub rows: usize,
+    pub n_vocab: usize,
+    pub logits: Vec<f32>,
+}
+
+impl ScoredRows {
+    /// The logits after position `start + i`.
+    pub fn row(&self, i: usize) -> &[f32] {
+        &self.logits[i * self.n_vocab..(i + 1) * self.n_vocab]
+    }
+}
+
+/// The batches of a [`EngineHandle::score`] job as they are computed; at most two wait in the
+/// channel, so memory stays at a few batches of logits however long the text.
+pub struct ScoreStream {
+    rx: mpsc::Receiver<Result<ScoredRows, EngineError>>,
+}
+
+impl Iterator for ScoreStream {
+    type Item = Result<ScoredRows, EngineError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.rx.recv().ok()
+    }
 }
 
 /// A running engine. Dropping it stops the thread after the current job.
@@ -167,6 +203,20 @@ impl EngineHandle {
         let (tx, rx) = mpsc::channel();
         self.send(Job::Logits { prompt, reply: tx })?;
         rx.recv().map_err(|_| EngineError::Stopped)?
+    }
+
+    /// Read `tokens` from empty memory and stream the next-token logits of every position from
+    /// `from` on, batch by batch (`EngineSettings::batch` positions at a time). The tokens must
+    /// fit the context. Memory is empty afterwards. Dropping the stream stops the job after
+    /// the current batch.
+    pub fn score(&self, tokens: &[u32], from: usize) -> Result<ScoreStream, EngineError> {
+        let (tx, rx) = mpsc::sync_channel(2);
+        self.send(Job::Score {
+            tokens: tokens.to_vec(),
+            from,
+            reply: tx,
+        })?;
+        Ok(ScoreStream { rx })
     }
 
     /// Token ids of `text`, special tokens parsed.

@@ -3,7 +3,7 @@
 
 use super::memory::Memory;
 use super::slots::Slots;
-use super::{sampler, Job, LoadedModel, PromptInput};
+use super::{sampler, Job, LoadedModel, PromptInput, ScoredRows};
 use crate::engine::types::{EngineError, EngineEvent, Figures, Generation, SequenceId, StopReason};
 use crate::engine::EngineSettings;
 use crate::engine::Utf8Stream;
@@ -161,6 +161,26 @@ pub(super) fn run(
             }
             Job::Logits { prompt, reply } => {
                 let _ = reply.send(logits(&model, &mut ctx, &mut memory, &prompt));
+            }
+            Job::Score {
+                tokens,
+                from,
+                reply,
+            } => {
+                let toks: Vec<LlamaToken> = tokens.iter().map(|&t| LlamaToken(t as i32)).collect();
+                let n_vocab = model.n_vocab().max(0) as usize;
+                let sent = memory.score(&mut ctx, &toks, from, |start, rows, logits| {
+                    let batch = ScoredRows {
+                        start,
+                        rows,
+                        n_vocab,
+                        logits,
+                    };
+                    reply.send(Ok(batch)).is_ok()
+                });
+                if let Err(e) = sent {
+                    let _ = reply.send(Err(e));
+                }
             }
             Job::Tokenize { text, reply } => {
                 let _ = reply.send(tokenize(&model, &text).iter().map(|t| t.0 as u32).collect());
