@@ -12,6 +12,8 @@ command -v cc >/dev/null || need+=(build-essential)
 # a looser pattern.
 ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 || need+=(libclang-dev)
 command -v curl >/dev/null || need+=(curl)
+# bubblewrap contains the host sandbox's commands (read-only host, no network, secrets hidden).
+command -v bwrap >/dev/null || need+=(bubblewrap)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   echo "setup: installing ${need[*]}" >&2

@@ -81,6 +81,7 @@ async fn start_with(
     let sb = sandbox::open(&SandboxSpec {
         kind: SandboxKind::Host,
         repo: repo.path().to_path_buf(),
+        host: Default::default(),
         docker: Default::default(),
         kube: Default::default(),
     })
