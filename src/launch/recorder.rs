@@ -2,11 +2,7 @@
 //! (synced) before it is passed on, and after each tool result that may have changed files the
 //! session patch is saved next to the log, so a crash leaves both a resumable log and the work.
 //! When a task ends, the model's memory is saved next to the log too (`{id}.state`, in-process
-//! engine only), so that `resume` need not read the whole conversation again. When a turn that
-//! may have changed files is over (the next turn starts, or the task ends), the workspace's
-//! files are recorded as that turn ([`Sandbox::record_turn`]), so that any turn can be
-//! restored. The records live in the sandbox's workspace for the session's lifetime; their
-//! names are not written to the log.
+//! engine only), so that `resume` need not read the whole conversation again.
 
 use crate::engine::TemplatedModel;
 use crate::protocol::{Event, Resolution};
@@ -23,23 +19,7 @@ pub(super) fn record(
 ) -> UnboundedReceiver<Event> {
     let (tx, rx) = unbounded_channel();
     tokio::spawn(async move {
-        // The turn under way, and whether a tool that may change files ran in it.
-        let (mut turn, mut touched) = (0u32, false);
         while let Some(event) = from.recv().await {
-            let turn_over = matches!(
-                event,
-                Event::TurnStarted { .. } | Event::TaskFinished { .. }
-            );
-            if turn_over && std::mem::take(&mut touched) {
-                if let Err(e) = sandbox.record_turn(turn).await {
-                    let _ = tx.send(Event::Error {
-                        message: format!("turn {turn} could not be recorded: {e}"),
-                    });
-                }
-            }
-            if let Event::TurnStarted { step } = &event {
-                turn = *step;
-            }
             if let Err(e) = log.append(&event) {
                 let _ = tx.send(Event::Error {
                     message: format!("the session log could not be written: {e}"),
@@ -52,7 +32,6 @@ pub(super) fn record(
                         && matches!(resolution, Resolution::Auto | Resolution::Approved | Resolution::Edited)
             );
             if changed {
-                touched = true;
                 match sandbox.export_patch().await {
                     Ok(patch) => {
                         if let Err(e) = log.save_patch(&patch) {

@@ -13,3 +13,4 @@ mod agent;
 mod prompt_parser;
 mod prompt_render;
 mod tui_views;
+mod turn_records;
