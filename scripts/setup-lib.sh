@@ -61,6 +61,8 @@ setup_missing_packages() {
     echo build-essential
   fi
   setup_has_command "$root" pkg-config || echo pkg-config
+  # bubblewrap contains the host sandbox's commands (read-only host, no network, secrets hidden).
+  setup_has_command "$root" bwrap || echo bubblewrap
   if ! setup_has_libclang "$root" || ! setup_has_clang_headers "$root"; then
     echo libclang-dev
   fi

@@ -175,16 +175,17 @@ fn model_file(
     Ok((f.arch_u64("block_count"), Verdict::Usable))
 }
 
-/// One line per container sandbox: what it reports, or why it is not available.
+/// One line per sandbox kind: what it reports, or why it is not available.
 fn sandboxes(out: &mut dyn Write) -> Result<(), DoctorError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(DoctorError::Runtime)?;
-    for kind in [SandboxKind::Docker, SandboxKind::Kube] {
+    for kind in [SandboxKind::Host, SandboxKind::Docker, SandboxKind::Kube] {
         let spec = SandboxSpec {
             kind,
             repo: PathBuf::from("."),
+            host: Default::default(),
             docker: Default::default(),
             kube: Default::default(),
         };

@@ -8,7 +8,7 @@ use crate::engine::{EngineError, SequenceId, TemplatedModel, TurnRequest};
 use crate::engine::{EngineEvent, Generation, ParsedOutput};
 use crate::prompt::{CallEnd, ParseEvent, Parser, Start, ToolSchemas};
 use crate::protocol::{
-    Event, FinishReason, Message, Op, RequestId, Resolution, StopReason, ToolCall,
+    Event, FinishReason, Message, Op, RequestId, Resolution, StopReason, ToolCall, ToolCategory,
 };
 use crate::tools::{ToolResult, Tools};
 use std::collections::VecDeque;
@@ -215,9 +215,29 @@ impl Agent {
                 ControlFlow::Continue(items) => items,
                 ControlFlow::Break(ending) => return ending,
             };
-            if let Err(h) = self.run_items(items, ops).await {
+            let may_change = items.iter().any(|(_, i)| {
+                matches!(i, Item::Call(c) if matches!(
+                    crate::tools::category(&c.name),
+                    Some(ToolCategory::Edits | ToolCategory::Commands)
+                ))
+            });
+            let ran = self.run_items(items, ops).await;
+            if may_change {
+                self.record_turn().await;
+            }
+            if let Err(h) = ran {
                 return self.halted(h);
             }
+        }
+    }
+
+    /// Record the workspace's files as this turn (when they changed), before the next turn
+    /// can change them again: the record is what restoring the turn brings back.
+    async fn record_turn(&self) {
+        if let Err(e) = self.tools.sandbox().record_turn(self.step).await {
+            self.emit(Event::Error {
+                message: format!("turn {} could not be recorded: {e}", self.step),
+            });
         }
     }
 

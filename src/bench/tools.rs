@@ -124,7 +124,7 @@ pub async fn glob(
     // The directory fd walks: the same files the tool lists.
     let (sb, fd_dir): (std::sync::Arc<dyn sandbox::Sandbox>, String) = match kind {
         SandboxKind::Host => {
-            let h = sandbox::host::HostSandbox::new(ws)
+            let h = sandbox::host::HostSandbox::new(ws, &spec.host)
                 .map_err(|source| ToolsBenchError::Sandbox { kind, source })?;
             let dir = h.root().to_string();
             (std::sync::Arc::new(h), dir)

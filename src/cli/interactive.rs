@@ -242,7 +242,7 @@ pub(super) fn run_default(
     let spec = launch::sandbox_spec(opts, &repo, crate::sandbox::SandboxKind::Docker);
     let mut notices = Vec::new();
     if spec.kind == crate::sandbox::SandboxKind::Host {
-        notices.push(crate::sandbox::HOST_WARNING.to_string());
+        notices.push(crate::sandbox::host_notice(&spec.host));
     }
     let plan = Plan {
         settings: settings.clone(),

@@ -110,6 +110,9 @@ pub struct SandboxArgs {
     /// Namespace for the kube sandbox [default: the context's]
     #[arg(long)]
     pub kube_namespace: Option<String>,
+    /// With --sandbox host: run commands without bubblewrap (your permissions and network)
+    #[arg(long)]
+    pub uncontained: bool,
 }
 
 impl From<&SandboxArgs> for SandboxOptions {
@@ -120,6 +123,7 @@ impl From<&SandboxArgs> for SandboxOptions {
             kubeconfig: a.kubeconfig.clone(),
             kube_context: a.kube_context.clone(),
             kube_namespace: a.kube_namespace.clone(),
+            uncontained: a.uncontained,
         }
     }
 }

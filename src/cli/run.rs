@@ -89,7 +89,10 @@ pub(super) fn run(args: &RunArgs, settings: &Settings) -> anyhow::Result<ExitCod
         .kind
         .unwrap_or(crate::sandbox::SandboxKind::Docker);
     if kind == crate::sandbox::SandboxKind::Host {
-        eprintln!("{}", crate::sandbox::HOST_WARNING);
+        let host = crate::sandbox::host::HostSettings {
+            uncontained: opts.sandbox.uncontained,
+        };
+        eprintln!("{}", crate::sandbox::host_notice(&host));
         if !opts.allow_host {
             eprintln!("note: commands are refused on the host in headless runs unless --allow-host is given");
         }

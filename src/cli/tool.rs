@@ -50,7 +50,7 @@ pub(super) fn run(args: &ToolArgs) -> anyhow::Result<ExitCode> {
     };
     let spec = crate::launch::SandboxOptions::from(&args.sandbox).spec(&repo, SandboxKind::Docker);
     if spec.kind == SandboxKind::Host {
-        eprintln!("{}", sandbox::HOST_WARNING);
+        eprintln!("{}", sandbox::host_notice(&spec.host));
     }
     let call = ToolCall {
         id: "call_0".into(),

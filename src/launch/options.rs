@@ -18,6 +18,8 @@ pub struct SandboxOptions {
     pub kube_context: Option<String>,
     /// Namespace for the kube sandbox [default: the context's]
     pub kube_namespace: Option<String>,
+    /// Run host commands without bubblewrap even where it is available
+    pub uncontained: bool,
 }
 
 impl SandboxOptions {
@@ -26,6 +28,9 @@ impl SandboxOptions {
         let mut spec = SandboxSpec {
             kind: self.kind.unwrap_or(default),
             repo: repo.to_path_buf(),
+            host: crate::sandbox::host::HostSettings {
+                uncontained: self.uncontained,
+            },
             docker: Default::default(),
             kube: Default::default(),
         };

@@ -1,10 +1,11 @@
-//! Where tool calls run: `host` (this machine, a copy of the repository), `docker` (one hardened
-//! container per session, bollard) and `kube` (one hardened pod per session, kube-rs).
+//! Where tool calls run: `host` (this machine, a copy of the repository; contained with
+//! bubblewrap where it works), `docker` (one hardened container per session, bollard) and
+//! `kube` (one hardened pod per session, kube-rs).
 //!
-//! Owns: the [`Sandbox`] trait the tools are written against, the isolated workspace copy of the
-//! user's repository and the session patch ([`workspace`]), command execution with timeouts
-//! that kill inside the sandbox, and container start-up and clean-up ([`container`], on the
-//! Docker and Kubernetes runtimes).
+//! Owns: the [`Sandbox`] trait the tools are written against, the workspace (a git checkout of
+//! its own of the user's repository), the session patch and the per-turn records
+//! ([`workspace`]), command execution with timeouts that kill inside the sandbox, and container
+//! start-up and clean-up ([`container`], on the Docker and Kubernetes runtimes).
 //!
 //! Does not own: path policy (staying inside the workspace, `~`, display paths) or result
 //! formats; those live in `crate::tools`. A sandbox resolves and reads paths it is given; the
@@ -16,6 +17,7 @@
 pub mod container;
 pub mod host;
 pub mod output;
+mod stash;
 pub mod tarball;
 pub mod workspace;
 
@@ -224,8 +226,19 @@ pub trait Sandbox: Send + Sync {
     /// Regular files below `dir` (relative to it, sorted), skipping `.git` and ignored files.
     async fn list_files(&self, dir: &str) -> Result<Vec<String>, SandboxError>;
     /// The session patch against the original repository (`git apply` accepts it there);
-    /// empty when nothing changed.
+    /// empty when nothing changed. It is the diff from the workspace's baseline to its files,
+    /// whatever the model did with git (a stash left behind counts as popped; see
+    /// [`workspace`]).
     async fn export_patch(&self) -> Result<Vec<u8>, SandboxError>;
+    /// Record the workspace's files as turn `turn` (the agent's step) when they changed since
+    /// the previous record; returns the record's ref name in the workspace's private store
+    /// (`refs/lilypad/turns/<turn>`), or `None` when nothing changed. Records of `turn` and
+    /// later (from before a restore) are replaced.
+    async fn record_turn(&self, turn: u32) -> Result<Option<String>, SandboxError>;
+    /// Bring the workspace's files back exactly to the end of turn `turn` (the latest record at
+    /// or before it; 0 is the baseline). Ignored files are left alone, and so is the
+    /// in-sandbox `.git`: its history is the model's.
+    async fn restore_turn(&self, turn: u32) -> Result<(), SandboxError>;
     /// Remove everything the session created (container, pod, copies). Idempotent.
     async fn close(&self) -> Result<(), SandboxError>;
 }
@@ -237,6 +250,7 @@ pub struct SandboxSpec {
     pub kind: SandboxKind,
     /// The user's repository (copied; never written).
     pub repo: PathBuf,
+    pub host: host::HostSettings,
     pub docker: docker::DockerSettings,
     pub kube: kube::KubeSettings,
 }
@@ -245,7 +259,7 @@ pub struct SandboxSpec {
 pub async fn open(spec: &SandboxSpec) -> Result<Arc<dyn Sandbox>, SandboxError> {
     let ws = workspace::Workspace::create(&spec.repo)?;
     Ok(match spec.kind {
-        SandboxKind::Host => Arc::new(host::HostSandbox::new(ws)?),
+        SandboxKind::Host => Arc::new(host::HostSandbox::new(ws, &spec.host)?),
         SandboxKind::Docker => Arc::new(docker::DockerSandbox::start(ws, &spec.docker).await?),
         SandboxKind::Kube => Arc::new(kube::KubeSandbox::start(ws, &spec.kube).await?),
     })
@@ -255,16 +269,36 @@ pub async fn open(spec: &SandboxSpec) -> Result<Arc<dyn Sandbox>, SandboxError> 
 /// why it cannot be used (with what to do).
 pub async fn probe(spec: &SandboxSpec) -> Result<String, SandboxError> {
     match spec.kind {
-        SandboxKind::Host => Ok("host: always available (contains only files)".into()),
+        SandboxKind::Host => Ok(match host::containment(&spec.host) {
+            host::Containment::Bwrap { version, .. } => {
+                format!("host: contained ({version}: host read-only, network off, secrets hidden)")
+            }
+            host::Containment::Uncontained { why } => {
+                format!("host: uncontained (contains only files): {why}")
+            }
+        }),
         SandboxKind::Docker => docker::probe(&spec.docker).await,
         SandboxKind::Kube => kube::probe(&spec.kube).await,
     }
 }
 
-/// The warning shown whenever the host sandbox is chosen.
+/// The warning shown whenever the uncontained host sandbox is chosen.
 pub const HOST_WARNING: &str = "warning: the host sandbox runs the model's commands directly on \
 this machine with your permissions (network included); only the files are a copy. Use \
 --sandbox docker or --sandbox kube to contain them.";
+
+/// What to tell the user whenever the host sandbox is chosen: a note when commands are
+/// contained with bubblewrap, else [`HOST_WARNING`] and why they are not.
+pub fn host_notice(settings: &host::HostSettings) -> String {
+    match host::containment(settings) {
+        host::Containment::Bwrap { .. } => "note: the host sandbox runs the model's commands \
+            under bubblewrap: your files are read-only outside the workspace copy, the network \
+            is off and your secrets are hidden, but memory, CPU and processes are not limited \
+            (use --sandbox docker for that)."
+            .into(),
+        host::Containment::Uncontained { why } => format!("{HOST_WARNING} (Not contained: {why}.)"),
+    }
+}
 
 /// A session-unique id for labels and names: `{unix seconds hex}-{pid hex}-{counter}`.
 pub(crate) fn session_id() -> String {

@@ -100,7 +100,12 @@ fn doctor_reports_model_offload_and_layers() {
         assert!(text.contains("gpu offload     not compiled in"), "{text}");
         assert!(text.contains("gpu layers      0 (CPU build)"), "{text}");
     }
-    // Both container sandboxes are probed, available or not.
+    // Every sandbox is probed, available or not; host says whether it is contained.
+    assert!(
+        text.contains("sandbox         host: contained")
+            || text.contains("sandbox         host: uncontained"),
+        "{text}"
+    );
     assert!(text.contains("sandbox         docker"), "{text}");
     assert!(text.contains("sandbox         kube"), "{text}");
     // Without a model it says how to get one, and still succeeds.

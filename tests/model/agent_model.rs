@@ -27,6 +27,7 @@ async fn follow_up_turns() {
     let sb = sandbox::open(&SandboxSpec {
         kind: SandboxKind::Host,
         repo: repo.path().to_path_buf(),
+        host: Default::default(),
         docker: Default::default(),
         kube: Default::default(),
     })
@@ -99,6 +100,7 @@ async fn one_task(
     let sb = sandbox::open(&SandboxSpec {
         kind: SandboxKind::Host,
         repo: repo.path().to_path_buf(),
+        host: Default::default(),
         docker: Default::default(),
         kube: Default::default(),
     })

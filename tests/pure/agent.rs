@@ -90,6 +90,7 @@ async fn start_resumed(
     let sb = sandbox::open(&SandboxSpec {
         kind: SandboxKind::Host,
         repo: repo.path().to_path_buf(),
+        host: Default::default(),
         docker: Default::default(),
         kube: Default::default(),
     })

@@ -15,3 +15,4 @@ mod prompt_parser;
 mod prompt_render;
 mod setup_script;
 mod tui_views;
+mod turn_records;

@@ -14,6 +14,7 @@ const TOOLS: &[&str] = &[
     "c++",
     "make",
     "pkg-config",
+    "bwrap",
 ];
 
 fn touch(root: &Path, rel: &str) {
@@ -107,6 +108,7 @@ fn an_empty_machine_needs_everything() {
             "curl",
             "build-essential",
             "pkg-config",
+            "bubblewrap",
             "libclang-dev",
             "ca-certificates"
         ]

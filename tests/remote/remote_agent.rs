@@ -38,6 +38,7 @@ async fn the_agent_runs_a_task_over_the_endpoint() {
     let sb = sandbox::open(&SandboxSpec {
         kind: SandboxKind::Host,
         repo: repo.clone(),
+        host: Default::default(),
         docker: Default::default(),
         kube: Default::default(),
     })

@@ -190,3 +190,28 @@ async fn docker_tool_formats_with_bash() {
     formats::commands(&h).await;
     sb.close().await.unwrap();
 }
+
+/// The workspace is a git checkout of its own in the container (an image with git:
+/// LILYPAD_TEST_BASH_IMAGE, `lilypad-sandbox:debian`), with the `.git` the bind mount brings.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn docker_workspace_is_a_git_checkout() {
+    let Some(image) = sandbox_suite::bash_image() else {
+        return;
+    };
+    if !engine().await {
+        return;
+    }
+    let repo = sandbox_suite::git::git_fixture();
+    let s = DockerSettings {
+        image,
+        ..settings()
+    };
+    let sb = Arc::new(
+        DockerSandbox::start(Workspace::create(repo.path()).unwrap(), &s)
+            .await
+            .unwrap(),
+    );
+    let h = Harness::new(sb.clone());
+    sandbox_suite::git::checkout(&h, repo.path(), false).await;
+    sb.close().await.unwrap();
+}

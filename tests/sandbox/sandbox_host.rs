@@ -1,48 +1,128 @@
-//! The tools and the attack cases on the host sandbox (no engine needed). The host sandbox
-//! contains only files, environment and time: network, privileges and resource limits are
-//! the container sandboxes' job and are tested there.
+//! The tools, the git checkout and the attack cases on the host sandbox (no engine needed),
+//! contained with bubblewrap and uncontained. Contained, it keeps the host read-only, the
+//! network off, its own PID namespace and the user's secrets hidden, and these are attacked
+//! here like the container sandboxes are; resource limits are the container sandboxes' job.
+//! Uncontained, it contains only files, environment and time. Without a working `bwrap` the
+//! contained tests skip loudly, unless LILYPAD_REQUIRE_BWRAP=1 (or LILYPAD_TEST_STRICT=1).
 
-use crate::sandbox_suite::{attacks, exclusive, fixture, formats, Harness};
+use crate::sandbox_suite::{attacks, engine_missing, exclusive, fixture, formats, git, Harness};
+use lilypad::sandbox::host::{self, HostSettings};
 use lilypad::sandbox::{self, SandboxKind, SandboxSpec};
 
 fn spec(repo: &std::path::Path) -> SandboxSpec {
+    spec_with(repo, false)
+}
+
+fn spec_with(repo: &std::path::Path, uncontained: bool) -> SandboxSpec {
     SandboxSpec {
         kind: SandboxKind::Host,
         repo: repo.to_path_buf(),
+        host: HostSettings { uncontained },
         docker: Default::default(),
         kube: Default::default(),
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn host_tool_formats_paths_and_patch() {
-    let repo = fixture();
-    let sb = sandbox::open(&spec(repo.path())).await.unwrap();
-    let ws = sb.root().to_string();
-    let h = Harness::new(sb);
-    formats::reads_and_paths(&h).await;
-    formats::writes_and_edits(&h, repo.path()).await;
-    formats::commands(&h).await;
-    // The user's repository is untouched until the patch is applied.
-    assert_eq!(
-        std::fs::read_to_string(repo.path().join("src/app.py")).unwrap(),
-        "def f():\n    return 1\n"
-    );
-    assert!(!repo.path().join("new").exists());
-    h.sb().close().await.unwrap();
-    drop(h);
-    assert!(
-        !std::path::Path::new(&ws).exists(),
-        "workspace copy left behind"
-    );
+/// True when bubblewrap works here; otherwise skip (or fail when required).
+fn contained() -> bool {
+    match host::containment(&HostSettings::default()) {
+        host::Containment::Bwrap { .. } => true,
+        host::Containment::Uncontained { why } => {
+            engine_missing("bubblewrap", "LILYPAD_REQUIRE_BWRAP", &why);
+            false
+        }
+    }
+}
+
+/// The modes to run the mode-independent checks in: uncontained always, contained where it
+/// works.
+fn modes() -> Vec<bool> {
+    let mut m = vec![true];
+    if contained() {
+        m.push(false);
+    }
+    m
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn host_attacks() {
+async fn host_tool_formats_paths_and_patch() {
+    for uncontained in modes() {
+        let repo = fixture();
+        let sb = sandbox::open(&spec_with(repo.path(), uncontained))
+            .await
+            .unwrap();
+        let ws = sb.root().to_string();
+        let h = Harness::new(sb);
+        formats::reads_and_paths(&h).await;
+        formats::writes_and_edits(&h, repo.path()).await;
+        formats::commands(&h).await;
+        // The user's repository is untouched until the patch is applied.
+        assert_eq!(
+            std::fs::read_to_string(repo.path().join("src/app.py")).unwrap(),
+            "def f():\n    return 1\n"
+        );
+        assert!(!repo.path().join("new").exists());
+        h.sb().close().await.unwrap();
+        drop(h);
+        assert!(
+            !std::path::Path::new(&ws).exists(),
+            "workspace copy left behind"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_workspace_is_a_git_checkout() {
+    for uncontained in modes() {
+        let repo = git::git_fixture();
+        let sb = sandbox::open(&spec_with(repo.path(), uncontained))
+            .await
+            .unwrap();
+        let h = Harness::new(sb);
+        git::checkout(&h, repo.path(), uncontained).await;
+        h.sb().close().await.unwrap();
+    }
+}
+
+/// The attack cases against the contained host sandbox (those it claims to contain).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_contained_attacks() {
+    if !contained() {
+        return;
+    }
+    let _machine = exclusive().await;
+    attacks::plant_secret();
+    let home = attacks::plant_home();
+    let repo = fixture();
+    let sb = sandbox::open(&spec(repo.path())).await.unwrap();
+    assert!(
+        sb.describe().contains("contained with bubblewrap"),
+        "{}",
+        sb.describe()
+    );
+    let h = Harness::new(sb);
+    attacks::secrets_and_privileges(&h, false).await;
+    attacks::host_secrets_hidden(&h, home).await;
+    attacks::no_privileges(&h).await;
+    attacks::writes_outside(&h).await;
+    attacks::egress(&h, true).await;
+    attacks::own_pid_namespace(&h).await;
+    attacks::big_output(&h).await;
+    attacks::hung_and_escapee(&h, false).await;
+    h.sb().close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_uncontained_attacks() {
     let _machine = exclusive().await;
     attacks::plant_secret();
     let repo = fixture();
-    let h = Harness::new(sandbox::open(&spec(repo.path())).await.unwrap());
+    let h = Harness::new(sandbox::open(&spec_with(repo.path(), true)).await.unwrap());
+    assert!(
+        h.sb().describe().contains("uncontained"),
+        "{}",
+        h.sb().describe()
+    );
     attacks::secrets_and_privileges(&h, false).await;
     attacks::big_output(&h).await;
     attacks::hung_and_escapee(&h, false).await;

@@ -226,3 +226,20 @@ async fn kube_tool_formats_with_bash() {
     formats::commands(&h).await;
     sb.close().await.unwrap();
 }
+
+/// The workspace is a git checkout of its own in the pod (an image with git, see
+/// tests/sandbox/sandbox_docker.rs): `.git` travels in the upload, and git accepts the
+/// checkout although the volume's root is not the sandbox user's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kube_workspace_is_a_git_checkout() {
+    let Some(image) = sandbox_suite::bash_image() else {
+        return;
+    };
+    let Some(s) = cluster().await else { return };
+    let repo = sandbox_suite::git::git_fixture();
+    let s = KubeSettings { image, ..s };
+    let sb = start(repo.path(), &s).await;
+    let h = Harness::new(sb.clone());
+    sandbox_suite::git::checkout(&h, repo.path(), false).await;
+    sb.close().await.unwrap();
+}

@@ -12,10 +12,10 @@
 //! root with a size-limited tmpfs `/tmp`, a non-root user (the owner of the workspace copy, or
 //! uid 1000 when Lilypad runs as root), pids, memory (no swap) and CPU limits, an init process
 //! (reaps zombies), no environment from the host, and labels naming the session, host and
-//! owning process. Leftovers of dead sessions on this host are removed at start. The patch is
-//! computed straight from the bind-mounted copy.
+//! owning process. Leftovers of dead sessions on this host are removed at start. The patch and
+//! the turn records are computed straight from the bind-mounted copy.
 
-use super::runtime::{host_name, pid_alive, ContainerRuntime, RawExit};
+use super::runtime::{host_name, pid_alive, ContainerRuntime, Files, RawExit};
 use super::ContainerSandbox;
 use crate::sandbox::output::Collector;
 use crate::sandbox::workspace::Workspace;
@@ -405,8 +405,8 @@ impl ContainerRuntime for DockerRuntime {
         Ok(())
     }
 
-    async fn export_patch(&self, ws: &Workspace) -> Result<Vec<u8>, SandboxError> {
-        ws.diff(ws.work_dir())
+    async fn current_files(&self, ws: &Workspace) -> Result<Files, SandboxError> {
+        Ok(Files::Shared(ws.work_dir().to_path_buf()))
     }
 
     async fn remove(&self) -> Result<(), SandboxError> {

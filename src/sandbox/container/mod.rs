@@ -8,7 +8,8 @@
 //! and a sandbox dropped unclosed removes it from a fresh tokio runtime.
 //!
 //! Does not own: how a container is created, reached, filled and removed (the runtimes), the
-//! workspace copy and the patch's format (`crate::sandbox::workspace`).
+//! workspace, the patch and the turn records (`crate::sandbox::workspace`: the runtime hands
+//! it the container's current files, and the restore plan it makes is applied here by exec).
 //!
 //! Invariants: the workspace is at [`WORKSPACE`] in every container, which is both the root
 //! and the working directory; a started sandbox has a working shell and the workspace copy in
@@ -22,7 +23,7 @@ mod ops;
 mod runtime;
 mod scripts;
 
-pub use runtime::{ContainerRuntime, RawExit, WORKSPACE};
+pub use runtime::{ContainerRuntime, Files, RawExit, WORKSPACE};
 
 use super::workspace::Workspace;
 use super::{ExecOutput, ExecRequest, Resolved, Sandbox, SandboxError, SandboxKind};
@@ -129,7 +130,21 @@ impl<R: ContainerRuntime> Sandbox for ContainerSandbox<R> {
         ops::list_files(&self.runtime, dir).await
     }
     async fn export_patch(&self) -> Result<Vec<u8>, SandboxError> {
-        self.runtime.export_patch(&self.ws).await
+        let files = self.runtime.current_files(&self.ws).await?;
+        let stash = match &files {
+            Files::Shared(p) if !crate::sandbox::stash::maybe_present(p) => None,
+            _ => crate::sandbox::stash::read(self).await,
+        };
+        self.ws.diff_with(files.path(), stash.as_deref())
+    }
+    async fn record_turn(&self, turn: u32) -> Result<Option<String>, SandboxError> {
+        let files = self.runtime.current_files(&self.ws).await?;
+        self.ws.record_turn(files.path(), turn)
+    }
+    async fn restore_turn(&self, turn: u32) -> Result<(), SandboxError> {
+        let files = self.runtime.current_files(&self.ws).await?;
+        let plan = self.ws.restore_plan(files.path(), turn)?;
+        ops::restore(&self.runtime, &plan).await
     }
     async fn close(&self) -> Result<(), SandboxError> {
         if self.closed.swap(true, Ordering::SeqCst) {

@@ -15,6 +15,7 @@ use super::listing::{filter_ignored, parse_listing};
 use super::runtime::{ContainerRuntime, RawExit, WORKSPACE};
 use super::scripts;
 use crate::sandbox::output::Collector;
+use crate::sandbox::workspace::RestorePlan;
 use crate::sandbox::{
     EntryKind, ExecExit, ExecOutput, ExecRequest, Resolved, SandboxError, StreamKind,
     MAX_FILE_BYTES,
@@ -233,4 +234,29 @@ pub(super) async fn list_files<R: ContainerRuntime>(
     };
     files.sort();
     Ok(files)
+}
+
+/// Apply a restore plan inside the container, as the sandbox user: delete the listed paths,
+/// then unpack the archive into the workspace (both sized on stdin: see `scripts`).
+pub(super) async fn restore<R: ContainerRuntime>(
+    rt: &R,
+    plan: &RestorePlan,
+) -> Result<(), SandboxError> {
+    let list = plan.remove_list();
+    if !list.is_empty() {
+        let argv = sh(scripts::REMOVE, &[WORKSPACE, &list.len().to_string()]);
+        let (code, _, err) = helper(rt, "restore", argv, Some(list), 4096).await?;
+        if code != 0 {
+            return Err(fs_error("restore", code, WORKSPACE, err));
+        }
+    }
+    if !plan.archive.is_empty() {
+        let size = plan.archive.len().to_string();
+        let argv = sh(scripts::UNPACK, &[WORKSPACE, &size]);
+        let (code, _, err) = helper(rt, "restore", argv, Some(plan.archive.clone()), 4096).await?;
+        if code != 0 {
+            return Err(fs_error("restore", code, WORKSPACE, err));
+        }
+    }
+    Ok(())
 }

@@ -2,9 +2,10 @@
 //! ([`super::docker::DockerRuntime`]) and Kubernetes ([`super::kube::KubeRuntime`]) implement
 //! for the one [`super::ContainerSandbox`].
 //!
-//! Owns: the trait (create, exec, recycle, copy in, patch export, remove), how a raw exec ends
-//! ([`RawExit`]), where the workspace appears in every container ([`WORKSPACE`]), and the
-//! helpers the runtimes' leftover sweeps share ([`host_name`], [`pid_alive`]).
+//! Owns: the trait (create, exec, recycle, copy in, the current files on the host, remove), how
+//! a raw exec ends ([`RawExit`]), where the workspace appears in every container
+//! ([`WORKSPACE`]), the host-side view of its files ([`Files`]), and the helpers the runtimes'
+//! leftover sweeps share ([`host_name`], [`pid_alive`]).
 //!
 //! Does not own: anything built on exec (shell detection, file helpers, timeouts and killing:
 //! `super::ops`), the exec counter, the closed flag and clean-up on drop (`super`).
@@ -29,6 +30,24 @@ pub enum RawExit {
     Exited(i64),
     /// The deadline passed; the stream was dropped (the process may still run).
     Deadline,
+}
+
+/// The container workspace's files as seen on the host.
+#[derive(Debug)]
+pub enum Files {
+    /// The working copy itself (bind-mounted into the container).
+    Shared(std::path::PathBuf),
+    /// A download, deleted on drop.
+    Downloaded(tempfile::TempDir),
+}
+
+impl Files {
+    pub fn path(&self) -> &std::path::Path {
+        match self {
+            Files::Shared(p) => p,
+            Files::Downloaded(d) => d.path(),
+        }
+    }
 }
 
 /// One runtime's container life-cycle and exec (see the module docs).
@@ -66,8 +85,9 @@ pub trait ContainerRuntime: Send + Sync + Sized + 'static {
     /// work). A bind mount needs nothing.
     async fn copy_in(&self, ws: &Workspace) -> Result<(), SandboxError>;
 
-    /// The session patch: the container's workspace against the original repository.
-    async fn export_patch(&self, ws: &Workspace) -> Result<Vec<u8>, SandboxError>;
+    /// The container workspace's current files, on the host (for the patch and the turn
+    /// records). The in-container `.git` need not come along: nothing is read from it.
+    async fn current_files(&self, ws: &Workspace) -> Result<Files, SandboxError>;
 
     /// Remove the container and everything created with it. Idempotent.
     async fn remove(&self) -> Result<(), SandboxError>;

@@ -107,6 +107,17 @@ for i in 1 2 3 4 5 6 7 8; do sweep kill; [ -z "$found" ] && break; done
 rm -f "$d/$id.pgid" "$d/$id.before" 2>/dev/null
 sweep list"#;
 
+/// `REMOVE DIR SIZE`: delete the NUL-separated paths (relative to DIR) read from stdin (SIZE
+/// bytes). A path whose directory is a symlink is skipped, so nothing outside DIR is removed.
+pub(super) const REMOVE: &str = r#"cd "$1" || exit 2
+head -c "$2" | xargs -0 sh -c 'for f; do
+  d=${f%/*}; [ "$d" = "$f" ] && d=.
+  case $(cd "$d" 2>/dev/null && pwd -P) in "$0"|"$0"/*) rm -rf -- "$f" ;; esac
+done' "$(pwd -P)""#;
+
+/// `UNPACK DIR SIZE`: extract the tar read from stdin (SIZE bytes) into DIR.
+pub(super) const UNPACK: &str = r#"head -c "$2" | tar -x -f - -C "$1""#;
+
 /// Picks the shell for commands: bash when the image has it (the model was trained on
 /// `bash -lc`), else plain `sh -c`. Prints `bash` or `sh`.
 pub(super) const DETECT_SHELL: &str = r#"if [ -x /bin/bash ]; then echo bash; else echo sh; fi"#;

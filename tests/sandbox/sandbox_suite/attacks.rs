@@ -17,6 +17,138 @@ pub fn plant_secret() {
     PLANTED.call_once(|| unsafe { std::env::set_var(SECRET_VAR, SECRET) });
 }
 
+/// Environment variables whose names mark them as secrets (the contained host sandbox keeps
+/// them out by name), and one that is not a secret (passed there).
+pub const SECRET_NAMED: &[&str] = &[
+    "ZZ_TEST_ACCESS_TOKEN",
+    "ZZ_TEST_API_KEY",
+    "ZZ_TEST_CLIENT_SECRET",
+    "ZZ_TEST_DB_PASSWORD",
+];
+pub const PLAIN_VAR: &str = "ZZ_TEST_PLAIN";
+
+/// A fake home directory with the usual secrets in it, and an agent socket: set as this
+/// process's `HOME` and `SSH_AUTH_SOCK` (once, with the secret variables) by [`plant_home`].
+/// It lies outside `/tmp`, which the contained host sandbox replaces anyway.
+pub const HOME_SECRETS: &[&str] = &[
+    ".ssh/id_ed25519",
+    ".aws/credentials",
+    ".config/gh/hosts.yml",
+    ".netrc",
+    ".kube/config",
+    ".docker/config.json",
+];
+
+/// Plant [`HOME_SECRETS`] (each holding [`SECRET`]), an agent socket, the secret-named
+/// variables and [`PLAIN_VAR`]; returns the fake home. Call before starting a sandbox.
+pub fn plant_home() -> &'static std::path::Path {
+    static HOME: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        let base = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+        std::fs::create_dir_all(base).unwrap();
+        let home = tempfile::Builder::new()
+            .prefix("fake-home-")
+            .tempdir_in(base)
+            .unwrap()
+            .keep();
+        for rel in HOME_SECRETS {
+            let p = home.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, SECRET).unwrap();
+        }
+        let sock = home.join("agent.sock");
+        // Leaked on purpose: the socket stays connectable for the whole test process.
+        std::mem::forget(std::os::unix::net::UnixListener::bind(&sock).unwrap());
+        // Once per process, before the sandboxes that read them (see plant_secret).
+        unsafe {
+            std::env::set_var("HOME", &home);
+            std::env::set_var("SSH_AUTH_SOCK", &sock);
+            for name in SECRET_NAMED {
+                std::env::set_var(name, SECRET);
+            }
+            std::env::set_var(PLAIN_VAR, "plain-value");
+        }
+        home
+    })
+}
+
+/// The contained host sandbox: the planted home secrets, the agent socket, the engine sockets
+/// and the secret-named variables are out of sight; the plain variable and the rest of the
+/// host's files are there (read-only).
+pub async fn host_secrets_hidden(h: &Harness, home: &std::path::Path) {
+    for rel in HOME_SECRETS {
+        let p = home.join(rel);
+        let r = h.sh(&format!("cat '{}'", p.display())).await;
+        assert!(!r.contains(SECRET), "{rel} is readable: {r}");
+    }
+    let sock = home.join("agent.sock");
+    assert_eq!(
+        h.out(&format!(
+            "test -S '{}' && echo socket || echo none",
+            sock.display()
+        ))
+        .await,
+        "none
+"
+    );
+    let r = h
+        .sh("ls /var/run/docker.sock /run/docker.sock /run/containerd")
+        .await;
+    assert!(!r.starts_with("Exit code: 0"), "{r}");
+    let env = h.out("env").await;
+    for name in SECRET_NAMED
+        .iter()
+        .chain(&["SSH_AUTH_SOCK", "DOCKER_HOST", "KUBECONFIG"])
+    {
+        assert!(!env.contains(&format!("{name}=")), "{name} passed:\n{env}");
+    }
+    assert!(env.contains(&format!("{PLAIN_VAR}=plain-value")), "{env}");
+    // The host's toolchain is there, read-only.
+    assert!(h.out("git --version").await.starts_with("git version"));
+    assert!(h.out("cat /etc/hostname >/dev/null && echo ok").await == "ok\n");
+}
+
+/// No capabilities and no new privileges (the uid may be the user's own, root included).
+pub async fn no_privileges(h: &Harness) {
+    let status = h
+        .out("grep -E '^(CapEff|CapPrm|NoNewPrivs):' /proc/self/status")
+        .await;
+    assert!(status.contains("CapEff:\t0000000000000000"), "{status}");
+    assert!(status.contains("CapPrm:\t0000000000000000"), "{status}");
+    assert!(status.contains("NoNewPrivs:\t1"), "{status}");
+    let r = h
+        .sh("mount -o remount,rw / 2>&1; echo x > /etc/lilypad-evil")
+        .await;
+    assert!(!r.starts_with("Exit code: 0"), "{r}");
+}
+
+/// Its own PID namespace: a process of the host is not in sight, and background processes end
+/// with the command that started them.
+pub async fn own_pid_namespace(h: &Harness) {
+    let mut host = std::process::Command::new("sleep")
+        .arg("1008")
+        .spawn()
+        .unwrap();
+    let list = "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done";
+    let seen = h.out(list).await;
+    host.kill().unwrap();
+    let _ = host.wait();
+    assert!(
+        !seen.contains("sleep 1008"),
+        "a host process is visible:\n{seen}"
+    );
+    h.out("setsid sleep 1009 > /dev/null 2>&1 < /dev/null &")
+        .await;
+    let t0 = Instant::now();
+    while host_cmdlines().contains("sleep 1009") {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "a background process outlived its command"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// Host environment and secrets are not visible; for containers also no engine socket, no
 /// service-account token, not root, no capabilities, no new privileges.
 pub async fn secrets_and_privileges(h: &Harness, container: bool) {

@@ -5,6 +5,7 @@
 
 pub mod attacks;
 pub mod formats;
+pub mod git;
 
 use lilypad::protocol::ToolCall;
 use lilypad::sandbox::Sandbox;
@@ -33,14 +34,16 @@ pub fn engine_missing(name: &str, require_var: &str, why: &str) {
     if required {
         panic!("{name} is required ({require_var}=1) but not available: {why}");
     }
+    let bring_up = if name.contains("Kube") {
+        "Bring it up with scripts/k8s-up.sh"
+    } else if name.contains("bubblewrap") {
+        "Install it with scripts/setup.sh"
+    } else {
+        "Bring it up with scripts/docker-up.sh"
+    };
     eprintln!(
         "\n!!!!! SKIPPED: {name} is not available ({why}).\n!!!!! These tests did NOT run. \
-         Bring it up with scripts/{}-up.sh, or set {require_var}=1 to make this a failure.\n",
-        if name.contains("Kube") {
-            "k8s"
-        } else {
-            "docker"
-        }
+         {bring_up}, or set {require_var}=1 to make this a failure.\n"
     );
 }
 
@@ -63,10 +66,28 @@ pub fn bash_image() -> Option<String> {
 
 /// The repository every check starts from.
 pub fn fixture() -> tempfile::TempDir {
-    let d = tempfile::Builder::new()
-        .prefix("lilypad-fixture-")
-        .tempdir()
-        .unwrap();
+    fill_fixture(
+        tempfile::Builder::new()
+            .prefix("lilypad-fixture-")
+            .tempdir()
+            .unwrap(),
+    )
+}
+
+/// [`fixture`] outside the temporary directory (which the contained host sandbox replaces, so
+/// that what it must hide there would be out of sight anyway).
+pub fn fixture_outside_tmp() -> tempfile::TempDir {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    fs::create_dir_all(base).unwrap();
+    fill_fixture(
+        tempfile::Builder::new()
+            .prefix("lilypad-fixture-")
+            .tempdir_in(base)
+            .unwrap(),
+    )
+}
+
+fn fill_fixture(d: tempfile::TempDir) -> tempfile::TempDir {
     let r = d.path();
     let w = |p: &str, s: &[u8]| {
         let f = r.join(p);

@@ -1,7 +1,7 @@
 //! The Kubernetes runtime: one hardened pod per session (kube-rs), the workspace uploaded as a
 //! tar through exec, every command and file operation through exec, and the session patch
-//! computed on the host from a tar of the pod's workspace; [`KubeSandbox`] is the
-//! [`ContainerSandbox`] on it.
+//! and the turn records computed on the host from a tar of the pod's workspace (`.git` left
+//! out); [`KubeSandbox`] is the [`ContainerSandbox`] on it.
 //!
 //! Owns: connecting (a kubeconfig: `KUBECONFIG`, `~/.kube/config`, or an explicit file and
 //! context; or the in-cluster service account), exec into the pod, the upload and download of
@@ -22,7 +22,7 @@ pub use super::WORKSPACE;
 pub use objects::sweep_leftovers;
 pub use settings::KubeSettings;
 
-use super::runtime::{ContainerRuntime, RawExit};
+use super::runtime::{ContainerRuntime, Files, RawExit};
 use super::ContainerSandbox;
 use crate::sandbox::output::{pump, Collector};
 use crate::sandbox::tarball;
@@ -226,11 +226,14 @@ impl ContainerRuntime for KubeRuntime {
         }
     }
 
-    /// Download the pod's workspace as a tar, unpack it safely, diff it on the host.
-    async fn export_patch(&self, ws: &Workspace) -> Result<Vec<u8>, SandboxError> {
-        let argv = ["tar", "-c", "-f", "-", "-C", WORKSPACE, "."]
-            .map(String::from)
-            .to_vec();
+    /// Download the pod's workspace (without `.git`) as a tar and unpack it safely.
+    async fn current_files(&self, _ws: &Workspace) -> Result<Files, SandboxError> {
+        // `.git` stays behind where tar can leave it out (GNU tar; busybox's cannot).
+        let script = format!(
+            "cd {WORKSPACE} || exit 2; if tar -c -f /dev/null --exclude=./.git /dev/null \
+             2>/dev/null; then exec tar -c -f - --exclude=./.git .; else exec tar -c -f - .; fi"
+        );
+        let argv = vec!["sh".into(), "-c".into(), script];
         let mut out = Collector::new(DOWNLOAD_LIMIT);
         let mut err = Collector::new(4096);
         let deadline = Instant::now() + TRANSFER_TIMEOUT;
@@ -252,7 +255,7 @@ impl ContainerRuntime for KubeRuntime {
                 "unsafe entries in the pod's workspace archive were skipped"
             );
         }
-        ws.diff(tree.path())
+        Ok(Files::Downloaded(tree))
     }
 
     async fn remove(&self) -> Result<(), SandboxError> {

@@ -151,7 +151,12 @@ pub(super) fn pod(
                     "env": [
                         { "name": "HOME", "value": "/tmp" },
                         { "name": "LANG", "value": "C.UTF-8" },
-                        { "name": "TERM", "value": "dumb" }
+                        { "name": "TERM", "value": "dumb" },
+                        // The workspace volume's root belongs to root, not to the sandbox user:
+                        // git would refuse the checkout there as of "dubious ownership".
+                        { "name": "GIT_CONFIG_COUNT", "value": "1" },
+                        { "name": "GIT_CONFIG_KEY_0", "value": "safe.directory" },
+                        { "name": "GIT_CONFIG_VALUE_0", "value": WORKSPACE }
                     ],
                     "securityContext": {
                         "allowPrivilegeEscalation": false, "privileged": false,

@@ -1,24 +1,36 @@
-//! The host sandbox: the model's commands run on this machine, with the user's permissions and
-//! network, in a copy of the repository. Only chosen on explicit request (it contains nothing
-//! but the files); the caller shows [`super::HOST_WARNING`].
+//! The host sandbox: the model's commands run on this machine, in a copy of the repository.
+//! Only chosen on explicit request; the caller shows [`super::host_notice`].
 //!
-//! What it does contain: the environment (commands get a fresh, minimal one with a throwaway
-//! `HOME`, so tokens in the user's environment are not visible) and time (a timeout kills the
-//! command's process group, then any process still carrying this command's exec marker, i.e.
-//! children that escaped with `setsid`; one that also cleared its environment cannot be found:
-//! that is what the container sandboxes are for). `close` likewise stops the background
-//! processes of the session (found by a session marker in their environment).
+//! Contained (the default where bubblewrap works, see [`bwrap`]): each command runs under
+//! `bwrap` with the host read-only, the workspace writable, no network, its own PID namespace
+//! and the user's secrets hidden. Uncontained (no working `bwrap`, or `--uncontained`): commands
+//! run with the user's permissions and network, as before; only the files are a copy.
+//!
+//! Either way it contains the environment (contained: the user's minus secrets; uncontained: a
+//! fresh, minimal one with a throwaway `HOME`) and time (a timeout kills the command's process
+//! group, then any process still carrying this command's exec marker, i.e. children that
+//! escaped with `setsid`; contained, the PID namespace ends with the command anyway).
+//! `close` likewise stops the background processes of the session (found by a session marker
+//! in their environment).
+//!
+//! Owns: running commands and the [`Sandbox`] impl on the host. Does not own: the file helpers
+//! ([`files`]), the jail's mounts and environment ([`bwrap`]), the workspace (`super::workspace`).
+
+pub mod bwrap;
+mod files;
+
+pub use bwrap::{containment, Containment, HostSettings};
+pub(crate) use files::{apply_restore, list_local, resolve_local, write_atomic};
 
 use super::output::{pump, Collector};
 use super::workspace::Workspace;
 use super::{
-    EntryKind, ExecExit, ExecOutput, ExecRequest, Resolved, Sandbox, SandboxError, SandboxKind,
-    StreamKind, MAX_FILE_BYTES,
+    ExecExit, ExecOutput, ExecRequest, Resolved, Sandbox, SandboxError, SandboxKind, StreamKind,
+    MAX_FILE_BYTES,
 };
 use async_trait::async_trait;
+use std::ffi::OsStr;
 use std::fs;
-use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -28,25 +40,88 @@ use std::time::{Duration, Instant};
 pub struct HostSandbox {
     ws: Workspace,
     root: String,
-    home: tempfile::TempDir,
+    /// Uncontained: the commands' `HOME`. Contained: the session's `/tmp` (and `HOME`).
+    scratch: tempfile::TempDir,
     session: String,
+    jail: Option<bwrap::Jail>,
 }
 
 impl HostSandbox {
-    pub fn new(ws: Workspace) -> Result<Self, SandboxError> {
+    pub fn new(ws: Workspace, settings: &HostSettings) -> Result<Self, SandboxError> {
         // The temporary directory may sit behind a symlink (/tmp on some systems): the root
         // must be canonical for the tools' containment check.
         let root = fs::canonicalize(ws.work_dir()).unwrap_or_else(|_| ws.work_dir().to_path_buf());
-        let home = tempfile::Builder::new()
+        let scratch = tempfile::Builder::new()
             .prefix("lilypad-home-")
             .tempdir()
             .map_err(|e| SandboxError::io("creating", "a temporary HOME", e))?;
+        let jail = match containment(settings) {
+            Containment::Bwrap { program, .. } => {
+                let home = std::env::var_os("HOME").map(PathBuf::from);
+                Some(bwrap::Jail::new(
+                    program,
+                    &root,
+                    scratch.path(),
+                    home.as_deref(),
+                    ws.origin(),
+                ))
+            }
+            Containment::Uncontained { .. } => None,
+        };
         Ok(Self {
             root: root.to_string_lossy().into_owned(),
             ws,
-            home,
+            scratch,
             session: super::session_id(),
+            jail,
         })
+    }
+
+    /// True when commands run under bubblewrap.
+    pub fn contained(&self) -> bool {
+        self.jail.is_some()
+    }
+
+    /// The paths hidden inside the sandbox (none when uncontained).
+    pub fn hidden(&self) -> Vec<PathBuf> {
+        self.jail
+            .iter()
+            .flat_map(|j| j.hidden().map(Path::to_path_buf))
+            .collect()
+    }
+
+    /// The command for `sh flag command` in `cwd`, contained or not.
+    fn command(
+        &self,
+        sh: &str,
+        flag: &str,
+        req: &ExecRequest,
+        id: &str,
+    ) -> tokio::process::Command {
+        let markers = [
+            (MARKER, OsStr::new(id)),
+            (SESSION_MARKER, OsStr::new(&self.session)),
+        ];
+        if let Some(jail) = &self.jail {
+            let argv = [OsStr::new(sh), OsStr::new(flag), OsStr::new(&req.command)];
+            return jail.command(&argv, &req.cwd, &markers);
+        }
+        let mut cmd = tokio::process::Command::new(sh);
+        cmd.arg(flag)
+            .arg(&req.command)
+            .current_dir(&req.cwd)
+            .env_clear()
+            .env(
+                "PATH",
+                std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()),
+            )
+            .env("HOME", self.scratch.path())
+            .env("LANG", "C.UTF-8")
+            .env("TERM", "dumb");
+        for (k, v) in markers {
+            cmd.env(k, v);
+        }
+        cmd
     }
 }
 
@@ -77,8 +152,13 @@ impl Sandbox for HostSandbox {
         &self.root
     }
     fn describe(&self) -> String {
+        let how = if self.contained() {
+            "contained with bubblewrap: host read-only, network off, secrets hidden"
+        } else {
+            "uncontained: your permissions and network"
+        };
         format!(
-            "host sandbox: a copy of {} at {}",
+            "host sandbox ({how}): a copy of {} at {}",
             self.ws.origin().display(),
             self.root
         )
@@ -93,21 +173,8 @@ impl Sandbox for HostSandbox {
         } else {
             ("/bin/sh", "-c")
         };
-        let mut cmd = tokio::process::Command::new(sh);
-        cmd.arg(flag)
-            .arg(&req.command)
-            .current_dir(&req.cwd)
-            .env_clear()
-            .env(
-                "PATH",
-                std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()),
-            )
-            .env("HOME", self.home.path())
-            .env("LANG", "C.UTF-8")
-            .env("TERM", "dumb")
-            .env(MARKER, &id)
-            .env(SESSION_MARKER, &self.session)
-            .stdin(Stdio::null())
+        let mut cmd = self.command(sh, flag, &req, &id);
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0)
@@ -188,7 +255,22 @@ impl Sandbox for HostSandbox {
     }
 
     async fn export_patch(&self) -> Result<Vec<u8>, SandboxError> {
-        self.ws.diff(self.ws.work_dir())
+        let work = self.ws.work_dir();
+        let stash = if super::stash::maybe_present(work) {
+            super::stash::read(self).await
+        } else {
+            None
+        };
+        self.ws.diff_with(work, stash.as_deref())
+    }
+
+    async fn record_turn(&self, turn: u32) -> Result<Option<String>, SandboxError> {
+        self.ws.record_turn(self.ws.work_dir(), turn)
+    }
+
+    async fn restore_turn(&self, turn: u32) -> Result<(), SandboxError> {
+        let plan = self.ws.restore_plan(self.ws.work_dir(), turn)?;
+        apply_restore(Path::new(&self.root), &plan)
     }
 
     async fn close(&self) -> Result<(), SandboxError> {
@@ -242,134 +324,5 @@ fn kill_marked(var: &str, id: &str) {
             .args(&found)
             .stderr(Stdio::null())
             .status();
-    }
-}
-
-/// `realpath -m` over the existing prefix of `p`; see [`Resolved`].
-pub(crate) fn resolve_local(p: &Path) -> Result<Resolved, SandboxError> {
-    let mut existing = p.to_path_buf();
-    let mut rest: Vec<std::ffi::OsString> = Vec::new();
-    while !existing.exists() {
-        match existing.file_name() {
-            Some(name) => rest.push(name.to_os_string()),
-            None => break,
-        }
-        if !existing.pop() {
-            break;
-        }
-    }
-    let show = p.display().to_string();
-    let mut full =
-        fs::canonicalize(&existing).map_err(|e| SandboxError::io("resolving", show, e))?;
-    let kind = if !rest.is_empty() {
-        EntryKind::Missing
-    } else {
-        match fs::metadata(&full) {
-            Ok(m) if m.is_dir() => EntryKind::Dir,
-            Ok(m) if m.is_file() => EntryKind::File,
-            _ => EntryKind::Other,
-        }
-    };
-    for name in rest.iter().rev() {
-        full.push(name);
-    }
-    Ok(Resolved {
-        path: full.to_string_lossy().into_owned(),
-        kind,
-    })
-}
-
-/// Write through a temporary file in the same directory, then rename over the target (a
-/// symlink at the target is replaced, never followed). Keeps an existing file's mode.
-pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> Result<(), SandboxError> {
-    let show = || path.display().to_string();
-    if path.is_dir() {
-        return Err(SandboxError::IsADirectory { path: show() });
-    }
-    let parent = path.parent().unwrap_or(Path::new("/"));
-    fs::create_dir_all(parent)
-        .map_err(|e| SandboxError::io("creating directory for", show(), e))?;
-    let mode = fs::metadata(path)
-        .ok()
-        .filter(|m| m.is_file())
-        .map(|m| m.permissions().mode() & 0o7777)
-        .unwrap_or(0o644);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".lilypad-write.")
-        .tempfile_in(parent)
-        .map_err(|e| SandboxError::io("writing", show(), e))?;
-    tmp.write_all(data)
-        .and_then(|_| tmp.as_file().sync_all())
-        .map_err(|e| SandboxError::io("writing", show(), e))?;
-    fs::set_permissions(tmp.path(), fs::Permissions::from_mode(mode))
-        .map_err(|e| SandboxError::io("setting mode of", show(), e))?;
-    tmp.persist(path)
-        .map_err(|e| SandboxError::io("writing", show(), e.error))?;
-    Ok(())
-}
-
-/// Regular files below `dir`, relative to it, sorted; `.git` and ignored files skipped, with
-/// the ignore files of `dir`'s ancestors up to `root` applied too.
-pub(crate) fn list_local(root: &Path, dir: &Path) -> Result<Vec<String>, SandboxError> {
-    let dir_owned: PathBuf = dir.to_path_buf();
-    // A parallel walk (one thread per core, at most 8): directory reads dominate on large
-    // trees, and each thread keeps its own list, merged once at the end.
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    let walker = super::workspace::walker(root)
-        .threads(threads)
-        .filter_entry(move |e| {
-            let p = e.path();
-            e.file_name() != ".git" && (p.starts_with(&dir_owned) || dir_owned.starts_with(p))
-        })
-        .build_parallel();
-    let lists = std::sync::Mutex::new(Vec::<Vec<String>>::new());
-    walker.visit(&mut ListBuilder { dir, lists: &lists });
-    // A poisoned lock only means a walker thread panicked; its list is still whole.
-    let lists = lists.into_inner().unwrap_or_else(|e| e.into_inner());
-    let mut files: Vec<String> = lists.into_iter().flatten().collect();
-    files.sort();
-    Ok(files)
-}
-
-/// Makes one [`FileList`] per walker thread.
-struct ListBuilder<'a> {
-    dir: &'a Path,
-    lists: &'a std::sync::Mutex<Vec<Vec<String>>>,
-}
-
-impl<'s> ignore::ParallelVisitorBuilder<'s> for ListBuilder<'s> {
-    fn build(&mut self) -> Box<dyn ignore::ParallelVisitor + 's> {
-        Box::new(FileList {
-            dir: self.dir,
-            files: Vec::new(),
-            lists: self.lists,
-        })
-    }
-}
-
-/// One walker thread's files, handed over when the thread is done.
-struct FileList<'a> {
-    dir: &'a Path,
-    files: Vec<String>,
-    lists: &'a std::sync::Mutex<Vec<Vec<String>>>,
-}
-
-impl ignore::ParallelVisitor for FileList<'_> {
-    fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
-        if let Ok(entry) = entry {
-            if entry.file_type().is_some_and(|t| t.is_file()) {
-                if let Ok(rel) = entry.path().strip_prefix(self.dir) {
-                    self.files.push(rel.to_string_lossy().into_owned());
-                }
-            }
-        }
-        ignore::WalkState::Continue
-    }
-}
-
-impl Drop for FileList<'_> {
-    fn drop(&mut self) {
-        let mut lists = self.lists.lock().unwrap_or_else(|e| e.into_inner());
-        lists.push(std::mem::take(&mut self.files));
     }
 }

@@ -1,0 +1,407 @@
+//! The session's workspace: a copy of the user's repository that is a git checkout of its own,
+//! the session patch, and a record of every turn that changed files.
+//!
+//! `create` copies the repository's files once ([`copy`]: what `git status` would show, `.git`
+//! never) into the working copy the sandbox uses, and commits them as the **baseline** in a
+//! private git directory (the *store*) that only this process uses. The working copy then gets
+//! a fresh `.git` of its own holding that same baseline commit on branch `main`: no remotes, no
+//! hooks (an empty hooks directory), no config but a neutral identity (`Lilypad
+//! <lilypad@localhost>`, so the model's own commits work), and a fixed date, so the same files
+//! always make the same baseline commit. `git status --porcelain` is empty at start, and `git
+//! diff`, `git log`, `git stash`, `git commit` work in every sandbox as on any checkout.
+//!
+//! Trust: the model controls the in-sandbox `.git` (it may commit, stash, switch branches,
+//! rewrite history or delete it), so nothing Lilypad relies on is read from it. The baseline
+//! and the turn records live in the store, on the host, outside every sandbox (the Docker and
+//! Kubernetes sandboxes never see it; the contained host sandbox hides the host's temporary
+//! directory), and git runs there in a neutral environment ([`git`]). Everything the session
+//! reports is computed from the workspace's *files*:
+//! - [`Workspace::diff`]: the session patch is the diff from the baseline commit to the files as
+//!   they are now (`git add -A` into a private index, then `git diff --binary`): new, deleted,
+//!   binary and mode changes; ignored files excluded except those the baseline tracks; `.git`
+//!   never. A commit, branch switch or reset by the model counts by what it leaves in the files.
+//!   The one exception is a stash left in the workspace: the sandbox reads it (inside, where
+//!   the model's git config can do no harm) and hands its diff to [`Workspace::diff_with`],
+//!   which applies it onto the files first, so a forgotten `git stash` does not hide changes.
+//!   A stash that no longer applies is left out (and logged).
+//! - [`Workspace::record_turn`]: the files at the end of a turn are committed to
+//!   `refs/lilypad/turns/<n>` in the store when they differ from the previous record.
+//! - [`Workspace::restore_plan`]: what to delete and what to write (a tar) to bring the files
+//!   back exactly to any turn's record; the sandbox applies it in its own way.
+//!
+//! The user's repository is only ever read; its `.git` is never copied, opened for writing, or
+//! visible in a sandbox.
+
+mod copy;
+pub mod git;
+
+pub(crate) use copy::walker;
+pub use copy::{copy_repo, copy_tree};
+
+use super::SandboxError;
+use git::Git;
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use tempfile::TempDir;
+
+/// The ref of the baseline commit in the store.
+pub const BASELINE_REF: &str = "refs/lilypad/baseline";
+/// Turn `n`'s record in the store is `{TURN_REF_PREFIX}{n}`.
+pub const TURN_REF_PREFIX: &str = "refs/lilypad/turns/";
+
+/// One recorded turn: its number, commit and tree in the store.
+#[derive(Debug, Clone)]
+struct Record {
+    turn: u32,
+    commit: String,
+    tree: String,
+}
+
+/// The working copy (a git checkout of its own) and the private store of its baseline and turn
+/// records; both deleted on drop.
+#[derive(Debug)]
+pub struct Workspace {
+    origin: PathBuf,
+    work: TempDir,
+    store: TempDir,
+    baseline: Record,
+    /// The turn records, in turn order; the lock also serialises use of the work index.
+    turns: Mutex<Vec<Record>>,
+}
+
+/// What [`Workspace::restore_plan`] says to do to the current files.
+#[derive(Debug, Default)]
+pub struct RestorePlan {
+    /// The record restored (the baseline's commit for turn 0 or a turn before any record).
+    pub commit: String,
+    /// Paths (relative to the workspace root) to delete first.
+    pub remove: Vec<PathBuf>,
+    /// A tar of the files to write then (relative paths; files and symlinks only).
+    pub archive: Vec<u8>,
+}
+
+impl RestorePlan {
+    /// True when the files already are as recorded.
+    pub fn is_empty(&self) -> bool {
+        self.remove.is_empty() && self.archive.is_empty()
+    }
+
+    /// [`Self::remove`] as NUL-separated bytes (for `xargs -0`).
+    pub fn remove_list(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for p in &self.remove {
+            out.extend_from_slice(p.as_os_str().as_bytes());
+            out.push(0);
+        }
+        out
+    }
+}
+
+fn temp_dir(prefix: &str) -> Result<TempDir, SandboxError> {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .map_err(|e| SandboxError::io("creating temporary directory", prefix, e))
+}
+
+impl Workspace {
+    /// Copy `repo` into a fresh working copy, commit it as the baseline in a fresh store, and
+    /// give the copy its own `.git` (see the module docs).
+    pub fn create(repo: &Path) -> Result<Self, SandboxError> {
+        let origin = fs::canonicalize(repo)
+            .map_err(|e| SandboxError::io("opening repository", repo.display().to_string(), e))?;
+        if !origin.is_dir() {
+            return Err(SandboxError::NotADirectory {
+                path: origin.display().to_string(),
+            });
+        }
+        let work = temp_dir("lilypad-ws-")?;
+        let store = temp_dir("lilypad-git-")?;
+        copy_repo(&origin, work.path())?;
+        let s = store.path();
+        Git::new(s).run(&["init", "-q", "--bare"])?;
+        // Everything copied is tracked, ignore rules or not: the copy holds only what git
+        // lists (tracked files included, even those an ignore rule matches), so a change to
+        // any of them is in the patch. New files the session makes follow the ignore rules.
+        let index = s.join("lilypad-work.index");
+        let g = Git::new(s).tree(work.path()).index(&index);
+        g.run(&["add", "-A", "--force"])?;
+        let tree = g.line(&["write-tree"])?;
+        let commit = Git::new(s).line(&[
+            "commit-tree",
+            &tree,
+            "-m",
+            "Baseline: the repository as Lilypad copied it",
+        ])?;
+        Git::new(s).run(&["update-ref", BASELINE_REF, &commit])?;
+        init_checkout(work.path(), s)?;
+        Ok(Self {
+            origin,
+            work,
+            store,
+            baseline: Record {
+                turn: 0,
+                commit,
+                tree,
+            },
+            turns: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The user's repository (canonical).
+    pub fn origin(&self) -> &Path {
+        &self.origin
+    }
+
+    /// The working copy on the host.
+    pub fn work_dir(&self) -> &Path {
+        self.work.path()
+    }
+
+    /// The baseline commit (the same id in the store and in the in-sandbox `.git`).
+    pub fn baseline(&self) -> &str {
+        &self.baseline.commit
+    }
+
+    /// The recorded turns: (turn, ref name in the store), in turn order.
+    pub fn turns(&self) -> Vec<(u32, String)> {
+        self.lock()
+            .iter()
+            .map(|r| (r.turn, format!("{TURN_REF_PREFIX}{}", r.turn)))
+            .collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Record>> {
+        // A poisoned lock only means a panic elsewhere mid-update; the list is still valid.
+        self.turns.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn git(&self) -> Git<'_> {
+        Git::new(self.store.path())
+    }
+
+    /// The session patch: from the baseline to `current` (a directory holding the workspace's
+    /// current files: the working copy itself, or a download of a container's).
+    pub fn diff(&self, current: &Path) -> Result<Vec<u8>, SandboxError> {
+        self.diff_with(current, None)
+    }
+
+    /// [`Self::diff`], with `stash` (the diff of a stash the model left in the workspace, read
+    /// inside the sandbox; untrusted) applied onto the current files first when it applies.
+    pub fn diff_with(&self, current: &Path, stash: Option<&[u8]>) -> Result<Vec<u8>, SandboxError> {
+        let turns = self.lock();
+        let mut tree = self.snapshot(current)?;
+        if let Some(patch) = stash.filter(|p| !p.is_empty()) {
+            match self.apply_onto(&tree, patch) {
+                Ok(t) => tree = t,
+                Err(e) => tracing::warn!("the stash left in the workspace does not apply: {e}"),
+            }
+        }
+        drop(turns);
+        self.git().run(&[
+            "diff",
+            "--binary",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-renames",
+            &self.baseline.tree,
+            &tree,
+        ])
+    }
+
+    /// Record the files of `current` as turn `turn` when they differ from the latest record
+    /// before it (or the baseline). Records of this turn or later ones (left from before a
+    /// restore) are dropped first. Returns the new record's ref name, or `None` when the files
+    /// did not change.
+    pub fn record_turn(&self, current: &Path, turn: u32) -> Result<Option<String>, SandboxError> {
+        let mut turns = self.lock();
+        let tree = self.snapshot(current)?;
+        while turns.last().is_some_and(|r| r.turn >= turn) {
+            if let Some(r) = turns.pop() {
+                let name = format!("{TURN_REF_PREFIX}{}", r.turn);
+                self.git().run(&["update-ref", "-d", &name])?;
+            }
+        }
+        let prev = turns.last().unwrap_or(&self.baseline).clone();
+        if prev.tree == tree {
+            return Ok(None);
+        }
+        let message = format!("Turn {turn}");
+        let commit =
+            self.git()
+                .line(&["commit-tree", &tree, "-p", &prev.commit, "-m", &message])?;
+        let name = format!("{TURN_REF_PREFIX}{turn}");
+        self.git().run(&["update-ref", &name, &commit])?;
+        turns.push(Record { turn, commit, tree });
+        Ok(Some(name))
+    }
+
+    /// What brings `current` back to the files as they were at the end of turn `turn` (the
+    /// latest record at or before it; the baseline for 0 or when none is).
+    pub fn restore_plan(&self, current: &Path, turn: u32) -> Result<RestorePlan, SandboxError> {
+        let turns = self.lock();
+        let target = turns
+            .iter()
+            .rev()
+            .find(|r| r.turn <= turn)
+            .unwrap_or(&self.baseline)
+            .clone();
+        let now = self.snapshot(current)?;
+        drop(turns);
+        let raw = self
+            .git()
+            .run(&["diff-tree", "-r", "-z", "--no-renames", &now, &target.tree])?;
+        let mut plan = RestorePlan {
+            commit: target.commit.clone(),
+            ..Default::default()
+        };
+        let mut write = HashSet::new();
+        let mut fields = raw.split(|b| *b == 0).filter(|f| !f.is_empty());
+        while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
+            let meta = String::from_utf8_lossy(meta);
+            let status = meta.rsplit(' ').next().unwrap_or("");
+            let path = PathBuf::from(OsStr::from_bytes(path));
+            if matches!(status, "D" | "T") {
+                plan.remove.push(path.clone());
+            }
+            if matches!(status, "A" | "M" | "T") {
+                write.insert(path);
+            }
+        }
+        // A file to write where a directory is now: the directory goes too, once emptied of
+        // what it held (its ignored files with it).
+        let emptied: Vec<PathBuf> = write
+            .iter()
+            .filter(|w| plan.remove.iter().any(|r| r.starts_with(w) && r != *w))
+            .cloned()
+            .collect();
+        plan.remove.extend(emptied);
+        if !write.is_empty() {
+            let full = self.git().run(&["archive", "--format=tar", &target.tree])?;
+            plan.archive = filter_archive(&full, &write)
+                .map_err(|e| SandboxError::io("archiving", format!("turn {}", target.turn), e))?;
+        }
+        Ok(plan)
+    }
+
+    /// The tree of `current`'s files, as the patch sees them. The working copy keeps its own
+    /// index in the store (so only changed files are hashed again); any other directory (a
+    /// download) gets a fresh one. Call with the turns lock held.
+    fn snapshot(&self, current: &Path) -> Result<String, SandboxError> {
+        let s = self.store.path();
+        let scratch;
+        let index = if current == self.work.path() {
+            s.join("lilypad-work.index")
+        } else {
+            scratch = tempfile::Builder::new()
+                .prefix("index-")
+                .tempdir_in(s)
+                .map_err(|e| SandboxError::io("creating", "a temporary index", e))?;
+            scratch.path().join("index")
+        };
+        let g = Git::new(s).tree(current).index(&index);
+        // Start from the baseline's entries, so a tracked file an ignore rule matches stays
+        // tracked; `--reset` (a one-tree merge that never refuses) keeps the stat data of
+        // entries that still match, so only what changed is hashed again.
+        g.run(&["read-tree", "--reset", &self.baseline.tree])?;
+        g.run(&["add", "-A"])?;
+        g.line(&["write-tree"])
+    }
+
+    /// `tree` with `patch` applied (in a scratch index: no file is written).
+    fn apply_onto(&self, tree: &str, patch: &[u8]) -> Result<String, SandboxError> {
+        let s = self.store.path();
+        let scratch = tempfile::Builder::new()
+            .prefix("index-")
+            .tempdir_in(s)
+            .map_err(|e| SandboxError::io("creating", "a temporary index", e))?;
+        let index = scratch.path().join("index");
+        let g = Git::new(s).index(&index);
+        g.run(&["read-tree", tree])?;
+        g.run_with(&["apply", "--cached", "--binary", "-"], Some(patch))?;
+        g.line(&["write-tree"])
+    }
+}
+
+/// Give the working copy its own `.git` holding the store's baseline on branch `main` (see the
+/// module docs): no template (so no hooks, no sample files), no remote, a neutral identity.
+fn init_checkout(work: &Path, store: &Path) -> Result<(), SandboxError> {
+    let dot_git = work.join(".git");
+    let template = store.join("empty-template");
+    fs::create_dir_all(&template)
+        .map_err(|e| SandboxError::io("creating", template.display().to_string(), e))?;
+    let template_arg = format!("--template={}", template.display());
+    fs::create_dir(&dot_git)
+        .map_err(|e| SandboxError::io("creating", dot_git.display().to_string(), e))?;
+    let g = Git::new(&dot_git);
+    g.run(&["init", "-q", &template_arg])?;
+    for (k, v) in [
+        ("core.bare", "false"),
+        ("core.logAllRefUpdates", "true"),
+        ("user.name", git::AUTHOR_NAME),
+        ("user.email", git::AUTHOR_EMAIL),
+    ] {
+        g.run(&["config", k, v])?;
+    }
+    let head = format!("refs/heads/{}", git::BRANCH);
+    g.run(&["symbolic-ref", "HEAD", &head])?;
+    let store_arg = store.display().to_string();
+    let refspec = format!("{BASELINE_REF}:{head}");
+    g.run(&[
+        "fetch",
+        "-q",
+        "--no-tags",
+        "--update-head-ok",
+        &store_arg,
+        &refspec,
+    ])?;
+    g.tree(work).run(&["reset", "-q"])?;
+    for leftover in ["FETCH_HEAD", "ORIG_HEAD"] {
+        // Not there is as good as removed.
+        let _ = fs::remove_file(dot_git.join(leftover));
+    }
+    let hooks = dot_git.join("hooks");
+    fs::create_dir_all(&hooks)
+        .map_err(|e| SandboxError::io("creating", hooks.display().to_string(), e))?;
+    Ok(())
+}
+
+/// The entries of the tar `full` whose paths are in `keep` (files and symlinks).
+fn filter_archive(full: &[u8], keep: &HashSet<PathBuf>) -> std::io::Result<Vec<u8>> {
+    let mut out = tar::Builder::new(Vec::new());
+    let mut archive = tar::Archive::new(full);
+    for entry in archive.entries()? {
+        let mut entry = entry?;
+        let kind = entry.header().entry_type();
+        if !(kind.is_file() || kind.is_symlink()) {
+            continue;
+        }
+        let path = entry.path()?.into_owned();
+        if !keep.contains(&path) {
+            continue;
+        }
+        let mut header = entry.header().clone();
+        let mut data = Vec::new();
+        std::io::Read::read_to_end(&mut entry, &mut data)?;
+        // Long names and link targets travel in extension records that `append` does not
+        // repeat: write them through the builder's own path handling.
+        if kind.is_symlink() {
+            let target = entry
+                .link_name()?
+                .map(|t| t.into_owned())
+                .unwrap_or_default();
+            out.append_link(&mut header, &path, &target)?;
+        } else {
+            out.append_data(&mut header, &path, data.as_slice())?;
+        }
+    }
+    out.into_inner()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,347 @@
+//! The workspace on real git: the copy, the checkout, the patch whatever the model does with
+//! git, and the turn records.
+
+use super::*;
+use std::os::unix::fs::PermissionsExt;
+use std::process::Command;
+
+/// git as the model runs it in the workspace (plain `git -C DIR`, no neutral environment but a
+/// throwaway HOME).
+fn model_git(dir: &Path, args: &[&str]) -> String {
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("HOME", home.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Apply `patch` to `dir` with `git apply`.
+fn apply(dir: &Path, patch: &[u8]) {
+    let pf = tempfile::NamedTempFile::new().unwrap();
+    fs::write(pf.path(), patch).unwrap();
+    let st = Command::new("git")
+        .args(["apply", "--whitespace=nowarn"])
+        .arg(pf.path())
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(st.success(), "{}", String::from_utf8_lossy(patch));
+}
+
+/// Every file below `dir` (`.git` skipped) with its content and mode, for exact comparisons.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>, u32)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if e.file_name() == ".git" {
+                continue;
+            }
+            let meta = fs::symlink_metadata(&p).unwrap();
+            let rel = p.strip_prefix(dir).unwrap().display().to_string();
+            if meta.file_type().is_symlink() {
+                let t = fs::read_link(&p).unwrap();
+                out.push((rel, t.as_os_str().as_bytes().to_vec(), 0o120000));
+            } else if meta.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((
+                    rel,
+                    fs::read(&p).unwrap(),
+                    meta.permissions().mode() & 0o111,
+                ));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn write(p: &Path, s: &[u8]) {
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, s).unwrap();
+}
+
+#[test]
+fn copy_keeps_tracked_files_that_an_ignore_rule_matches() {
+    let repo = tempfile::tempdir().unwrap();
+    let r = repo.path();
+    let git = |args: &[&str]| {
+        let st = Command::new("git")
+            .arg("-C")
+            .arg(r)
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(st.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    write(&r.join(".gitignore"), b"*.log\nbuild/\n");
+    write(&r.join("keep.log"), b"committed anyway\n");
+    write(&r.join("src/a.rs"), b"fn a() {}\n");
+    git(&["add", ".gitignore", "src/a.rs"]);
+    git(&["add", "-f", "keep.log"]);
+    git(&["commit", "-q", "-m", "one"]);
+    write(&r.join("x.log"), b"ignored\n");
+    write(&r.join("build/out.o"), b"obj");
+    write(&r.join("new.txt"), b"untracked\n");
+    let ws = Workspace::create(r).unwrap();
+    let w = ws.work_dir();
+    assert!(w.join("keep.log").exists(), "a tracked file was dropped");
+    assert!(w.join("src/a.rs").exists() && w.join("new.txt").exists());
+    assert!(!w.join("x.log").exists() && !w.join("build").exists());
+    // The user's history is not there: only the baseline commit.
+    assert_eq!(model_git(w, &["rev-list", "--count", "HEAD"]).trim(), "1");
+    assert_eq!(model_git(w, &["status", "--porcelain"]), "");
+    assert_eq!(ws.diff(w).unwrap(), b"");
+    // A change to the tracked, ignore-matching file is in the patch; a new ignored file
+    // is not.
+    write(&w.join("keep.log"), b"changed in the session\n");
+    write(&w.join("new.log"), b"scratch\n");
+    let patch = String::from_utf8(ws.diff(w).unwrap()).unwrap();
+    assert!(patch.contains("+changed in the session"), "{patch}");
+    assert!(!patch.contains("new.log"), "{patch}");
+}
+
+#[test]
+fn copy_skips_git_and_ignored_and_patch_applies() {
+    let repo = tempfile::tempdir().unwrap();
+    let r = repo.path();
+    write(&r.join(".git/config"), b"[remote] url = https://secret@x\n");
+    write(&r.join(".gitignore"), b"target/\n");
+    write(&r.join("target/big.bin"), b"x");
+    write(&r.join("src/a.txt"), b"one\ntwo\n");
+    write(&r.join("gone.txt"), b"bye\n");
+    write(&r.join(".hidden"), b"h\n");
+    let ws = Workspace::create(r).unwrap();
+    let w = ws.work_dir();
+    assert!(!fs::read_to_string(w.join(".git/config"))
+        .unwrap()
+        .contains("secret"));
+    assert!(!w.join("target").exists());
+    assert!(w.join(".hidden").exists());
+    assert_eq!(ws.diff(w).unwrap(), b"");
+
+    write(&w.join("src/a.txt"), b"one\nTWO\n");
+    fs::remove_file(w.join("gone.txt")).unwrap();
+    write(&w.join("new/bin.dat"), &[0, 1, 2, 255, 0]);
+    write(&w.join("run.sh"), b"#!/bin/sh\n");
+    fs::set_permissions(w.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    let patch = ws.diff(w).unwrap();
+    let text = String::from_utf8_lossy(&patch);
+    assert!(text.contains("GIT binary patch"), "{text}");
+    assert!(text.contains("deleted file mode"), "{text}");
+    assert!(text.contains("new file mode 100755"), "{text}");
+
+    // The patch applies to the untouched original.
+    apply(r, &patch);
+    assert_eq!(fs::read(r.join("src/a.txt")).unwrap(), b"one\nTWO\n");
+    assert_eq!(fs::read(r.join("new/bin.dat")).unwrap(), [0, 1, 2, 255, 0]);
+    assert!(!r.join("gone.txt").exists());
+}
+
+/// A small user repository with history, a remote, a hook and config of its own.
+fn user_repo() -> tempfile::TempDir {
+    let repo = tempfile::tempdir().unwrap();
+    let r = repo.path();
+    let git = |args: &[&str]| {
+        let st = Command::new("git")
+            .arg("-C")
+            .arg(r)
+            .args(["-c", "user.name=u", "-c", "user.email=u@u"])
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(st.success(), "git {args:?}");
+    };
+    git(&["init", "-q", "-b", "trunk"]);
+    write(&r.join("a.txt"), b"one\ntwo\n");
+    write(&r.join("bin.dat"), &[0, 1, 2]);
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "first"]);
+    git(&[
+        "remote",
+        "add",
+        "origin",
+        "https://token@example.invalid/x.git",
+    ]);
+    git(&["config", "user.name", "Private Person"]);
+    write(
+        &r.join(".git/hooks/post-commit"),
+        b"#!/bin/sh\necho hooked\n",
+    );
+    fs::set_permissions(
+        r.join(".git/hooks/post-commit"),
+        fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    write(&r.join("untracked.txt"), b"u\n");
+    repo
+}
+
+#[test]
+fn the_copy_is_a_clean_neutral_checkout_of_its_own() {
+    let repo = user_repo();
+    let ws = Workspace::create(repo.path()).unwrap();
+    let w = ws.work_dir();
+    assert_eq!(model_git(w, &["status", "--porcelain"]), "");
+    assert_eq!(model_git(w, &["branch", "--show-current"]).trim(), "main");
+    assert_eq!(model_git(w, &["rev-parse", "HEAD"]).trim(), ws.baseline());
+    assert_eq!(
+        model_git(w, &["log", "--format=%an <%ae> %ad", "--date=unix"]).trim(),
+        "Lilypad <lilypad@localhost> 946684800"
+    );
+    // Untracked files of the user's repository are part of the baseline.
+    assert_eq!(
+        model_git(w, &["ls-files"]),
+        "a.txt\nbin.dat\nuntracked.txt\n"
+    );
+    assert_eq!(model_git(w, &["remote"]), "");
+    let config = fs::read_to_string(w.join(".git/config")).unwrap();
+    assert!(
+        !config.contains("Private") && !config.contains("token"),
+        "{config}"
+    );
+    assert_eq!(fs::read_dir(w.join(".git/hooks")).unwrap().count(), 0);
+    // The same files make the same baseline commit.
+    let again = Workspace::create(repo.path()).unwrap();
+    assert_eq!(again.baseline(), ws.baseline());
+    // The model's own commit works (the identity is set) and runs no hook.
+    write(&w.join("a.txt"), b"one\nTWO\n");
+    assert!(model_git(w, &["diff"]).contains("+TWO"));
+    let out = model_git(w, &["commit", "-qam", "mine"]);
+    assert!(!out.contains("hooked"), "{out}");
+}
+
+#[test]
+fn the_patch_is_the_files_whatever_the_model_does_with_git() {
+    let repo = user_repo();
+    let r = repo.path();
+    let ws = Workspace::create(r).unwrap();
+    let w = ws.work_dir();
+    // Commits and a branch.
+    write(&w.join("a.txt"), b"one\nTWO\n");
+    model_git(w, &["commit", "-qam", "edit"]);
+    model_git(w, &["switch", "-qc", "feature"]);
+    write(&w.join("new.txt"), b"new\n");
+    model_git(w, &["add", "new.txt"]);
+    model_git(w, &["commit", "-qm", "add"]);
+    let patch = String::from_utf8(ws.diff(w).unwrap()).unwrap();
+    assert!(patch.contains("+TWO") && patch.contains("+new"), "{patch}");
+    // History rewritten to look like nothing happened: the files still count.
+    model_git(w, &["update-ref", "refs/heads/main", "HEAD"]);
+    model_git(w, &["reset", "--soft", "HEAD~2"]);
+    assert_eq!(String::from_utf8(ws.diff(w).unwrap()).unwrap(), patch);
+    model_git(w, &["commit", "-qm", "again"]);
+    // A stash takes the change out of the files; handed over, it is in the patch again.
+    write(&w.join("a.txt"), b"one\nTWO\nthree\n");
+    model_git(w, &["stash", "-q"]);
+    let stash = Command::new("git")
+        .arg("-C")
+        .arg(w)
+        .args(["stash", "show", "-p", "--binary", "--include-untracked"])
+        .output()
+        .unwrap()
+        .stdout;
+    let without = String::from_utf8(ws.diff(w).unwrap()).unwrap();
+    assert!(!without.contains("+three"), "{without}");
+    let with = String::from_utf8(ws.diff_with(w, Some(&stash)).unwrap()).unwrap();
+    assert!(with.contains("+three") && with.contains("+new"), "{with}");
+    // A stash that does not apply is left out, not an error.
+    assert_eq!(
+        String::from_utf8(ws.diff_with(w, Some(b"garbage")).unwrap()).unwrap(),
+        without
+    );
+    // `.git` deleted: the patch is unchanged, and it applies to the user's repository.
+    fs::remove_dir_all(w.join(".git")).unwrap();
+    let patch = ws.diff(w).unwrap();
+    assert!(!String::from_utf8_lossy(&patch).contains(".git/"));
+    assert_eq!(String::from_utf8(patch.clone()).unwrap(), without);
+    let copy = tempfile::tempdir().unwrap();
+    copy_repo(r, copy.path()).unwrap();
+    apply(copy.path(), &patch);
+    assert_eq!(fs::read(copy.path().join("a.txt")).unwrap(), b"one\nTWO\n");
+}
+
+#[test]
+fn the_users_repository_is_never_touched() {
+    let repo = user_repo();
+    let r = repo.path();
+    let before = (files(&r.join(".git")), model_git(r, &["show-ref"]));
+    let ws = Workspace::create(r).unwrap();
+    let w = ws.work_dir();
+    write(&w.join("a.txt"), b"changed\n");
+    model_git(w, &["commit", "-qam", "x"]);
+    ws.record_turn(w, 1).unwrap();
+    ws.diff(w).unwrap();
+    assert!(!w.join(".git/hooks/post-commit").exists());
+    drop(ws);
+    assert_eq!(
+        (files(&r.join(".git")), model_git(r, &["show-ref"])),
+        before
+    );
+}
+
+/// Apply a restore plan as the host sandbox does.
+fn restore(ws: &Workspace, turn: u32) {
+    let w = ws.work_dir();
+    let plan = ws.restore_plan(w, turn).unwrap();
+    crate::sandbox::host::apply_restore(w, &plan).unwrap();
+}
+
+#[test]
+fn turn_records_restore_the_files_exactly() {
+    let repo = user_repo();
+    let ws = Workspace::create(repo.path()).unwrap();
+    let w = ws.work_dir();
+    let t0 = files(w);
+    assert_eq!(ws.record_turn(w, 1).unwrap(), None, "nothing changed");
+    write(&w.join("a.txt"), b"turn two\n");
+    write(&w.join("dir/new.txt"), b"new\n");
+    assert_eq!(
+        ws.record_turn(w, 2).unwrap().as_deref(),
+        Some("refs/lilypad/turns/2")
+    );
+    let t2 = files(w);
+    fs::remove_file(w.join("bin.dat")).unwrap();
+    fs::remove_dir_all(w.join("dir")).unwrap();
+    write(&w.join("dir"), b"a file where a directory was\n");
+    std::os::unix::fs::symlink("a.txt", w.join("link")).unwrap();
+    write(&w.join("run.sh"), b"#!/bin/sh\n");
+    fs::set_permissions(w.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    ws.record_turn(w, 4).unwrap();
+    let t4 = files(w);
+    assert_eq!(
+        ws.turns(),
+        vec![
+            (2, "refs/lilypad/turns/2".to_string()),
+            (4, "refs/lilypad/turns/4".to_string())
+        ]
+    );
+    // More changes, never recorded; then back to each turn.
+    write(&w.join("a.txt"), b"later\n");
+    restore(&ws, 3);
+    assert_eq!(files(w), t2, "turn 3 is turn 2's record");
+    restore(&ws, 4);
+    assert_eq!(files(w), t4);
+    restore(&ws, 0);
+    assert_eq!(files(w), t0);
+    assert!(ws.restore_plan(w, 0).unwrap().is_empty());
+    // After a restore, recording turn 3 again replaces the later records.
+    write(&w.join("a.txt"), b"another turn three\n");
+    ws.record_turn(w, 3).unwrap();
+    assert_eq!(ws.turns().len(), 2);
+    assert_eq!(ws.turns()[1].0, 3);
+}
