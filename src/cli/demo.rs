@@ -81,7 +81,6 @@ pub(super) fn run(args: &DemoArgs, settings: &Settings) -> anyhow::Result<ExitCo
         repo: Some(repo.clone()),
         sandbox: crate::launch::SandboxOptions {
             kind: Some(SandboxKind::Host),
-            ..Default::default()
         },
         allow_host: false,
         approve: None,
@@ -91,7 +90,7 @@ pub(super) fn run(args: &DemoArgs, settings: &Settings) -> anyhow::Result<ExitCo
         engine: None,
         session_dir: args.session_dir.clone(),
     };
-    let spec = crate::launch::sandbox_spec(&opts, &repo, SandboxKind::Host);
+    let spec = crate::launch::sandbox_spec(settings, &opts, &repo, SandboxKind::Host);
     let plan = Plan {
         settings: settings.clone(),
         opts,

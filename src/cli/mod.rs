@@ -105,7 +105,9 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let settings = Settings::load(&(&cli.engine).into())?;
+    let mut overrides: crate::config::Overrides = (&cli.engine).into();
+    overrides.sandbox = sandbox_flags(&cli).into();
+    let settings = Settings::load(&overrides)?;
     let Some(command) = cli.command else {
         return interactive::run_default(
             cli.task,
@@ -121,7 +123,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Doctor(args) => doctor::run(&args, &settings),
         Command::Prompt(args) => prompt::run(&args, &settings),
         Command::Parse(args) => parse::run(&args),
-        Command::Tool(args) => tool::run(&args),
+        Command::Tool(args) => tool::run(&args, &settings),
         Command::TinyModel(args) => tiny_model::run(&args),
         Command::Generate(args) => generate::run(&args, &settings),
         Command::Run(args) => run::run(&args, &settings),
@@ -130,6 +132,18 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Convert(args) => convert::run(&args),
         Command::Serve(args) => serve::run(&args, &settings),
         Command::Bench(args) => bench::run(&args, &settings),
+    }
+}
+
+/// The sandbox flags of the command being run (they go into the settings' `[sandbox]`).
+fn sandbox_flags(cli: &Cli) -> &options::SandboxArgs {
+    match &cli.command {
+        None => &cli.session.sandbox,
+        Some(Command::Run(a)) => &a.session.sandbox,
+        Some(Command::Resume(a)) => &a.session.sandbox,
+        Some(Command::Tool(a)) => &a.sandbox,
+        Some(Command::Bench(a)) => &a.sandbox,
+        Some(_) => &cli.session.sandbox,
     }
 }
 

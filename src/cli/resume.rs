@@ -48,7 +48,7 @@ pub(super) fn run(args: &ResumeArgs, settings: &Settings) -> anyhow::Result<Exit
             .context("the session log does not say which engine it used; pass --engine")?,
     };
     opts.sandbox.kind.get_or_insert(rec.sandbox_kind());
-    let spec = launch::sandbox_spec(&opts, &rec.header.repo, rec.sandbox_kind());
+    let spec = launch::sandbox_spec(settings, &opts, &rec.header.repo, rec.sandbox_kind());
     let rt = tokio::runtime::Runtime::new()?;
     let model = launch::build_model(&choice, settings, &settings.prompt, |_| {})?;
     let state = rec.log_path.with_extension("state");
