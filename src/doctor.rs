@@ -1,6 +1,7 @@
 //! `lilypad doctor`: what Lilypad would use and whether it will work: the model, GPU offload,
-//! the layers that would be offloaded, the memory the configured context needs, and whether the
-//! Docker and Kubernetes sandboxes answer.
+//! the layers that would be offloaded, the memory the configured context needs, whether the
+//! Docker and Kubernetes sandboxes answer, and whether the image a session in the current
+//! directory would start from holds what the repository needs (bash, git, its toolchains).
 //!
 //! Owns: the checks and the report's wording, written line by line as each check finishes (a
 //! sandbox probe can take seconds). Invariant: every probe is bounded by [`PROBE_TIMEOUT`], so
