@@ -59,8 +59,12 @@ pub enum ImageError {
         #[source]
         source: std::io::Error,
     },
-    #[error("copying {path} for the setup: {reason}")]
-    Copy { path: PathBuf, reason: String },
+    #[error("copying {path} for the setup: {source}")]
+    Copy {
+        path: PathBuf,
+        #[source]
+        source: Box<crate::sandbox::SandboxError>,
+    },
     #[error("the image {image} is not on the Docker engine\n  hint: pull or build it first (`docker pull {image}`), or choose another with --image or sandbox.image")]
     NoImage { image: String },
     #[error("building the sandbox image from {} failed: {message}\n--- last lines of the build log ---\n{tail}", dockerfile.display())]

@@ -49,7 +49,7 @@ fn workspace_tar(repo: &Path) -> Result<context::Packed, ImageError> {
         })?;
     crate::sandbox::workspace::copy_repo(repo, copy.path()).map_err(|e| ImageError::Copy {
         path: repo.to_path_buf(),
-        reason: e.to_string(),
+        source: Box::new(e),
     })?;
     let prefix = format!("{}/", WORKSPACE.trim_start_matches('/'));
     context::pack(copy.path(), &prefix, &DockerIgnore::default(), &[])
