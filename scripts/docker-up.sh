@@ -2,7 +2,7 @@
 # docker-up.sh: start a private Docker engine for lilypad's sandbox tests and build registry-free
 # base images. Idempotent: when the engine already answers it only makes sure the images exist.
 #
-# Usage: docker-up.sh [--bridge] [--oom-clamp] [--debian]
+# Usage: docker-up.sh [--bridge] [--oom-clamp] [--debian] [--python]
 #   --bridge     keep Docker's default bridge docker0 (Kubernetes' dockershim needs one: with
 #                "bridge": "none" pods get no IP and kubelet recreates them forever). Without it
 #                the engine has no bridge at all, so containers can only use network "none".
@@ -10,6 +10,9 @@
 #                These VMs' root lacks CAP_SYS_RESOURCE, so a container asking for a negative
 #                oom_score_adj (kubelet's pause container asks for -998) fails to start.
 #   --debian     also build lilypad-sandbox:debian with debootstrap (minbase + bash python3 git).
+#   --python     also build lilypad-sandbox:python: the same plus python3-pip and python3-venv, so
+#                a Dockerfile FROM it can `pip install --no-index` wheels from its build context
+#                (the test engine has no way out to a package index).
 # Environment: STATE (default /tmp/lilypad-docker: data root, exec root, pid file, log),
 #   DOCKER_SOCK (default /var/run/docker.sock), DOCKER_WAIT (seconds, default 60),
 #   DEBIAN_MIRROR (default http://deb.debian.org/debian), DEBIAN_SUITE (default bookworm).
@@ -20,17 +23,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 STATE=${STATE:-/tmp/lilypad-docker}
 SOCK=${DOCKER_SOCK:-/var/run/docker.sock}
 export DOCKER_HOST=unix://$SOCK
-bridge="" oom="" debian=""
+bridge="" oom="" debian="" python=""
 for a in "$@"; do
   case $a in
-    --bridge) bridge=1 ;; --oom-clamp) oom=1 ;; --debian) debian=1 ;;
+    --bridge) bridge=1 ;; --oom-clamp) oom=1 ;; --debian) debian=1 ;; --python) python=1 ;;
     *) die "unknown argument $a (see the header of $0)" ;;
   esac
 done
 
 pkgs="docker.io busybox-static iptables"     # iptables: dockerd wants the binary even when off
 [ -n "$oom" ] && pkgs="$pkgs jq"
-[ -n "$debian" ] && pkgs="$pkgs debootstrap"
+[ -n "$debian$python" ] && pkgs="$pkgs debootstrap"
 lock_state "$STATE"
 # shellcheck disable=SC2086  # a word list on purpose
 apt_ensure $pkgs
@@ -138,11 +141,14 @@ if ! docker image inspect lilypad-sandbox:busybox >/dev/null 2>&1; then
   log "built lilypad-sandbox:busybox"
 fi
 
-if [ -n "$debian" ] && ! docker image inspect lilypad-sandbox:debian >/dev/null 2>&1; then
+# debian_image TAG PACKAGES: debootstrap minbase with PACKAGES (comma-separated) and a sandbox
+# user (uid 1000), imported as TAG.
+debian_image() {
+  local tag=$1 include=$2 root t0
   root=$(mktemp -d "$STATE/debian-root.XXXXXX")
   t0=$(date +%s)
-  log "debootstrap ${DEBIAN_SUITE:-bookworm} (minbase + bash python3 git), takes minutes"
-  if ! debootstrap --variant=minbase --include=bash,python3,git,ca-certificates \
+  log "debootstrap ${DEBIAN_SUITE:-bookworm} (minbase + ${include//,/ }) for $tag, takes minutes"
+  if ! debootstrap --variant=minbase --include="$include" \
       "${DEBIAN_SUITE:-bookworm}" "$root" "${DEBIAN_MIRROR:-http://deb.debian.org/debian}" \
       >"$STATE/debootstrap.log" 2>&1; then
     drop_rootfs "$root"; die "debootstrap failed; see $STATE/debootstrap.log"
@@ -151,9 +157,16 @@ if [ -n "$debian" ] && ! docker image inspect lilypad-sandbox:debian >/dev/null 
   mkdir -p "$root/workspace"; chown 1000:1000 "$root/workspace"; chmod 1777 "$root/tmp"
   rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin "$root"/var/cache/apt/archives/*.deb
   umount_under "$root"
-  import_rootfs "$root" lilypad-sandbox:debian /bin/bash
+  import_rootfs "$root" "$tag" /bin/bash
   drop_rootfs "$root"
-  log "built lilypad-sandbox:debian in $(( $(date +%s) - t0 ))s"
+  log "built $tag in $(( $(date +%s) - t0 ))s"
+}
+
+if [ -n "$debian" ] && ! docker image inspect lilypad-sandbox:debian >/dev/null 2>&1; then
+  debian_image lilypad-sandbox:debian bash,python3,git,ca-certificates
+fi
+if [ -n "$python" ] && ! docker image inspect lilypad-sandbox:python >/dev/null 2>&1; then
+  debian_image lilypad-sandbox:python bash,python3,python3-pip,python3-venv,git,ca-certificates
 fi
 
 echo "DOCKER_HOST=unix://$SOCK"

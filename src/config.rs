@@ -15,6 +15,7 @@ use thiserror::Error;
 
 pub use crate::engine::script::ScriptSettings;
 pub use crate::engine::{EngineSettings, SamplingSettings};
+pub use crate::sandbox::SandboxSettings;
 
 /// Errors while reading settings.
 #[derive(Debug, Error)]
@@ -62,6 +63,8 @@ pub struct Overrides {
     /// Diagnostics filter (`warn`, `info`, `debug`, or tracing directives such as
     /// `lilypad=debug,warn`)
     pub log_level: Option<String>,
+    /// The sandbox flags, over the `[sandbox]` section.
+    pub sandbox: SandboxOverrides,
 }
 
 /// Diagnostics: how many, and where the interface writes them (`[log]`).
@@ -81,6 +84,61 @@ impl LogSettings {
     }
 }
 
+/// The sandbox flags (`crate::cli` fills them); each given one replaces the `[sandbox]`
+/// section's value.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SandboxOverrides {
+    pub kind: Option<crate::sandbox::SandboxKind>,
+    pub image: Option<String>,
+    pub dockerfile: Option<PathBuf>,
+    pub setup: Option<String>,
+    /// `--no-devcontainer`: ignore the repository's devcontainer.json.
+    pub no_devcontainer: bool,
+    pub cpus: Option<f64>,
+    pub memory: Option<crate::sandbox::settings::ByteSize>,
+    pub pids: Option<i64>,
+    pub disk: Option<crate::sandbox::settings::ByteSize>,
+    pub network: Option<String>,
+    pub command_timeout_secs: Option<u64>,
+    pub kubeconfig: Option<PathBuf>,
+    pub kube_context: Option<String>,
+    pub kube_namespace: Option<String>,
+    pub runtime_class: Option<String>,
+}
+
+impl SandboxOverrides {
+    fn apply(&self, s: &mut crate::sandbox::SandboxSettings) {
+        fn set<T: Clone>(to: &mut Option<T>, from: &Option<T>) {
+            if from.is_some() {
+                to.clone_from(from);
+            }
+        }
+        set(&mut s.kind, &self.kind);
+        if self.image.is_some() || self.dockerfile.is_some() {
+            // A flag's image replaces whatever the file named, Dockerfile included.
+            s.image.clone_from(&self.image);
+            s.dockerfile.clone_from(&self.dockerfile);
+            if self.dockerfile.is_some() {
+                s.context = None;
+            }
+        }
+        set(&mut s.setup, &self.setup);
+        if self.no_devcontainer {
+            s.devcontainer = false;
+        }
+        set(&mut s.cpus, &self.cpus);
+        set(&mut s.memory, &self.memory);
+        set(&mut s.pids, &self.pids);
+        set(&mut s.disk, &self.disk);
+        set(&mut s.network, &self.network);
+        set(&mut s.command_timeout_secs, &self.command_timeout_secs);
+        set(&mut s.kube.kubeconfig, &self.kubeconfig);
+        set(&mut s.kube.context, &self.kube_context);
+        set(&mut s.kube.namespace, &self.kube_namespace);
+        set(&mut s.kube.runtime_class, &self.runtime_class);
+    }
+}
+
 /// All settings, after layering.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -94,6 +152,8 @@ pub struct Settings {
     pub prompt: crate::prompt::PromptSettings,
     /// Diagnostics (`--log-level`, `LILYPAD_LOG`).
     pub log: LogSettings,
+    /// Where the model's tool calls run (see `crate::sandbox::SandboxSettings`).
+    pub sandbox: crate::sandbox::SandboxSettings,
     /// The scripted engine (`--engine script:FILE`); from the environment only.
     #[serde(skip)]
     pub script: ScriptSettings,
@@ -183,6 +243,7 @@ impl Settings {
             self.remote.model_name.clone_from(&f.model_name);
             self.serve.model_name.clone_from(&f.model_name);
         }
+        f.sandbox.apply(&mut self.sandbox);
     }
 }
 
@@ -287,6 +348,54 @@ mod tests {
         assert_eq!(s.engine.ctx, 1024, "flags override the environment");
         assert_eq!(s.engine.threads, 3);
         assert!(s.engine.sampling.greedy);
+    }
+
+    #[test]
+    fn sandbox_flags_override_the_section() {
+        let mut s: Settings = toml::from_str(
+            r#"
+[sandbox]
+image = "team/dev:1"
+setup = "pip install -e ."
+memory = "4g"
+cpus = 2
+[sandbox.kube]
+namespace = "ci"
+runtime_class = "gvisor"
+"#,
+        )
+        .unwrap();
+        assert_eq!(s.sandbox.image.as_deref(), Some("team/dev:1"));
+        assert_eq!(s.sandbox.memory.map(|m| m.0), Some(4 << 30));
+        s.apply_flags(&Overrides {
+            sandbox: SandboxOverrides {
+                dockerfile: Some("ci/Dockerfile".into()),
+                memory: Some("1g".parse().unwrap()),
+                kube_namespace: Some("mine".into()),
+                no_devcontainer: true,
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        let sb = &s.sandbox;
+        assert_eq!(
+            sb.image, None,
+            "a flag's Dockerfile replaces the file's image"
+        );
+        assert_eq!(sb.dockerfile.as_deref(), Some(Path::new("ci/Dockerfile")));
+        assert_eq!(sb.memory.map(|m| m.0), Some(1 << 30));
+        assert_eq!(sb.cpus, Some(2.0), "what no flag gives stays");
+        assert_eq!(sb.setup.as_deref(), Some("pip install -e ."));
+        assert_eq!(sb.kube.namespace.as_deref(), Some("mine"));
+        assert_eq!(sb.kube.runtime_class.as_deref(), Some("gvisor"));
+        assert!(!sb.devcontainer);
+        let err = Settings::from_file(&{
+            let dir = tempfile::tempdir().unwrap().keep();
+            let p = dir.join("c.toml");
+            std::fs::write(&p, "[sandbox]\nimagee = \"x\"\n").unwrap();
+            p
+        });
+        assert!(err.is_err(), "unknown sandbox keys are refused");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `lilypad doctor`: what Lilypad would use and whether it will work: the model, GPU offload,
-//! the layers that would be offloaded, the memory the configured context needs, and whether the
-//! Docker and Kubernetes sandboxes answer.
+//! the layers that would be offloaded, the memory the configured context needs, whether the
+//! Docker and Kubernetes sandboxes answer, and whether the image a session in the current
+//! directory would start from holds what the repository needs (bash, git, its toolchains).
 //!
 //! Owns: the checks and the report's wording, written line by line as each check finishes (a
 //! sandbox probe can take seconds). Invariant: every probe is bounded by [`PROBE_TIMEOUT`], so
@@ -10,7 +11,7 @@
 use crate::config::{ModelSource, Settings};
 use crate::engine::llama::{gpu_offload_available, gpu_offload_compiled, kv_bytes_per_token};
 use crate::gguf::GgufFile;
-use crate::sandbox::{SandboxKind, SandboxSpec};
+use crate::sandbox::SandboxKind;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -88,7 +89,7 @@ pub fn run(settings: &Settings, out: &mut dyn Write) -> Result<Verdict, DoctorEr
         "log             {log} (level {})",
         settings.log.filter()
     )?;
-    sandboxes(out)?;
+    sandboxes(settings, out)?;
     Ok(verdict)
 }
 
@@ -175,20 +176,16 @@ fn model_file(
     Ok((f.arch_u64("block_count"), Verdict::Usable))
 }
 
-/// One line per sandbox kind: what it reports, or why it is not available.
-fn sandboxes(out: &mut dyn Write) -> Result<(), DoctorError> {
+/// One line per sandbox kind: what it reports, or why it is not available; then
+/// whether the image of the sandbox a session here would use holds what this repository needs.
+fn sandboxes(settings: &Settings, out: &mut dyn Write) -> Result<(), DoctorError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(DoctorError::Runtime)?;
+    let repo = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     for kind in [SandboxKind::Host, SandboxKind::Docker, SandboxKind::Kube] {
-        let spec = SandboxSpec {
-            kind,
-            repo: PathBuf::from("."),
-            host: Default::default(),
-            docker: Default::default(),
-            kube: Default::default(),
-        };
+        let spec = settings.sandbox.spec(&repo, Some(kind), kind);
         let probe = rt.block_on(async {
             tokio::time::timeout(PROBE_TIMEOUT, crate::sandbox::probe(&spec)).await
         });
@@ -200,6 +197,46 @@ fn sandboxes(out: &mut dyn Write) -> Result<(), DoctorError> {
             }
         };
         writeln!(out, "sandbox         {line}")?;
+    }
+    image_check(settings, &repo, &rt, out)
+}
+
+/// How long the image check may take (it starts a container or a pod).
+pub const IMAGE_CHECK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The image line: which image a session in `repo` starts from and what it lacks.
+fn image_check(
+    settings: &Settings,
+    repo: &Path,
+    rt: &tokio::runtime::Runtime,
+    out: &mut dyn Write,
+) -> Result<(), DoctorError> {
+    use crate::sandbox::image::check;
+    let spec = settings.sandbox.spec(repo, None, SandboxKind::Docker);
+    if spec.kind == SandboxKind::Host {
+        return Ok(());
+    }
+    let report = rt.block_on(async {
+        tokio::time::timeout(IMAGE_CHECK_TIMEOUT, check::check_spec(&spec)).await
+    });
+    let kind = spec.kind;
+    match report {
+        Ok(Ok(r)) => {
+            writeln!(out, "sandbox image   {kind}: {}", r.image)?;
+            match r.missing {
+                None => {}
+                Some(m) => match check::advice(&m, &spec.image_label()) {
+                    None => writeln!(out, "                has what {} needs", repo.display())?,
+                    Some(advice) => writeln!(out, "                missing: {advice}")?,
+                },
+            }
+        }
+        Ok(Err(e)) => writeln!(out, "sandbox image   {kind}: not checked: {e}")?,
+        Err(_) => writeln!(
+            out,
+            "sandbox image   {kind}: not checked within {} s",
+            IMAGE_CHECK_TIMEOUT.as_secs()
+        )?,
     }
     Ok(())
 }

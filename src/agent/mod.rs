@@ -42,6 +42,8 @@ pub struct AgentConfig {
     pub tools: Vec<ToolSpec>,
     /// Shown in [`Event::SessionStarted`].
     pub session_id: String,
+    /// The tools' caps and Bash timeouts (`[sandbox]` sets the timeouts).
+    pub tool_limits: crate::tools::ToolLimits,
 }
 
 impl AgentConfig {
@@ -58,6 +60,7 @@ impl AgentConfig {
             system_prompt,
             tools,
             session_id: String::new(),
+            tool_limits: crate::tools::ToolLimits::default(),
         }
     }
 }

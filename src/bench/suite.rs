@@ -62,6 +62,8 @@ pub struct Options {
     pub tree: Option<PathBuf>,
     /// Sandboxes for the round-trip bench (a kind measures only that one).
     pub sandbox: SandboxOptions,
+    /// The `[sandbox]` settings the sandboxes are made from (image, limits, cluster).
+    pub sandbox_settings: crate::sandbox::SandboxSettings,
     /// The memory bandwidth limit for `decode`, in GB/s (default: measured in the same run).
     pub peak_gbs: Option<f64>,
     /// Tokens per `decode` run.
@@ -231,7 +233,7 @@ fn tools(opts: &Options, report: &mut Report) -> Result<(), BenchError> {
     for kind in kinds {
         let mut flags = opts.sandbox.clone();
         flags.kind = Some(kind);
-        let spec = flags.spec(&repo, kind);
+        let spec = flags.spec(&opts.sandbox_settings, &repo, kind);
         eprintln!("bench tools: Bash round trip in the {kind} sandbox...");
         match rt.block_on(t::exec_round_trip(&spec, exec_repeats)) {
             Ok(o) => {
@@ -289,7 +291,7 @@ fn glob(
     for kind in glob_kinds {
         let mut flags = opts.sandbox.clone();
         flags.kind = Some(kind);
-        let spec = flags.spec(&tree, kind);
+        let spec = flags.spec(&opts.sandbox_settings, &tree, kind);
         eprintln!(
             "bench tools: Glob in the {kind} sandbox over {}...",
             tree.display()

@@ -100,7 +100,7 @@ impl From<WhichArg> for bench::Which {
 }
 
 impl BenchArgs {
-    fn options(&self) -> bench::Options {
+    fn options(&self, settings: &Settings) -> bench::Options {
         bench::Options {
             which: self.which.into(),
             gguf: self.gguf.clone(),
@@ -112,6 +112,7 @@ impl BenchArgs {
             quick: self.quick,
             tree: self.tree.clone(),
             sandbox: (&self.sandbox).into(),
+            sandbox_settings: settings.sandbox.clone(),
             peak_gbs: self.peak_gbs,
             decode_tokens: self.decode_tokens,
             vocab_dir: self.vocab_dir.clone(),
@@ -120,7 +121,7 @@ impl BenchArgs {
 }
 
 pub(super) fn run(args: &BenchArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
-    match bench::run(&args.options(), &settings.engine)? {
+    match bench::run(&args.options(settings), &settings.engine)? {
         Output::Reference(speeds) => println!("{}", serde_json::to_string(&speeds)?),
         Output::Report(report) if args.json => {
             println!("{}", serde_json::to_string_pretty(&report)?)

@@ -81,7 +81,7 @@ pub(super) fn run(args: &DemoArgs, settings: &Settings) -> anyhow::Result<ExitCo
         repo: Some(repo.clone()),
         sandbox: crate::launch::SandboxOptions {
             kind: Some(SandboxKind::Host),
-            ..Default::default()
+            uncontained: false,
         },
         allow_host: false,
         approve: None,
@@ -91,7 +91,7 @@ pub(super) fn run(args: &DemoArgs, settings: &Settings) -> anyhow::Result<ExitCo
         engine: None,
         session_dir: args.session_dir.clone(),
     };
-    let spec = crate::launch::sandbox_spec(&opts, &repo, SandboxKind::Host);
+    let spec = crate::launch::sandbox_spec(settings, &opts, &repo, SandboxKind::Host);
     let plan = Plan {
         settings: settings.clone(),
         opts,

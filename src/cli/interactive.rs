@@ -114,7 +114,14 @@ async fn try_start(
         ),
         None,
     );
-    let sandbox = launch::open_sandbox(&plan.spec).await?;
+    let ptx = tx.clone();
+    let report = move |line: &str| {
+        progress(&ptx, &format!("preparing the sandbox image: {line}"), None);
+    };
+    let sandbox = launch::open_sandbox_reporting(&plan.spec, &report).await?;
+    if let Some(notice) = launch::image_notice(sandbox.as_ref(), &plan.spec).await {
+        let _ = tx.send(Startup::Notice(notice));
+    }
     if let Some(rec) = plan.resume {
         return start_resumed(rec, &plan.settings, &plan.opts, model, sandbox, tx).await;
     }
@@ -239,7 +246,7 @@ pub(super) fn run_default(
     let repo =
         std::fs::canonicalize(&repo).with_context(|| format!("opening {}", repo.display()))?;
     let choice = EngineChoice::from_options(opts, settings)?;
-    let spec = launch::sandbox_spec(opts, &repo, crate::sandbox::SandboxKind::Docker);
+    let spec = launch::sandbox_spec(settings, opts, &repo, crate::sandbox::SandboxKind::Docker);
     let mut notices = Vec::new();
     if spec.kind == crate::sandbox::SandboxKind::Host {
         notices.push(crate::sandbox::host_notice(&spec.host));

@@ -93,7 +93,9 @@ pub fn main() -> ExitCode {
     restore_sigpipe();
     let cli = Cli::parse();
     // Settings first, so that the config file's `[log]` level applies to the diagnostics.
-    let settings = match Settings::load(&(&cli.engine).into()) {
+    let mut overrides: crate::config::Overrides = (&cli.engine).into();
+    overrides.sandbox = sandbox_flags(&cli).into();
+    let settings = match Settings::load(&overrides) {
         Ok(s) => s,
         Err(err) => {
             eprintln!("error: {err:#}");
@@ -137,7 +139,7 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<ExitCode> {
         Command::Doctor(args) => doctor::run(&args, &settings),
         Command::Prompt(args) => prompt::run(&args, &settings),
         Command::Parse(args) => parse::run(&args),
-        Command::Tool(args) => tool::run(&args),
+        Command::Tool(args) => tool::run(&args, &settings),
         Command::TinyModel(args) => tiny_model::run(&args),
         Command::Generate(args) => generate::run(&args, &settings),
         Command::Run(args) => run::run(&args, &settings),
@@ -148,6 +150,18 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<ExitCode> {
         Command::QuantCheck(args) => quant_check::run(&args, &settings),
         Command::Serve(args) => serve::run(&args, &settings),
         Command::Bench(args) => bench::run(&args, &settings),
+    }
+}
+
+/// The sandbox flags of the command being run (they go into the settings' `[sandbox]`).
+fn sandbox_flags(cli: &Cli) -> &options::SandboxArgs {
+    match &cli.command {
+        None => &cli.session.sandbox,
+        Some(Command::Run(a)) => &a.session.sandbox,
+        Some(Command::Resume(a)) => &a.session.sandbox,
+        Some(Command::Tool(a)) => &a.sandbox,
+        Some(Command::Bench(a)) => &a.sandbox,
+        Some(_) => &cli.session.sandbox,
     }
 }
 

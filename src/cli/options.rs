@@ -2,8 +2,9 @@
 //! options of the layers below (`crate::config::Overrides`, `crate::launch::SessionOptions`,
 //! `crate::sandbox::SandboxKind`): clap stays in this module.
 
-use crate::config::Overrides;
+use crate::config::{Overrides, SandboxOverrides};
 use crate::launch::{SandboxOptions, SessionOptions};
+use crate::sandbox::settings::ByteSize;
 use crate::sandbox::SandboxKind;
 use std::path::PathBuf;
 
@@ -67,6 +68,7 @@ impl From<&EngineArgs> for Overrides {
             model_name: a.model_name.clone(),
             config: a.config.clone(),
             log_level: a.log_level.clone(),
+            sandbox: SandboxOverrides::default(),
         }
     }
 }
@@ -92,7 +94,8 @@ impl From<SandboxKindArg> for SandboxKind {
     }
 }
 
-/// The flags that choose and configure a sandbox, shared by every command that opens one.
+/// The flags that choose and configure a sandbox, shared by every command that opens one;
+/// each replaces the config file's `[sandbox]` value (docs/configuration.md).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct SandboxArgs {
     /// Where commands run: a Docker container, a Kubernetes pod, or this machine
@@ -101,6 +104,34 @@ pub struct SandboxArgs {
     /// Container image for the docker and kube sandboxes
     #[arg(long)]
     pub image: Option<String>,
+    /// Build the docker sandbox's image from this Dockerfile (relative to the repository)
+    #[arg(long, conflicts_with = "image")]
+    pub dockerfile: Option<PathBuf>,
+    /// Run this command once on the image, with the network, before the session (docker;
+    /// cached), e.g. "pip install -e .[test]"
+    #[arg(long)]
+    pub setup: Option<String>,
+    /// Ignore the repository's .devcontainer/devcontainer.json
+    #[arg(long)]
+    pub no_devcontainer: bool,
+    /// CPUs for the sandbox
+    #[arg(long)]
+    pub cpus: Option<f64>,
+    /// Memory for the sandbox, e.g. 2g
+    #[arg(long)]
+    pub memory: Option<ByteSize>,
+    /// Processes in the docker sandbox
+    #[arg(long)]
+    pub pids: Option<i64>,
+    /// Scratch space: /tmp in docker, ephemeral storage in kube, e.g. 1g
+    #[arg(long)]
+    pub disk: Option<ByteSize>,
+    /// Docker network mode of the session's container [default: none]
+    #[arg(long)]
+    pub network: Option<String>,
+    /// Bash timeout in seconds when a call gives none [default: 120]
+    #[arg(long)]
+    pub command_timeout: Option<u64>,
     /// Kubeconfig for the kube sandbox [default: KUBECONFIG, ~/.kube/config, in-cluster]
     #[arg(long)]
     pub kubeconfig: Option<PathBuf>,
@@ -113,17 +144,38 @@ pub struct SandboxArgs {
     /// With --sandbox host: run commands without bubblewrap (your permissions and network)
     #[arg(long)]
     pub uncontained: bool,
+    /// runtimeClassName of the kube sandbox's pod, e.g. gvisor
+    #[arg(long)]
+    pub runtime_class: Option<String>,
 }
 
 impl From<&SandboxArgs> for SandboxOptions {
     fn from(a: &SandboxArgs) -> Self {
         Self {
             kind: a.kind.map(SandboxKind::from),
+            uncontained: a.uncontained,
+        }
+    }
+}
+
+impl From<&SandboxArgs> for SandboxOverrides {
+    fn from(a: &SandboxArgs) -> Self {
+        Self {
+            kind: a.kind.map(SandboxKind::from),
             image: a.image.clone(),
+            dockerfile: a.dockerfile.clone(),
+            setup: a.setup.clone(),
+            no_devcontainer: a.no_devcontainer,
+            cpus: a.cpus,
+            memory: a.memory,
+            pids: a.pids,
+            disk: a.disk,
+            network: a.network.clone(),
+            command_timeout_secs: a.command_timeout,
             kubeconfig: a.kubeconfig.clone(),
             kube_context: a.kube_context.clone(),
             kube_namespace: a.kube_namespace.clone(),
-            uncontained: a.uncontained,
+            runtime_class: a.runtime_class.clone(),
         }
     }
 }

@@ -50,7 +50,7 @@ pub(super) fn run(
             .context("the session log does not say which engine it used; pass --engine")?,
     };
     opts.sandbox.kind = Some(rec.sandbox_kind());
-    let spec = launch::sandbox_spec(&opts, &rec.header.repo, rec.sandbox_kind());
+    let spec = launch::sandbox_spec(settings, &opts, &rec.header.repo, rec.sandbox_kind());
     if uses_interface(args) {
         return in_interface(args, rec, opts, choice, spec, settings, theme);
     }

@@ -28,7 +28,7 @@ pub struct ToolArgs {
     pub apply: bool,
 }
 
-pub(super) fn run(args: &ToolArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: &ToolArgs, settings: &crate::config::Settings) -> anyhow::Result<ExitCode> {
     let text = if args.args == "-" {
         let mut s = String::new();
         std::io::stdin()
@@ -48,7 +48,11 @@ pub(super) fn run(args: &ToolArgs) -> anyhow::Result<ExitCode> {
         Some(d) => d.clone(),
         None => std::env::current_dir()?,
     };
-    let spec = crate::launch::SandboxOptions::from(&args.sandbox).spec(&repo, SandboxKind::Docker);
+    let spec = crate::launch::SandboxOptions::from(&args.sandbox).spec(
+        &settings.sandbox,
+        &repo,
+        SandboxKind::Docker,
+    );
     if spec.kind == SandboxKind::Host {
         eprintln!("{}", sandbox::host_notice(&spec.host));
     }
@@ -61,7 +65,7 @@ pub(super) fn run(args: &ToolArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()?;
     rt.block_on(async {
-        let sb = sandbox::open(&spec).await?;
+        let sb = sandbox::open_reporting(&spec, &|l| eprintln!("sandbox: {l}")).await?;
         let result = Tools::new(sb.clone(), ToolLimits::default())
             .run(&call)
             .await;

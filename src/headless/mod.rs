@@ -92,8 +92,11 @@ pub async fn run_task(
         repo,
         out_dir,
     } = run;
-    let spec = launch::sandbox_spec(opts, repo, SandboxKind::Docker);
+    let spec = launch::sandbox_spec(settings, opts, repo, SandboxKind::Docker);
     let sandbox = launch::open_sandbox(&spec).await?;
+    if let Some(notice) = launch::image_notice(sandbox.as_ref(), &spec).await {
+        eprintln!("warning: {notice}");
+    }
     let session_id = session::new_session_id();
     let policy = headless_policy(spec.kind, opts.allow_host);
     let config = launch::agent_config(settings, opts, &settings.prompt, policy, &session_id)?;

@@ -17,7 +17,7 @@ use crate::prompt::{PromptSettings, Renderer};
 use crate::protocol::{Event, Op};
 use crate::sandbox::{self, Sandbox, SandboxKind, SandboxSpec};
 use crate::session::{Rebuilt, SessionHeader, SessionLog};
-use crate::tools::{ToolLimits, Tools};
+use crate::tools::Tools;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use thiserror::Error;
@@ -128,9 +128,14 @@ pub fn build_model(
     }))
 }
 
-/// The sandbox specification from the options.
-pub fn sandbox_spec(opts: &SessionOptions, repo: &Path, default: SandboxKind) -> SandboxSpec {
-    opts.sandbox.spec(repo, default)
+/// The sandbox specification from the settings' `[sandbox]` section and the options.
+pub fn sandbox_spec(
+    settings: &Settings,
+    opts: &SessionOptions,
+    repo: &Path,
+    default: SandboxKind,
+) -> SandboxSpec {
+    opts.sandbox.spec(&settings.sandbox, repo, default)
 }
 
 /// The sessions directory in force.
@@ -168,6 +173,13 @@ pub fn agent_config(
         None => base_policy,
     };
     c.session_id = session_id.to_string();
+    let (default_timeout, max_timeout) = settings.sandbox.command_timeouts();
+    if let Some(t) = max_timeout {
+        c.tool_limits.max_timeout = t;
+    }
+    if let Some(t) = default_timeout {
+        c.tool_limits.default_timeout = t.min(c.tool_limits.max_timeout);
+    }
     Ok(c)
 }
 
@@ -199,7 +211,7 @@ pub fn start(
         model = %model.describe(),
         "session started"
     );
-    let tools = Tools::new(sandbox.clone(), ToolLimits::default());
+    let tools = Tools::new(sandbox.clone(), config.tool_limits.clone());
     let handle = agent::spawn_resumed(
         model.clone(),
         tools,
@@ -219,12 +231,39 @@ pub fn start(
     }
 }
 
-/// Open a sandbox on `repo` (must be a directory).
+/// Open a sandbox on `repo` (must be a directory), building or setting up its image first
+/// when the settings ask (progress on stderr, for commands without an interface).
 pub async fn open_sandbox(spec: &SandboxSpec) -> Result<Arc<dyn Sandbox>, LaunchError> {
+    open_sandbox_reporting(spec, &|line| eprintln!("sandbox: {line}")).await
+}
+
+/// [`open_sandbox`], telling `progress` about the image's build and setup.
+pub async fn open_sandbox_reporting(
+    spec: &SandboxSpec,
+    progress: sandbox::image::Progress<'_>,
+) -> Result<Arc<dyn Sandbox>, LaunchError> {
     if !spec.repo.is_dir() {
         return Err(LaunchError::NotADirectory(spec.repo.clone()));
     }
-    Ok(sandbox::open(spec).await?)
+    Ok(sandbox::open_reporting(spec, progress).await?)
+}
+
+/// What the sandbox lacks for this repository (bash, git, and the toolchains its files ask
+/// for), as a notice to show at start; `None` when nothing is missing. The host sandbox is
+/// not checked (it is this machine), nor is a sandbox whose check cannot run.
+pub async fn image_notice(sandbox: &dyn Sandbox, spec: &SandboxSpec) -> Option<String> {
+    use sandbox::image::check;
+    if spec.kind == SandboxKind::Host {
+        return None;
+    }
+    let missing = match check::check(sandbox, &check::top_level(&spec.repo)).await {
+        Ok(m) => m,
+        Err(e) => {
+            tracing::warn!(error = %e, "the sandbox image check did not run");
+            return None;
+        }
+    };
+    check::advice(&missing, &spec.image_label())
 }
 
 /// A header for a new session.

@@ -2,45 +2,30 @@
 //! where the repository is, which sandbox, which engine, the approval policy and limits.
 //! Plain data: `crate::cli` fills them from its flags.
 
-use crate::sandbox::{SandboxKind, SandboxSpec};
+use crate::sandbox::{SandboxKind, SandboxSettings, SandboxSpec};
 use std::path::{Path, PathBuf};
 
-/// What chooses and configures a sandbox, shared by every command that opens one.
+/// The sandbox kind a command chose itself (`--sandbox`, or a resumed session's own kind);
+/// everything else about the sandbox is in the settings' `[sandbox]` section, flags included.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SandboxOptions {
     /// Where commands run: a Docker container, a Kubernetes pod, or this machine
     pub kind: Option<SandboxKind>,
-    /// Container image for the docker and kube sandboxes
-    pub image: Option<String>,
-    /// Kubeconfig for the kube sandbox [default: KUBECONFIG, ~/.kube/config, in-cluster]
-    pub kubeconfig: Option<PathBuf>,
-    /// Kubeconfig context for the kube sandbox
-    pub kube_context: Option<String>,
-    /// Namespace for the kube sandbox [default: the context's]
-    pub kube_namespace: Option<String>,
     /// Run host commands without bubblewrap even where it is available
     pub uncontained: bool,
 }
 
 impl SandboxOptions {
-    /// The sandbox specification for `repo`, of kind `default` unless `--sandbox` says.
-    pub fn spec(&self, repo: &Path, default: SandboxKind) -> SandboxSpec {
-        let mut spec = SandboxSpec {
-            kind: self.kind.unwrap_or(default),
-            repo: repo.to_path_buf(),
-            host: crate::sandbox::host::HostSettings {
-                uncontained: self.uncontained,
-            },
-            docker: Default::default(),
-            kube: Default::default(),
-        };
-        if let Some(image) = &self.image {
-            spec.docker.image = image.clone();
-            spec.kube.image = image.clone();
-        }
-        spec.kube.kubeconfig = self.kubeconfig.clone();
-        spec.kube.context = self.kube_context.clone();
-        spec.kube.namespace = self.kube_namespace.clone();
+    /// The sandbox specification for `repo` from `settings`: of this kind, else the section's,
+    /// else `default`; host commands contained unless `uncontained`.
+    pub fn spec(
+        &self,
+        settings: &SandboxSettings,
+        repo: &Path,
+        default: SandboxKind,
+    ) -> SandboxSpec {
+        let mut spec = settings.spec(repo, self.kind, default);
+        spec.host.uncontained = self.uncontained;
         spec
     }
 }

@@ -16,7 +16,9 @@
 
 pub mod container;
 pub mod host;
+pub mod image;
 pub mod output;
+pub mod settings;
 mod stash;
 pub mod tarball;
 pub mod workspace;
@@ -31,6 +33,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 pub use output::{Captured, OutputChunk, StreamKind};
+pub use settings::SandboxSettings;
 
 /// Largest file the file primitives read or write (a Read of a larger file is refused).
 pub const MAX_FILE_BYTES: usize = 32 * 1024 * 1024;
@@ -104,6 +107,9 @@ pub enum SandboxError {
     /// Computing the session patch failed.
     #[error("exporting the patch: {0}")]
     Patch(#[source] PatchError),
+    /// The sandbox image could not be built or set up.
+    #[error(transparent)]
+    Image(#[from] image::ImageError),
 }
 
 /// What a container runtime's client reported (the source of [`SandboxError::Runtime`]).
@@ -255,13 +261,56 @@ pub struct SandboxSpec {
     pub kube: kube::KubeSettings,
 }
 
+impl SandboxSpec {
+    /// The image in words, for messages: its name, or where it is built from.
+    pub fn image_label(&self) -> String {
+        let devcontainer = |on: bool| on.then(|| image::devcontainer::find(&self.repo)).flatten();
+        match self.kind {
+            SandboxKind::Host => "(the host)".into(),
+            SandboxKind::Docker => {
+                match (&self.docker.build, devcontainer(self.docker.devcontainer)) {
+                    (Some(b), _) => format!("built from {}", b.dockerfile.display()),
+                    (None, Some(d)) => format!("of {}", d.display()),
+                    (None, None) => self.docker.image.clone(),
+                }
+            }
+            SandboxKind::Kube => match devcontainer(self.kube.devcontainer) {
+                Some(d) => format!("of {}", d.display()),
+                None => self.kube.image.clone(),
+            },
+        }
+    }
+}
+
 /// Start a sandbox of the requested kind on a fresh copy of `spec.repo`.
 pub async fn open(spec: &SandboxSpec) -> Result<Arc<dyn Sandbox>, SandboxError> {
-    let ws = workspace::Workspace::create(&spec.repo)?;
+    open_reporting(spec, &|_| {}).await
+}
+
+/// [`open`], first making the image ready (a build, the setup command: see [`image`]) and
+/// telling `progress` what it does.
+pub async fn open_reporting(
+    spec: &SandboxSpec,
+    progress: image::Progress<'_>,
+) -> Result<Arc<dyn Sandbox>, SandboxError> {
     Ok(match spec.kind {
-        SandboxKind::Host => Arc::new(host::HostSandbox::new(ws, &spec.host)?),
-        SandboxKind::Docker => Arc::new(docker::DockerSandbox::start(ws, &spec.docker).await?),
-        SandboxKind::Kube => Arc::new(kube::KubeSandbox::start(ws, &spec.kube).await?),
+        SandboxKind::Host => Arc::new(host::HostSandbox::new(
+            workspace::Workspace::create(&spec.repo)?,
+            &spec.host,
+        )?),
+        SandboxKind::Docker => {
+            let mut settings = spec.docker.clone();
+            settings.image =
+                image::prepare(&docker::connect().await?, &spec.repo, &settings, progress).await?;
+            let ws = workspace::Workspace::create(&spec.repo)?;
+            Arc::new(docker::DockerSandbox::start(ws, &settings).await?)
+        }
+        SandboxKind::Kube => {
+            let mut settings = spec.kube.clone();
+            settings.image = image::kube_image(&spec.repo, &settings)?;
+            let ws = workspace::Workspace::create(&spec.repo)?;
+            Arc::new(kube::KubeSandbox::start(ws, &settings).await?)
+        }
     })
 }
 

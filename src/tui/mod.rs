@@ -77,6 +77,8 @@ pub enum Startup {
     },
     Ready(Backend),
     Failed(String),
+    /// A warning to show in the transcript (e.g. what the sandbox image lacks).
+    Notice(String),
 }
 
 /// How to run the interface.

@@ -182,6 +182,10 @@ impl Loop {
         match msg {
             Startup::Progress { label, fraction } => self.app.on_progress(label, fraction),
             Startup::Failed(m) => self.app.on_startup_failed(&m),
+            Startup::Notice(m) => self
+                .app
+                .transcript
+                .notice(super::transcript::Level::Warning, m),
             Startup::Ready(mut backend) => {
                 self.app.options.has_patch = backend.patch.is_some();
                 let history = std::mem::take(&mut backend.history);

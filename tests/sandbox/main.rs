@@ -12,5 +12,6 @@
 
 mod sandbox_docker;
 mod sandbox_host;
+mod sandbox_image;
 mod sandbox_kube;
 mod sandbox_suite;

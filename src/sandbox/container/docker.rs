@@ -61,6 +61,15 @@ pub struct DockerSettings {
     pub tmp_size: String,
     /// `uid:gid` to run as; `None`: the workspace owner, or 1000:1000 when that is root.
     pub user: Option<String>,
+    /// Build the image from this Dockerfile instead of using `image` (see `crate::sandbox::image`).
+    pub build: Option<crate::sandbox::image::ImageBuild>,
+    /// Without `build`: take the image from the repository's devcontainer.json if it has one.
+    pub devcontainer: bool,
+    /// A command run once on the image, with the network, and committed (`sandbox.setup`).
+    pub setup: Option<String>,
+    /// Docker network mode while building and setting up (`default`: the engine's bridge).
+    pub build_network: String,
+    pub setup_timeout_secs: u64,
 }
 
 impl Default for DockerSettings {
@@ -73,8 +82,23 @@ impl Default for DockerSettings {
             pids: 512,
             tmp_size: "512m".into(),
             user: None,
+            build: None,
+            devcontainer: false,
+            setup: None,
+            build_network: "default".into(),
+            setup_timeout_secs: 3600,
         }
     }
+}
+
+/// The labels that let the leftover sweep find a container of this process (`role`: the
+/// value of [`LABEL`]; the image builder's setup containers carry them too).
+pub(crate) fn owner_labels(role: &str) -> HashMap<String, String> {
+    HashMap::from([
+        (LABEL.to_string(), role.to_string()),
+        (LABEL_HOST.to_string(), host_name()),
+        (LABEL_PID.to_string(), std::process::id().to_string()),
+    ])
 }
 
 fn runtime_err(context: impl Into<String>) -> impl FnOnce(bollard::errors::Error) -> SandboxError {

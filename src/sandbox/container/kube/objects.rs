@@ -125,58 +125,68 @@ pub(super) fn pod(
     cm: &ConfigMap,
     s: &KubeSettings,
 ) -> Result<Pod, SandboxError> {
-    let limits =
+    let mut limits =
         json!({ "cpu": s.cpu, "memory": s.memory, "ephemeral-storage": s.ephemeral_storage });
-    parse(
-        json!({
-            "metadata": { "name": name, "labels": labels(session), "ownerReferences": owner(cm) },
-            "spec": {
-                "automountServiceAccountToken": false,
-                "enableServiceLinks": false,
-                "restartPolicy": "Never",
-                "terminationGracePeriodSeconds": 1,
-                "activeDeadlineSeconds": s.active_deadline_secs,
+    let mut requests = json!({ "cpu": s.cpu_request, "memory": s.memory_request });
+    for (into, extra) in [(&mut limits, &s.limits), (&mut requests, &s.requests)] {
+        for (k, v) in extra {
+            into[k.as_str()] = json!(v);
+        }
+    }
+    let mut pod = json!({
+        "metadata": { "name": name, "labels": labels(session), "ownerReferences": owner(cm) },
+        "spec": {
+            "automountServiceAccountToken": false,
+            "enableServiceLinks": false,
+            "restartPolicy": "Never",
+            "terminationGracePeriodSeconds": 1,
+            "activeDeadlineSeconds": s.active_deadline_secs,
+            "securityContext": {
+                "runAsNonRoot": true, "runAsUser": s.uid, "runAsGroup": s.uid, "fsGroup": s.uid,
+                "seccompProfile": { "type": "RuntimeDefault" }
+            },
+            "containers": [{
+                "name": CONTAINER,
+                "image": s.image,
+                "imagePullPolicy": s.image_pull_policy,
+                // PID 1 of the container: `kill -9 -1` (the timeout's last resort) spares
+                // it, and as a shell waiting for its child it reaps orphans.
+                "command": ["sh", "-c", "while :; do sleep 3600; done"],
+                "workingDir": WORKSPACE,
+                "env": [
+                    { "name": "HOME", "value": "/tmp" },
+                    { "name": "LANG", "value": "C.UTF-8" },
+                    { "name": "TERM", "value": "dumb" },
+                    // The workspace volume's root belongs to root, not to the sandbox user:
+                    // git would refuse the checkout there as of "dubious ownership".
+                    { "name": "GIT_CONFIG_COUNT", "value": "1" },
+                    { "name": "GIT_CONFIG_KEY_0", "value": "safe.directory" },
+                    { "name": "GIT_CONFIG_VALUE_0", "value": WORKSPACE }
+                ],
                 "securityContext": {
-                    "runAsNonRoot": true, "runAsUser": s.uid, "runAsGroup": s.uid, "fsGroup": s.uid,
-                    "seccompProfile": { "type": "RuntimeDefault" }
+                    "allowPrivilegeEscalation": false, "privileged": false,
+                    "readOnlyRootFilesystem": true, "runAsNonRoot": true,
+                    "capabilities": { "drop": ["ALL"] }
                 },
-                "containers": [{
-                    "name": CONTAINER,
-                    "image": s.image,
-                    "imagePullPolicy": s.image_pull_policy,
-                    // PID 1 of the container: `kill -9 -1` (the timeout's last resort) spares
-                    // it, and as a shell waiting for its child it reaps orphans.
-                    "command": ["sh", "-c", "while :; do sleep 3600; done"],
-                    "workingDir": WORKSPACE,
-                    "env": [
-                        { "name": "HOME", "value": "/tmp" },
-                        { "name": "LANG", "value": "C.UTF-8" },
-                        { "name": "TERM", "value": "dumb" },
-                        // The workspace volume's root belongs to root, not to the sandbox user:
-                        // git would refuse the checkout there as of "dubious ownership".
-                        { "name": "GIT_CONFIG_COUNT", "value": "1" },
-                        { "name": "GIT_CONFIG_KEY_0", "value": "safe.directory" },
-                        { "name": "GIT_CONFIG_VALUE_0", "value": WORKSPACE }
-                    ],
-                    "securityContext": {
-                        "allowPrivilegeEscalation": false, "privileged": false,
-                        "readOnlyRootFilesystem": true, "runAsNonRoot": true,
-                        "capabilities": { "drop": ["ALL"] }
-                    },
-                    "resources": { "limits": limits, "requests": { "cpu": s.cpu_request, "memory": s.memory_request } },
-                    "volumeMounts": [
-                        { "name": "workspace", "mountPath": WORKSPACE },
-                        { "name": "tmp", "mountPath": "/tmp" }
-                    ]
-                }],
-                "volumes": [
-                    { "name": "workspace", "emptyDir": { "sizeLimit": s.workspace_size } },
-                    { "name": "tmp", "emptyDir": { "medium": "Memory", "sizeLimit": s.tmp_size } }
+                "resources": { "limits": limits, "requests": requests },
+                "volumeMounts": [
+                    { "name": "workspace", "mountPath": WORKSPACE },
+                    { "name": "tmp", "mountPath": "/tmp" }
                 ]
-            }
-        }),
-        "pod",
-    )
+            }],
+            "volumes": [
+                { "name": "workspace", "emptyDir": { "sizeLimit": s.workspace_size } },
+                { "name": "tmp", "emptyDir": { "medium": "Memory", "sizeLimit": s.tmp_size } }
+            ]
+        }
+    });
+    if let Some(rc) = &s.runtime_class {
+        pod["spec"]["runtimeClassName"] = json!(rc);
+    }
+    if !s.node_selector.is_empty() {
+        pod["spec"]["nodeSelector"] = json!(s.node_selector);
+    }
+    parse(pod, "pod")
 }
 
 /// Create the session's objects (ConfigMap, NetworkPolicy, pod) in `ns` and wait for the pod
@@ -381,5 +391,44 @@ async fn wait_ready(
             });
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+
+    #[test]
+    fn pod_carries_runtime_class_node_selector_and_resources() {
+        let cm = config_map("lilypad-t", "t", 60).unwrap();
+        let mut s = KubeSettings {
+            runtime_class: Some("gvisor".into()),
+            cpu: "2".into(),
+            ..Default::default()
+        };
+        s.node_selector.insert("pool".into(), "sandbox".into());
+        s.limits.insert("nvidia.com/gpu".into(), "1".into());
+        s.requests.insert("cpu".into(), "250m".into());
+        let spec = pod("lilypad-t", "t", &cm, &s).unwrap().spec.unwrap();
+        assert_eq!(spec.runtime_class_name.as_deref(), Some("gvisor"));
+        assert_eq!(
+            spec.node_selector.unwrap().get("pool").map(String::as_str),
+            Some("sandbox")
+        );
+        let res = spec.containers[0].resources.clone().unwrap();
+        let (limits, requests) = (res.limits.unwrap(), res.requests.unwrap());
+        let q = |v: &str| Quantity(v.into());
+        assert_eq!(limits.get("cpu"), Some(&q("2")));
+        assert_eq!(limits.get("nvidia.com/gpu"), Some(&q("1")));
+        assert_eq!(limits.get("memory"), Some(&q("2Gi")), "defaults stay");
+        assert_eq!(requests.get("cpu"), Some(&q("250m")), "given requests win");
+        assert_eq!(requests.get("memory"), Some(&q("64Mi")));
+        // Without them the pod has neither field.
+        let plain = pod("lilypad-t", "t", &cm, &KubeSettings::default())
+            .unwrap()
+            .spec
+            .unwrap();
+        assert!(plain.runtime_class_name.is_none() && plain.node_selector.is_none());
     }
 }

@@ -4,6 +4,7 @@
 //! Owns: the fields and their defaults. Does not own: building the pod from them
 //! (`super::objects`) or connecting (`super`).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Kubernetes sandbox settings (a `[sandbox.kube]`-style config section; every field optional).
@@ -33,6 +34,20 @@ pub struct KubeSettings {
     pub active_deadline_secs: i64,
     /// Seconds to wait for the pod to be ready (image pulls included).
     pub ready_timeout_secs: u64,
+    /// The pod's `runtimeClassName` (e.g. `gvisor`, `kata`).
+    pub runtime_class: Option<String>,
+    /// The pod's `nodeSelector`.
+    pub node_selector: BTreeMap<String, String>,
+    /// Resource requests and limits given as they are, over the ones above (e.g.
+    /// `nvidia.com/gpu`, or `cpu` itself).
+    pub requests: BTreeMap<String, String>,
+    pub limits: BTreeMap<String, String>,
+    /// Take the image from the repository's devcontainer.json when it names one.
+    pub devcontainer: bool,
+    /// A setup command or Dockerfile asked for (refused: the cluster's image must hold what
+    /// the tests need), kept to say so at start.
+    pub setup: Option<String>,
+    pub dockerfile: Option<PathBuf>,
 }
 
 impl Default for KubeSettings {
@@ -53,6 +68,13 @@ impl Default for KubeSettings {
             uid: 1000,
             active_deadline_secs: 4 * 3600,
             ready_timeout_secs: 180,
+            runtime_class: None,
+            node_selector: BTreeMap::new(),
+            requests: BTreeMap::new(),
+            limits: BTreeMap::new(),
+            devcontainer: false,
+            setup: None,
+            dockerfile: None,
         }
     }
 }
