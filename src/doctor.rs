@@ -79,6 +79,16 @@ pub fn run(settings: &Settings, out: &mut dyn Write) -> Result<Verdict, DoctorEr
         )
     };
     writeln!(out, "threads         {threads}")?;
+    match settings.prompt.harness() {
+        Ok(h) => {
+            let from = match &h.source {
+                crate::prompt::HarnessSource::Builtin => "built in".to_string(),
+                crate::prompt::HarnessSource::File(p) => p.display().to_string(),
+            };
+            writeln!(out, "harness         {} ({from})", h.label())?;
+        }
+        Err(e) => writeln!(out, "harness         cannot be used: {e}")?,
+    }
     sandboxes(out)?;
     Ok(verdict)
 }

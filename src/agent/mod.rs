@@ -40,6 +40,8 @@ pub struct AgentConfig {
     pub tools: Vec<ToolSpec>,
     /// Shown in [`Event::SessionStarted`].
     pub session_id: String,
+    /// The harness profile the prompt text came from (`name (sha1 ...)`), for the session log.
+    pub harness: String,
 }
 
 impl AgentConfig {
@@ -56,6 +58,7 @@ impl AgentConfig {
             system_prompt,
             tools,
             session_id: String::new(),
+            harness: String::new(),
         }
     }
 }

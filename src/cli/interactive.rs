@@ -128,6 +128,7 @@ async fn try_start(
         &plan.engine_label,
         plan.task.as_deref().unwrap_or(""),
         &config.system_prompt,
+        &config.harness,
     );
     let log = SessionLog::create(&dir, &header)?;
     let running = launch::start(model, sandbox.clone(), config, Vec::new(), log);

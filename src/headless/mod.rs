@@ -105,6 +105,7 @@ pub async fn run_task(
         choice,
         task,
         &config.system_prompt,
+        &config.harness,
     );
     let system_prompt = config.system_prompt.clone();
     let log = SessionLog::create(&dir, &header)?;

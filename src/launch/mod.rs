@@ -168,6 +168,13 @@ pub fn agent_config(
         None => base_policy,
     };
     c.session_id = session_id.to_string();
+    c.harness = prompt.harness()?.label();
+    if prompt.system_prompt.is_some()
+        || prompt.system_prompt_file.is_some()
+        || prompt.tools_file.is_some()
+    {
+        c.harness.push_str(" with overrides");
+    }
     Ok(c)
 }
 
@@ -228,6 +235,7 @@ pub fn header(
     engine: &EngineChoice,
     task: &str,
     system_prompt: &str,
+    harness: &str,
 ) -> SessionHeader {
     SessionHeader {
         lilypad: env!("CARGO_PKG_VERSION").to_string(),
@@ -238,5 +246,6 @@ pub fn header(
         engine: engine.label(),
         task: task.to_string(),
         system_prompt: system_prompt.to_string(),
+        harness: harness.to_string(),
     }
 }

@@ -45,6 +45,9 @@ pub struct SessionHeader {
     /// The first task, for listings.
     pub task: String,
     pub system_prompt: String,
+    /// The harness profile (`name (sha1 ...)`); empty in logs written before profiles.
+    #[serde(default)]
+    pub harness: String,
 }
 
 #[derive(Serialize)]

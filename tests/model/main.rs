@@ -16,3 +16,4 @@ mod convert_fixture;
 mod engine;
 mod engine_real_vocab;
 mod serve_slots;
+mod tool_grammar;
