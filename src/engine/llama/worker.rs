@@ -267,9 +267,8 @@ fn generate(
         });
     }
     let decode_start = Instant::now();
-    let (mut sampler, trigger) =
-        sampler::build(model, &request.sampling, request.tool_grammar.as_deref());
-    if let Some(t) = trigger.filter(|t| tokens.last() == Some(t)) {
+    let mut sampler = sampler::build(model, &request.sampling, request.tool_grammar.as_deref());
+    if let Some(t) = sampler.trigger().filter(|t| tokens.last() == Some(t)) {
         // The prompt ends inside a call already: the grammar starts triggered.
         sampler.accept(t);
     }
