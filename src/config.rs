@@ -50,6 +50,10 @@ pub struct Overrides {
     pub seed: Option<u32>,
     /// Greedy decoding instead of sampling
     pub greedy: bool,
+    /// No grammar on tool calls
+    pub no_grammar: bool,
+    /// Harness profile file (system prompt and tools)
+    pub harness: Option<PathBuf>,
     /// A remote OpenAI-compatible server instead of the in-process engine, e.g.
     /// http://gpu-box:30000/v1 (SGLang, vLLM, llama.cpp server, `lilypad serve`)
     pub endpoint: Option<String>,
@@ -231,6 +235,12 @@ impl Settings {
         if f.log_level.is_some() {
             self.log.level.clone_from(&f.log_level);
         }
+        if f.no_grammar {
+            e.sampling.tool_grammar = false;
+        }
+        if f.harness.is_some() {
+            self.prompt.harness.clone_from(&f.harness);
+        }
         // Remote engine and server: the key and model flags name both sides.
         if f.endpoint.is_some() {
             self.remote.endpoint.clone_from(&f.endpoint);
@@ -249,6 +259,12 @@ impl Settings {
 
 fn project_dirs() -> Option<directories::ProjectDirs> {
     directories::ProjectDirs::from("", "", "lilypad")
+}
+
+/// `…/lilypad/harness/` in the platform's config directory: where `lilypad harness import`
+/// writes profiles.
+pub fn harness_dir() -> Option<PathBuf> {
+    project_dirs().map(|d| d.config_dir().join("harness"))
 }
 
 /// `…/lilypad/config.toml` in the platform's config directory.

@@ -80,6 +80,16 @@ pub fn run(settings: &Settings, out: &mut dyn Write) -> Result<Verdict, DoctorEr
         )
     };
     writeln!(out, "threads         {threads}")?;
+    match settings.prompt.harness() {
+        Ok(h) => {
+            let from = match &h.source {
+                crate::prompt::HarnessSource::Builtin => "built in".to_string(),
+                crate::prompt::HarnessSource::File(p) => p.display().to_string(),
+            };
+            writeln!(out, "harness         {} ({from})", h.label())?;
+        }
+        Err(e) => writeln!(out, "harness         cannot be used: {e}")?,
+    }
     let log = crate::config::log_file().map_or_else(
         || "(no state directory)".to_string(),
         |p| p.display().to_string(),

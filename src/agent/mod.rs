@@ -44,6 +44,8 @@ pub struct AgentConfig {
     pub session_id: String,
     /// The tools' caps and Bash timeouts (`[sandbox]` sets the timeouts).
     pub tool_limits: crate::tools::ToolLimits,
+    /// The harness profile the prompt text came from (`name (sha1 ...)`), for the session log.
+    pub harness: String,
 }
 
 impl AgentConfig {
@@ -61,6 +63,7 @@ impl AgentConfig {
             tools,
             session_id: String::new(),
             tool_limits: crate::tools::ToolLimits::default(),
+            harness: String::new(),
         }
     }
 }

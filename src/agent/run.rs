@@ -452,17 +452,20 @@ impl Agent {
         let mut stream = self.model.start(&request)?;
         let mut parser = Parser::new(self.schemas.clone(), Start::Reasoning)
             .with_first_call_number(self.next_call);
-        let mut turn = Turn::default();
+        // What the deltas showed; the turn itself is decided when it ends.
+        let mut live = Turn::default();
+        let mut raw = false;
         let mut halt = None;
         let generation = loop {
             tokio::select! {
                 ev = stream.events.recv() => match ev {
                     Some(EngineEvent::Piece(p)) => {
+                        raw = true;
                         for e in parser.push(&p) {
-                            self.apply(&mut turn, e);
+                            self.show(&mut live, e);
                         }
                     }
-                    Some(EngineEvent::Parsed(p)) => self.apply_parsed(&mut turn, p),
+                    Some(EngineEvent::Parsed(p)) => self.apply_parsed(&mut live, p),
                     Some(EngineEvent::Done(g)) => break g,
                     Some(EngineEvent::Failed(e)) => return Err(e),
                     None => return Err(EngineError::Ended),
@@ -476,10 +479,61 @@ impl Agent {
             }
         };
         for e in parser.finish() {
-            self.apply(&mut turn, e);
+            self.show(&mut live, e);
         }
+        let turn = if raw {
+            self.settled(live, parser.settle())
+        } else {
+            live
+        };
         self.next_call = parser.next_call_number().max(self.next_call);
         Ok((turn, generation, halt))
+    }
+
+    /// A live event: shown, and the text kept to compare with the settled turn. Calls are
+    /// tentative here (the interface shows them by name only) and are not kept.
+    fn show(&mut self, live: &mut Turn, e: ParseEvent) {
+        match e {
+            ParseEvent::Reasoning(t) => {
+                live.reasoning.push_str(&t);
+                self.emit(Event::ReasoningDelta { text: t });
+            }
+            ParseEvent::Content(t) => {
+                live.content.push_str(&t);
+                self.emit(Event::ContentDelta { text: t });
+            }
+            ParseEvent::ToolCallStarted { name, .. } => self.emit(Event::ToolCallStarted { name }),
+            ParseEvent::ToolCallArgument { .. }
+            | ParseEvent::ToolCallComplete { .. }
+            | ParseEvent::ToolCallError(_) => {}
+        }
+    }
+
+    /// The turn as settled at its end: its text (reported again when it differs from what the
+    /// deltas showed) and the calls and malformed-call messages to answer, in order.
+    fn settled(&mut self, live: Turn, events: Vec<ParseEvent>) -> Turn {
+        let mut turn = Turn::default();
+        let mut items = Vec::new();
+        for e in events {
+            match e {
+                ParseEvent::Reasoning(t) => turn.reasoning = t,
+                ParseEvent::Content(t) => turn.content = t,
+                // Already announced live.
+                ParseEvent::ToolCallStarted { .. } | ParseEvent::ToolCallArgument { .. } => {}
+                other => items.push(other),
+            }
+        }
+        if turn.reasoning != live.reasoning || turn.content != live.content {
+            self.emit(Event::TurnRevised {
+                reasoning: turn.reasoning.clone(),
+                content: turn.content.clone(),
+            });
+        }
+        turn.items = live.items;
+        for e in items {
+            self.apply(&mut turn, e);
+        }
+        turn
     }
 
     fn apply(&mut self, turn: &mut Turn, e: ParseEvent) {

@@ -26,7 +26,7 @@ impl Session {
             renderer: Renderer::builtin(&settings)?,
             tools: builtin_tools(),
             messages: vec![
-                Message::system(crate::prompt::DEFAULT_SYSTEM_PROMPT),
+                Message::system(crate::prompt::default_system_prompt()),
                 Message::user(TASK),
             ],
             turns: 0,

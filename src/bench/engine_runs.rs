@@ -264,3 +264,55 @@ pub(super) fn decode(
     report.figures.extend(o.figures());
     Ok(())
 }
+
+/// `grammar`: the bench model (with the real vocabulary when `--vocab-dir` is given, since the
+/// grammar's cost per token grows with the vocabulary), on the CPU.
+pub(super) fn grammar(
+    opts: &Options,
+    settings: &EngineSettings,
+    dir: &Path,
+    threads: u32,
+    report: &mut Report,
+) -> Result<(), BenchError> {
+    let path = match (&opts.gguf, &opts.vocab_dir) {
+        (Some(p), _) => p.clone(),
+        (None, Some(vdir)) => {
+            let vocab = crate::testmodel::vocab::qwen35(vdir, 248_320).map_err(|source| {
+                BenchError::Vocab {
+                    dir: vdir.clone(),
+                    source,
+                }
+            })?;
+            let mut spec = super::bench_spec(opts.embd);
+            spec.vocab = vocab;
+            let path = dir.join("grammar.gguf");
+            crate::testmodel::write(&path, &spec).map_err(|source| BenchError::WriteModel {
+                what: "writing the grammar bench model",
+                source,
+            })?;
+            path
+        }
+        (None, None) => model_path(opts, dir, opts.embd)?,
+    };
+    let mut es = settings.clone();
+    es.ctx = 4096;
+    es.threads = threads;
+    es.gpu_layers = Some(0);
+    let engine = load(&path, &es)?;
+    let m = engine.model();
+    let (tokens, runs) = if opts.quick {
+        (16, 1)
+    } else {
+        (96, opts.repeats.max(3))
+    };
+    eprintln!("bench grammar: {runs} run(s) of {tokens} tokens each way...");
+    let o = super::grammar::run(&engine, tokens, runs)?;
+    report.notes.push(format!(
+        "grammar model: {} ({} parameters, vocabulary {}), {threads} thread(s), CPU",
+        path.display(),
+        m.parameters,
+        m.vocabulary
+    ));
+    report.figures.extend(o.figures());
+    Ok(())
+}

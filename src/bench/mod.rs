@@ -7,7 +7,8 @@
 //! - [`resume`]: time to first token when resuming from a saved state against re-reading;
 //! - [`ui`]: frame render time while a long transcript streams, and a large highlighted diff;
 //! - [`tools`]: Glob against fd, a Bash round trip against `docker exec` / `kubectl exec`;
-//! - [`decode`]: generation speed of a 4B-shaped model against the memory-bandwidth limit.
+//! - [`decode`]: generation speed of a 4B-shaped model against the memory-bandwidth limit;
+//! - [`grammar`]: decode speed inside a tool call with the tool-call grammar against without.
 //!
 //! A run ([`run`], with [`Options`]) puts the benches asked for into one [`Report`]; the
 //! sections that load an engine are in `engine_runs`, the rest in `suite`.
@@ -19,6 +20,7 @@ pub mod conversation;
 pub mod decode;
 pub mod engine;
 mod engine_runs;
+pub mod grammar;
 pub mod resume;
 mod suite;
 pub mod tools;

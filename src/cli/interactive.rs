@@ -142,6 +142,7 @@ async fn try_start(
         plan.task.as_deref().unwrap_or(""),
         &config.system_prompt,
         &config.policy,
+        &config.harness,
     );
     let log = SessionLog::create(&dir, &header)?;
     let running = launch::start(model, sandbox.clone(), config, Default::default(), log);

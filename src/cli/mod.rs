@@ -7,6 +7,7 @@ mod convert;
 mod demo;
 mod doctor;
 mod generate;
+mod harness;
 mod info;
 mod interactive;
 mod options;
@@ -86,6 +87,8 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// Measure Lilypad against baselines in the same run (agent turns, resume, interface).
     Bench(bench::BenchArgs),
+    /// Harness profiles: import the system prompt and tools from your copy of Leaf.
+    Harness(harness::HarnessArgs),
 }
 
 /// Parse the process arguments, run the subcommand, and turn its outcome into an exit code.
@@ -150,6 +153,7 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<ExitCode> {
         Command::QuantCheck(args) => quant_check::run(&args, &settings),
         Command::Serve(args) => serve::run(&args, &settings),
         Command::Bench(args) => bench::run(&args, &settings),
+        Command::Harness(args) => harness::run(&args),
     }
 }
 

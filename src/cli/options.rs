@@ -33,6 +33,13 @@ pub struct EngineArgs {
     /// Greedy decoding instead of sampling
     #[arg(long, global = true)]
     pub greedy: bool,
+    /// Leave tool calls unconstrained (by default a grammar keeps them well formed)
+    #[arg(long, global = true)]
+    pub no_grammar: bool,
+    /// Harness profile: the system prompt and tools the model reads (`lilypad harness import`
+    /// writes one from your copy of Leaf) [default: the built-in profile]
+    #[arg(long, global = true, value_name = "FILE")]
+    pub harness: Option<PathBuf>,
     /// A remote OpenAI-compatible server instead of the in-process engine, e.g.
     /// http://gpu-box:30000/v1 (SGLang, vLLM, llama.cpp server, `lilypad serve`) [env: LILYPAD_ENDPOINT]
     #[arg(long, global = true, env = "LILYPAD_ENDPOINT", hide_env = true)]
@@ -63,6 +70,8 @@ impl From<&EngineArgs> for Overrides {
             max_turn_tokens: a.max_turn_tokens,
             seed: a.seed,
             greedy: a.greedy,
+            no_grammar: a.no_grammar,
+            harness: a.harness.clone(),
             endpoint: a.endpoint.clone(),
             api_key_env: a.api_key_env.clone(),
             model_name: a.model_name.clone(),

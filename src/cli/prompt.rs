@@ -67,6 +67,9 @@ pub(super) fn run(args: &PromptArgs, settings: &Settings) -> anyhow::Result<Exit
         } else {
             Thinking::On
         },
+        // The profile in force (`--harness`, `[prompt] harness`) gives the tools and the
+        // default system prompt.
+        harness: settings.prompt.harness.clone(),
         ..PromptSettings::default()
     };
     let text = std::fs::read_to_string(&args.file)

@@ -18,6 +18,9 @@ pub struct SamplingSettings {
     pub seed: Option<u32>,
     /// Always take the most likely token (ignores the other fields).
     pub greedy: bool,
+    /// Keep tool calls well formed with a grammar triggered by `<tool_call>` (in-process
+    /// engine; `--no-grammar` turns it off). Reasoning and content are never constrained.
+    pub tool_grammar: bool,
 }
 
 impl Default for SamplingSettings {
@@ -29,6 +32,7 @@ impl Default for SamplingSettings {
             min_p: 0.0,
             seed: None,
             greedy: false,
+            tool_grammar: true,
         }
     }
 }

@@ -90,6 +90,11 @@ impl TemplatedModel {
             prompt: self.prompt(turn)?,
             max_tokens: turn.max_tokens,
             sampling: turn.sampling.clone(),
+            tool_grammar: if turn.sampling.tool_grammar {
+                crate::prompt::tool_call_grammar(&turn.tools)
+            } else {
+                None
+            },
         })
     }
 

@@ -121,6 +121,14 @@ pub struct SamplingParams {
     pub min_p: f32,
     pub seed: u32,
     pub greedy: bool,
+    /// Constrain tool calls with a grammar built from the turn's tools (in-process engine
+    /// only; other engines ignore it).
+    #[serde(default = "yes")]
+    pub tool_grammar: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl SamplingParams {
@@ -140,6 +148,7 @@ impl SamplingParams {
             min_p: s.min_p,
             seed,
             greedy: s.greedy,
+            tool_grammar: s.tool_grammar,
         }
     }
 
@@ -159,16 +168,20 @@ pub struct GenerateRequest {
     pub prompt: Prompt,
     pub max_tokens: u32,
     pub sampling: SamplingParams,
+    /// A GBNF grammar for tool calls, applied lazily from the `<tool_call>` token on
+    /// (`crate::prompt::tool_call_grammar`); `None` leaves generation free.
+    pub tool_grammar: Option<String>,
 }
 
 impl GenerateRequest {
-    /// A request in the default sequence.
+    /// A request in the default sequence, without a tool grammar.
     pub fn new(prompt: impl Into<Prompt>, max_tokens: u32, sampling: SamplingParams) -> Self {
         Self {
             sequence: SequenceId::DEFAULT,
             prompt: prompt.into(),
             max_tokens,
             sampling,
+            tool_grammar: None,
         }
     }
 

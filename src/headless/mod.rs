@@ -109,6 +109,7 @@ pub async fn run_task(
         task,
         &config.system_prompt,
         &config.policy,
+        &config.harness,
     );
     let system_prompt = config.system_prompt.clone();
     let log = SessionLog::create(&dir, &header)?;

@@ -26,6 +26,7 @@ pub fn render_line(e: &Event) -> String {
         ),
         Event::TurnStarted { step } => format!("-- step {step}"),
         Event::ReasoningDelta { .. } | Event::ContentDelta { .. } => String::new(),
+        Event::TurnRevised { .. } => "(turn revised: earlier text was reasoning)".into(),
         Event::ToolCallStarted { .. } | Event::ToolOutputDelta { .. } => String::new(),
         Event::ToolCallReady { call } => format!(
             "call {} {}",

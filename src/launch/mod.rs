@@ -180,6 +180,13 @@ pub fn agent_config(
     if let Some(t) = default_timeout {
         c.tool_limits.default_timeout = t.min(c.tool_limits.max_timeout);
     }
+    c.harness = prompt.harness()?.label();
+    if prompt.system_prompt.is_some()
+        || prompt.system_prompt_file.is_some()
+        || prompt.tools_file.is_some()
+    {
+        c.harness.push_str(" with overrides");
+    }
     Ok(c)
 }
 
@@ -275,6 +282,7 @@ pub fn header(
     task: &str,
     system_prompt: &str,
     policy: &ApprovalPolicy,
+    harness: &str,
 ) -> SessionHeader {
     SessionHeader {
         lilypad: env!("CARGO_PKG_VERSION").to_string(),
@@ -286,5 +294,6 @@ pub fn header(
         task: task.to_string(),
         system_prompt: system_prompt.to_string(),
         policy: Some(policy.spec()),
+        harness: harness.to_string(),
     }
 }

@@ -2,14 +2,15 @@
 //! model writes and typed tool calls.
 //!
 //! Owns:
-//! - the tool definitions offered to the model (`tools`, defaults in `assets/tools.json`) and the
-//!   default system prompt (`assets/system_prompt.md`), both overridable through
-//!   [`PromptSettings`];
+//! - the tool definitions offered to the model (`tools`) and the system prompt, both from a
+//!   harness profile (`harness`; the built-in one is `assets/harness/lilypad.toml`) and
+//!   overridable through [`PromptSettings`];
 //! - prompt rendering from the model's own Jinja chat template, or from the built-in template
 //!   (`assets/chat_template.jinja`) when the model has none (`render`, with Python-compatible
 //!   filters from `pyjson`);
 //! - reading OpenAI-style conversation files (`conversation`);
-//! - the streaming output parser (`parser`, values typed by `typing`).
+//! - the streaming output parser (`parser`, values typed by `typing`, Python literals read by
+//!   `pyliteral`), and the grammar that keeps tool calls well formed (`grammar`).
 //!
 //! Does not own: running anything (tools, the model), tokenisation, or reading GGUF files (the
 //! template string comes from `crate::gguf`).
@@ -17,14 +18,21 @@
 //! Format decisions where the model card leaves facts open are listed in `docs/prompt-format.md`.
 
 mod conversation;
+mod grammar;
+mod harness;
 mod parser;
 mod pyjson;
+mod pyliteral;
 mod render;
 mod tools;
 mod turn;
 mod typing;
 
 pub use conversation::{parse_conversation, Conversation, ConversationError};
+pub use grammar::tool_call_grammar;
+pub use harness::{
+    find_leaf_tools, import_leaf, Harness, HarnessError, HarnessSource, BUILTIN_PROFILE,
+};
 pub use parser::{CallEnd, ParseEvent, ParsedCallError, Parser, Start};
 pub use pyjson::{dumps as python_json_dumps, DumpOptions};
 pub use render::{GenerationPrompt, Renderer};
@@ -38,8 +46,11 @@ use thiserror::Error;
 
 /// Lilypad's own chat template, for models whose file carries none.
 pub const BUILTIN_TEMPLATE: &str = include_str!("../../assets/chat_template.jinja");
-/// The default system prompt.
-pub const DEFAULT_SYSTEM_PROMPT: &str = include_str!("../../assets/system_prompt.md");
+
+/// The built-in profile's system prompt.
+pub fn default_system_prompt() -> String {
+    Harness::builtin().system_prompt
+}
 
 /// Errors of prompt rendering and of reading prompt inputs.
 #[derive(Debug, Error)]
@@ -59,11 +70,20 @@ pub enum PromptError {
     Render(#[source] minijinja::Error),
     #[error("the conversation is not valid: {0}")]
     Conversation(#[source] ConversationError),
+    /// Boxed: a TOML error is large, and this type travels inside the engine's errors.
+    #[error(transparent)]
+    Harness(Box<HarnessError>),
     #[error("cannot read the chat template from model file {path}: {source}")]
     Gguf {
         path: PathBuf,
         source: crate::gguf::GgufError,
     },
+}
+
+impl From<HarnessError> for PromptError {
+    fn from(e: HarnessError) -> Self {
+        Self::Harness(Box::new(e))
+    }
 }
 
 /// Which template renders prompts.
@@ -91,7 +111,10 @@ pub enum Thinking {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PromptSettings {
-    /// Text that replaces the default system prompt.
+    /// Harness profile file (system prompt and tools; `lilypad harness import` writes one from
+    /// Leaf); `None` is the built-in profile. The settings below override its parts.
+    pub harness: Option<PathBuf>,
+    /// Text that replaces the profile's system prompt.
     pub system_prompt: Option<String>,
     /// File whose contents replace the default system prompt (when `system_prompt` is unset).
     pub system_prompt_file: Option<PathBuf>,
@@ -140,7 +163,15 @@ fn read_file(what: &'static str, path: &Path) -> Result<String, PromptError> {
 }
 
 impl PromptSettings {
-    /// The system prompt in force: override text, override file, or the default.
+    /// The harness profile in force: the configured file or the built-in one.
+    pub fn harness(&self) -> Result<Harness, PromptError> {
+        match &self.harness {
+            Some(path) => Ok(Harness::load(path)?),
+            None => Ok(Harness::builtin()),
+        }
+    }
+
+    /// The system prompt in force: override text, override file, or the profile's.
     pub fn system_prompt(&self) -> Result<String, PromptError> {
         if let Some(text) = &self.system_prompt {
             return Ok(text.clone());
@@ -148,14 +179,14 @@ impl PromptSettings {
         if let Some(path) = &self.system_prompt_file {
             return read_file("the system prompt", path);
         }
-        Ok(DEFAULT_SYSTEM_PROMPT.trim_end().to_string())
+        Ok(self.harness()?.system_prompt.trim_end().to_string())
     }
 
-    /// The tools in force: the override file or the five built-in tools.
+    /// The tools in force: the override file or the profile's.
     pub fn tools(&self) -> Result<Vec<ToolSpec>, PromptError> {
         match &self.tools_file {
             Some(path) => parse_tools(&read_file("the tool list", path)?),
-            None => Ok(builtin_tools()),
+            None => Ok(self.harness()?.tools),
         }
     }
 

@@ -1,5 +1,5 @@
 //! Tool definitions as the model sees them: name, description and JSON schema of each tool, the
-//! five built-in Lilypad tools (from `assets/tools.json`), the form the tools take in the prompt,
+//! five built-in Lilypad tools (from the built-in harness profile), the form the tools take in the prompt,
 //! and the parameter types the output parser uses to type call arguments.
 //!
 //! Owns: the interface of the tools towards the model (names, parameter names, types, order,
@@ -10,9 +10,6 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 use super::PromptError;
-
-/// The five Lilypad tools, in the order the model was trained with.
-const BUILTIN_TOOLS: &str = include_str!("../../assets/tools.json");
 
 /// One tool offered to the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -91,11 +88,10 @@ impl ToolSpec {
     }
 }
 
-/// The five built-in tools.
+/// The five built-in tools, in the order the model was trained with (the built-in harness
+/// profile's).
 pub fn builtin_tools() -> Vec<ToolSpec> {
-    // The asset is part of the binary and checked by the tests below, so parsing cannot fail in
-    // a released build; fall back to an empty list rather than panic if it ever did.
-    parse_tools(BUILTIN_TOOLS).unwrap_or_default()
+    super::Harness::builtin().tools
 }
 
 /// Parse a JSON list of tools in either form.
@@ -111,7 +107,8 @@ pub fn parse_tools(text: &str) -> Result<Vec<ToolSpec>, PromptError> {
     items.iter().map(ToolSpec::from_any).collect()
 }
 
-/// The type a schema gives a parameter, as far as typing raw call text needs it.
+/// The type a schema gives a parameter, as far as typing raw call text needs it (SGLang's
+/// rules: MODEL.md section 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParamType {
     String,
@@ -120,32 +117,141 @@ pub enum ParamType {
     Boolean,
     Object,
     Array,
+    /// Declared with another type (or none the rules recognise): read as a Python literal.
+    Literal,
     /// Not declared by the tool (or the tool is unknown): kept as a string.
     Unknown,
 }
 
 impl ParamType {
-    /// From a property schema: `"type": "integer"` or `"type": ["integer", "null"]` (the first
-    /// non-null entry counts). No type means string.
+    /// From a property schema: `type` (a list: its first non-null entry), else `anyOf`/`oneOf`,
+    /// `enum`, `allOf`, `properties` (object) or `items` (array); no type at all means string.
     pub fn from_schema(schema: &Value) -> Self {
-        let name = match schema.get("type") {
-            Some(Value::String(s)) => s.as_str(),
-            Some(Value::Array(list)) => list
-                .iter()
-                .filter_map(Value::as_str)
-                .find(|t| *t != "null")
-                .unwrap_or("string"),
-            _ => "string",
-        };
-        match name {
-            "integer" | "int" => Self::Integer,
-            "number" | "float" => Self::Number,
-            "boolean" | "bool" => Self::Boolean,
-            "object" | "dict" => Self::Object,
-            "array" | "list" => Self::Array,
-            _ => Self::String,
+        let name = infer_type(schema).unwrap_or_else(|| "string".into());
+        Self::from_type_name(&name)
+    }
+
+    /// The conversion a type name selects, by the prefixes SGLang's converter tests.
+    fn from_type_name(name: &str) -> Self {
+        let t = name.trim().to_lowercase();
+        let starts = |prefixes: &[&str]| prefixes.iter().any(|p| t.starts_with(p));
+        if matches!(
+            t.as_str(),
+            "string" | "str" | "text" | "varchar" | "char" | "enum"
+        ) {
+            Self::String
+        } else if starts(&["int", "uint", "long", "short", "unsigned"]) {
+            Self::Integer
+        } else if starts(&["num", "float"]) {
+            Self::Number
+        } else if matches!(t.as_str(), "boolean" | "bool" | "binary") {
+            Self::Boolean
+        } else if t == "object" || t.starts_with("dict") {
+            Self::Object
+        } else if t == "array" || t == "arr" || t.starts_with("list") {
+            Self::Array
+        } else {
+            Self::Literal
         }
     }
+}
+
+/// The primary type name of a schema, as SGLang infers it; `None` when nothing says.
+fn infer_type(schema: &Value) -> Option<String> {
+    let obj = schema.as_object()?;
+    match obj.get("type") {
+        Some(Value::String(s)) => return Some(s.clone()),
+        Some(Value::Array(list)) if !list.is_empty() => {
+            let first = list.iter().find(|t| t.as_str() != Some("null"));
+            return Some(match first {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None => "string".into(),
+            });
+        }
+        _ => {}
+    }
+    let branches = [obj.get("anyOf"), obj.get("oneOf")]
+        .into_iter()
+        .flatten()
+        .find(|v| !v.as_array().is_some_and(Vec::is_empty) && !v.is_null());
+    if let Some(Value::Array(branches)) = branches {
+        let types: Vec<String> = branches.iter().filter_map(infer_type).collect();
+        if !types.is_empty() {
+            let mut distinct: Vec<&String> = Vec::new();
+            for t in &types {
+                if !distinct.contains(&t) {
+                    distinct.push(t);
+                }
+            }
+            if distinct.len() == 1 {
+                return Some(types[0].clone());
+            }
+            if distinct.len() == 2 && distinct.iter().any(|t| *t == "null") {
+                return types.iter().find(|t| *t != "null").cloned();
+            }
+            if distinct.iter().any(|t| *t == "string") {
+                return Some("string".into());
+            }
+            return Some(types[0].clone());
+        }
+    }
+    if let Some(Value::Array(values)) = obj.get("enum") {
+        let mut kinds: Vec<&str> = Vec::new();
+        for v in values {
+            let kind = match v {
+                Value::Null => "null",
+                Value::Bool(_) => "boolean",
+                Value::Number(n) if n.is_f64() => "number",
+                Value::Number(_) => "integer",
+                Value::String(_) => "string",
+                Value::Array(_) => "array",
+                Value::Object(_) => "object",
+            };
+            if !kinds.contains(&kind) {
+                kinds.push(kind);
+            }
+        }
+        return Some(match kinds.as_slice() {
+            [one] => (*one).to_string(),
+            _ => "string".into(),
+        });
+    }
+    if let Some(Value::Array(members)) = obj.get("allOf") {
+        let found = members
+            .iter()
+            .filter_map(infer_type)
+            .find(|t| t != "string");
+        return Some(found.unwrap_or_else(|| "string".into()));
+    }
+    if obj.contains_key("properties") {
+        return Some("object".into());
+    }
+    if obj.contains_key("items") {
+        return Some("array".into());
+    }
+    None
+}
+
+/// A tool schema's top-level properties, from its `anyOf`/`oneOf`/`allOf` branches when it
+/// declares none itself (the first declaration of a name wins).
+fn schema_properties(schema: &Value) -> Vec<(String, Value)> {
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        return props.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    }
+    let mut out: Vec<(String, Value)> = Vec::new();
+    for keyword in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(branches)) = schema.get(keyword) {
+            for branch in branches {
+                for (k, v) in schema_properties(branch) {
+                    if !out.iter().any(|(name, _)| *name == k) {
+                        out.push((k, v));
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Look-up of parameter types by tool name, for the parser. Cheap to clone (shared).
@@ -166,20 +272,27 @@ impl ToolSchemas {
             .iter()
             .map(|t| ToolTypes {
                 name: t.name.clone(),
-                params: t
-                    .parameters
-                    .get("properties")
-                    .and_then(Value::as_object)
-                    .map(|props| {
-                        props
-                            .iter()
-                            .map(|(k, v)| (k.clone(), ParamType::from_schema(v)))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
+                params: schema_properties(&t.parameters)
+                    .into_iter()
+                    .map(|(k, v)| (k, ParamType::from_schema(&v)))
+                    .collect(),
             })
             .collect();
         Self { tools }
+    }
+
+    /// The tool names, in order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().map(|t| t.name.as_str())
+    }
+
+    /// The parameter names of `tool`, in schema order (empty for unknown tools).
+    pub fn params(&self, tool: &str) -> Vec<&str> {
+        self.tools
+            .iter()
+            .find(|t| t.name == tool)
+            .map(|t| t.params.iter().map(|(p, _)| p.as_str()).collect())
+            .unwrap_or_default()
     }
 
     /// The type of `param` of `tool`; `Unknown` for unknown tools and parameters.
@@ -295,5 +408,56 @@ mod tests {
         assert_eq!(schemas.param_type("Nope", "x"), ParamType::Unknown);
         let t = serde_json::json!({"type": ["null", "array"]});
         assert_eq!(ParamType::from_schema(&t), ParamType::Array);
+    }
+
+    /// SGLang's inference: MODEL.md section 4.
+    #[test]
+    fn schema_forms() {
+        use serde_json::json;
+        let ty = |v: Value| ParamType::from_schema(&v);
+        assert_eq!(ty(json!({})), ParamType::String);
+        assert_eq!(
+            ty(json!({"anyOf": [{"type": "integer"}, {"type": "null"}]})),
+            ParamType::Integer
+        );
+        assert_eq!(
+            ty(json!({"oneOf": [{"type": "null"}, {"type": "array"}]})),
+            ParamType::Array
+        );
+        assert_eq!(
+            ty(json!({"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}]})),
+            ParamType::String
+        );
+        assert_eq!(
+            ty(json!({"anyOf": [{"type": "integer"}, {"type": "boolean"}]})),
+            ParamType::Integer
+        );
+        assert_eq!(ty(json!({"enum": ["a", "b"]})), ParamType::String);
+        assert_eq!(ty(json!({"enum": [1, 2]})), ParamType::Integer);
+        assert_eq!(ty(json!({"enum": [1.5]})), ParamType::Number);
+        assert_eq!(ty(json!({"enum": [1, "a"]})), ParamType::String);
+        assert_eq!(
+            ty(json!({"allOf": [{"type": "string"}, {"type": "number"}]})),
+            ParamType::Number
+        );
+        assert_eq!(ty(json!({"properties": {}})), ParamType::Object);
+        assert_eq!(ty(json!({"items": {}})), ParamType::Array);
+        assert_eq!(ty(json!({"type": "int64"})), ParamType::Integer);
+        assert_eq!(ty(json!({"type": "float"})), ParamType::Number);
+        assert_eq!(ty(json!({"type": "dict[str, int]"})), ParamType::Object);
+        assert_eq!(ty(json!({"type": "tuple"})), ParamType::Literal);
+        assert_eq!(ty(json!({"type": "null"})), ParamType::Literal);
+        assert_eq!(ty(json!({"type": ["null"]})), ParamType::String);
+        // Properties under a top-level union.
+        let schemas = ToolSchemas::new(&[ToolSpec {
+            name: "U".into(),
+            description: String::new(),
+            parameters: json!({"anyOf": [
+                {"properties": {"a": {"type": "integer"}}},
+                {"properties": {"a": {"type": "string"}, "b": {"type": "boolean"}}}
+            ]}),
+        }]);
+        assert_eq!(schemas.param_type("U", "a"), ParamType::Integer);
+        assert_eq!(schemas.param_type("U", "b"), ParamType::Boolean);
     }
 }

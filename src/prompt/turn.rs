@@ -48,10 +48,9 @@ impl ParsedTurn {
     }
 }
 
-/// Parse a complete output in one go.
+/// Parse a complete output in one go: the settled reading (see [`Parser::settle`]).
 pub fn parse_all(text: &str, schemas: &ToolSchemas, start: Start) -> ParsedTurn {
     let mut parser = Parser::new(schemas.clone(), start);
-    let mut events = parser.push(text);
-    events.extend(parser.finish());
-    ParsedTurn::from_events(events)
+    let _ = parser.push(text);
+    ParsedTurn::from_events(parser.settle())
 }

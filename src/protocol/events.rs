@@ -204,11 +204,19 @@ pub enum Event {
     ContentDelta {
         text: String,
     },
-    /// The model began a tool call (the name is known, arguments are still arriving).
+    /// The model began what looks like a tool call (the name is known, arguments are still
+    /// arriving). Tentative until the turn ends: only the calls of `ToolCallReady` run.
     ToolCallStarted {
         name: String,
     },
-    /// A complete tool call, arguments typed.
+    /// The turn's reasoning and content as settled at its end, when they differ from what the
+    /// deltas showed (a later `</think>` made earlier text and calls reasoning). Replaces the
+    /// turn's deltas.
+    TurnRevised {
+        reasoning: String,
+        content: String,
+    },
+    /// A settled tool call, arguments typed (sent when the turn ends, before `TurnFinished`).
     ToolCallReady {
         call: ToolCall,
     },

@@ -138,6 +138,9 @@ pub(super) async fn completions(
         .into_response()
 }
 
+/// The end of a generation and the turn's settled events.
+type Settled = (Generation, Vec<ParseEvent>);
+
 /// One reply in progress.
 struct Reply {
     id: String,
@@ -157,27 +160,31 @@ impl Reply {
     }
 
     /// Parse events until the end; `Err` carries the engine's failure.
-    async fn next(&mut self) -> Option<Result<(Vec<ParseEvent>, Option<Generation>), EngineError>> {
+    /// The next live events; with the generation's end, also the settled turn's events.
+    async fn next(&mut self) -> Option<Result<(Vec<ParseEvent>, Option<Settled>), EngineError>> {
         let ev = self.events.recv().await?;
         Some(match ev {
             EngineEvent::Piece(p) => Ok((self.parser.push(&p), None)),
             // The in-process engines send raw text only.
             EngineEvent::Parsed(_) => Ok((Vec::new(), None)),
-            EngineEvent::Done(g) => Ok((self.parser.finish(), Some(g))),
+            EngineEvent::Done(g) => {
+                let tail = self.parser.finish();
+                Ok((tail, Some((g, self.parser.settle()))))
+            }
             EngineEvent::Failed(e) => Err(e),
         })
     }
 
     async fn whole(mut self) -> Response {
-        let mut turn = ParsedTurn::default();
         loop {
             match self.next().await {
-                Some(Ok((events, done))) => {
-                    for e in events {
-                        log_error(&e);
-                        turn.apply(e);
-                    }
-                    if let Some(g) = done {
+                // Live events are only for streaming; the settled ones come with `done`.
+                Some(Ok((_, done))) => {
+                    if let Some((g, settled)) = done {
+                        for e in &settled {
+                            log_error(e);
+                        }
+                        let turn = ParsedTurn::from_events(settled);
                         log_done(&self.id, &g);
                         let body = api::completion(&self.header(), &turn, g.stop, &g.figures);
                         return axum::Json(body).into_response();
@@ -219,20 +226,31 @@ impl Reply {
                         continue;
                     }
                     last_write = std::time::Instant::now();
-                    for e in events {
-                        log_error(&e);
-                        let delta = match e {
-                            ParseEvent::Reasoning(t) => json!({"reasoning_content": t}),
-                            ParseEvent::Content(t) => json!({"content": t}),
-                            ParseEvent::ToolCallComplete { call, .. } => {
-                                calls += 1;
-                                json!({"tool_calls": [api::tool_call(&call, Some(calls - 1))]})
-                            }
-                            _ => continue,
-                        };
+                    // Text streams as it comes; calls are sent once the turn is settled (a
+                    // later </think> can still make a call reasoning).
+                    let (g, settled) = match done {
+                        Some((g, settled)) => (Some(g), settled),
+                        None => (None, Vec::new()),
+                    };
+                    let live = events.into_iter().filter_map(|e| match e {
+                        ParseEvent::Reasoning(t) => Some(json!({"reasoning_content": t})),
+                        ParseEvent::Content(t) => Some(json!({"content": t})),
+                        _ => None,
+                    });
+                    let live: Vec<Value> = live.collect();
+                    for delta in live {
                         send(&api::chunk(&self.header(), delta, None));
                     }
-                    if let Some(g) = done {
+                    for e in settled {
+                        log_error(&e);
+                        if let ParseEvent::ToolCallComplete { call, .. } = e {
+                            calls += 1;
+                            let delta =
+                                json!({"tool_calls": [api::tool_call(&call, Some(calls - 1))]});
+                            send(&api::chunk(&self.header(), delta, None));
+                        }
+                    }
+                    if let Some(g) = g {
                         log_done(&self.id, &g);
                         let finish = api::finish_reason(g.stop, calls > 0);
                         send(&api::chunk(&self.header(), json!({}), Some(finish)));

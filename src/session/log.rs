@@ -49,6 +49,9 @@ pub struct SessionHeader {
     /// a resume keeps (or tightens); absent in logs written before 0.2.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
+    /// The harness profile (`name (sha1 ...)`); empty in logs written before profiles.
+    #[serde(default)]
+    pub harness: String,
 }
 
 #[derive(Serialize)]

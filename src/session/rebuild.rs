@@ -107,6 +107,12 @@ fn replay<'a>(
                     p.content.push_str(text);
                 }
             }
+            Event::TurnRevised { reasoning, content } => {
+                if let Some(p) = &mut current {
+                    p.reasoning = reasoning.clone();
+                    p.content = content.clone();
+                }
+            }
             Event::ToolCallReady { call } => {
                 if let Some(p) = &mut current {
                     p.calls.push(call.clone());

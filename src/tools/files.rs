@@ -58,6 +58,7 @@ pub(crate) async fn read(
     let text = String::from_utf8_lossy(&bytes);
     let mut out = t.shown.clone();
     let body = text.strip_suffix('\n').unwrap_or(&text);
+    let mut shown_lines = 0usize;
     if !text.is_empty() {
         let lines = body.split('\n').enumerate().skip(offset - 1);
         let lines: Box<dyn Iterator<Item = (usize, &str)>> = match limit {
@@ -65,6 +66,7 @@ pub(crate) async fn read(
             None => Box::new(lines),
         };
         for (i, line) in lines {
+            shown_lines += 1;
             out.push('\n');
             out.push_str(&(i + 1).to_string());
             out.push_str(". ");
@@ -74,6 +76,11 @@ pub(crate) async fn read(
                 return Ok(cap_with_rest(out, &text, i, lim.read_chars));
             }
         }
+    }
+    if shown_lines == 0 {
+        // Leaf writes the path line and its newline, then the numbered lines joined: with no
+        // line to show (an offset past the end, an empty file) the newline stays.
+        out.push('\n');
     }
     Ok(cap_chars(out, lim.read_chars))
 }

@@ -165,7 +165,8 @@ fn parse_prints_typed_calls_as_json() {
 
 #[test]
 fn parse_reports_malformed_and_cut_off_calls() {
-    let raw = "r</think><tool_call>\n<function=\n</tool_call>\n<tool_call>\n<function=Bash>\n<parameter=command>\nls -";
+    let raw =
+        "r</think><tool_call>\n<function=\n<tool_call>\n<function=Bash>\n<parameter=command>\nls -";
     let v: Value = serde_json::from_str(&stdout(&lilypad(&["parse"], Some(raw)))).unwrap();
     assert_eq!(v["errors"][0]["index"], 0);
     assert!(v["errors"][0]["message"]
@@ -174,4 +175,88 @@ fn parse_reports_malformed_and_cut_off_calls() {
         .contains("<function="));
     assert_eq!(v["tool_calls"][0]["arguments"]["command"], "ls -");
     assert_eq!(v["cut_off_call"], "call_0");
+    // After a </tool_call>, a call without one is dropped, as SGLang drops it.
+    let raw = "r</think><tool_call>\n<function=\n</tool_call>\n<tool_call>\n<function=Bash>\n<parameter=command>\nls -";
+    let v: Value = serde_json::from_str(&stdout(&lilypad(&["parse"], Some(raw)))).unwrap();
+    assert_eq!(v["errors"][0]["index"], 0);
+    assert_eq!(v["tool_calls"], json!([]));
+}
+
+/// `lilypad harness import` on a stand-in of Leaf's tools.py (same shape, not Leaf's text), then
+/// the profile in use by `lilypad prompt --harness` and named by `lilypad doctor`.
+#[test]
+fn harness_import_then_use_the_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let leaf = dir.path().join("checkout/frognano/harness/leaf");
+    std::fs::create_dir_all(&leaf).unwrap();
+    std::fs::write(
+        leaf.join("tools.py"),
+        r#"SYSTEM_PROMPT = (
+    "Stand-in prompt, first line.\n"
+    "Stand-in prompt, second line."
+)
+
+OPENAI_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "Glob",
+            "description": "Stand-in words.",
+            "parameters": {
+                "type": "object",
+                "properties": {"pattern": {"type": "string", "description": "x"}},
+                "required": ["pattern"],
+            },
+        },
+    },
+]
+"#,
+    )
+    .unwrap();
+    let profile = dir.path().join("leaf.toml");
+    let out = lilypad(
+        &[
+            "harness",
+            "import",
+            dir.path().join("checkout").to_str().unwrap(),
+            "--out",
+            profile.to_str().unwrap(),
+        ],
+        None,
+    );
+    let text = stdout(&out);
+    assert!(text.contains("1 tools"), "{text}");
+    assert!(text.contains("profile leaf (sha1 "), "{text}");
+    let bare = dir.path().join("bare.json");
+    std::fs::write(
+        &bare,
+        r#"{"messages": [{"role": "user", "content": "hi"}]}"#,
+    )
+    .unwrap();
+    let prompt = stdout(&lilypad(
+        &[
+            "--harness",
+            profile.to_str().unwrap(),
+            "prompt",
+            bare.to_str().unwrap(),
+            "--default-system",
+        ],
+        None,
+    ));
+    assert!(
+        prompt.contains("Stand-in prompt, first line.\nStand-in prompt, second line.<|im_end|>"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("\"name\": \"Glob\""), "{prompt}");
+    assert!(!prompt.contains("\"name\": \"Read\""), "{prompt}");
+    let doctor = stdout(&lilypad(
+        &["--harness", profile.to_str().unwrap(), "doctor"],
+        None,
+    ));
+    assert!(doctor.contains("harness         leaf (sha1 "), "{doctor}");
+    let doctor = stdout(&lilypad(&["doctor"], None));
+    assert!(
+        doctor.contains("harness         lilypad (sha1 "),
+        "{doctor}"
+    );
 }

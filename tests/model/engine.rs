@@ -207,7 +207,9 @@ fn streamed_pieces_concatenate_to_the_detokenised_text() {
                 min_p: 0.0,
                 seed,
                 greedy: false,
+                tool_grammar: false,
             },
+            tool_grammar: None,
         };
         let mut stream = e.generate(req).unwrap();
         let mut pieces = Vec::new();
@@ -243,7 +245,9 @@ fn sampling_is_seedable() {
                 min_p: 0.0,
                 seed,
                 greedy: false,
+                tool_grammar: false,
             },
+            tool_grammar: None,
         };
         e.generate(req).unwrap().wait().unwrap().1.tokens
     };

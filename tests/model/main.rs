@@ -17,3 +17,4 @@ mod engine;
 mod engine_real_vocab;
 mod quant;
 mod serve_slots;
+mod tool_grammar;

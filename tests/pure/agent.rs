@@ -241,6 +241,85 @@ async fn a_turn_cut_by_the_token_cap_runs_none_of_its_calls() {
         .is_err());
 }
 
+/// A call written before a later `</think>` is reasoning: shown as tentative while it streams,
+/// never run, and the interface and session log get the settled text.
+#[tokio::test]
+async fn a_call_inside_the_reasoning_never_runs() {
+    let mut s = start(
+        vec![
+            turn(&format!(
+                "I could run {} but no.</think> I'll list instead.{}",
+                call("Bash", &[("command", "touch danger")]),
+                call("Bash", &[("command", "touch listed")])
+            )),
+            turn("ok</think>done"),
+        ],
+        |c| c.policy = ApprovalPolicy::all(Policy::Auto),
+    )
+    .await;
+    s.send(Op::UserMessage { text: "go".into() });
+    let (reason, _, events) = s.finish().await;
+    assert_eq!(reason, FinishReason::Answered);
+    let root = s.sandbox.root().to_string();
+    assert!(s.sandbox.read(&format!("{root}/danger")).await.is_err());
+    assert!(s.sandbox.read(&format!("{root}/listed")).await.is_ok());
+    let ready: Vec<&Event> = events
+        .iter()
+        .filter(|e| matches!(e, Event::ToolCallReady { .. }))
+        .collect();
+    assert_eq!(ready.len(), 1);
+    let started = events
+        .iter()
+        .filter(|e| matches!(e, Event::ToolCallStarted { .. }))
+        .count();
+    assert_eq!(started, 2, "both were shown as tentative while streaming");
+    let revised = events.iter().find_map(|e| match e {
+        Event::TurnRevised { reasoning, content } => Some((reasoning.clone(), content.clone())),
+        _ => None,
+    });
+    let (reasoning, content) = revised.expect("the turn was revised");
+    assert!(reasoning.contains("touch danger") && reasoning.ends_with("but no."));
+    assert_eq!(content, "I'll list instead.");
+    // The session log rebuilds the settled turn.
+    let messages = lilypad::session::rebuild_messages("sys", &events);
+    let assistant = messages
+        .iter()
+        .find_map(|m| match m {
+            lilypad::protocol::Message::Assistant {
+                reasoning_content,
+                content,
+                tool_calls,
+            } => Some((reasoning_content.clone(), content.clone(), tool_calls.len())),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(assistant.1, "I'll list instead.");
+    assert_eq!(assistant.2, 1);
+    assert!(assistant.0.unwrap().contains("touch danger"));
+}
+
+/// A value cut at a tag it contained: the call does not run and the model reads why.
+#[tokio::test]
+async fn an_ambiguous_call_is_answered_not_run() {
+    let mut s = start(
+        vec![
+            turn("w</think><tool_call>\n<function=Write>\n<parameter=file_path>\nnotes.md\n</parameter>\n<parameter=content>\nuse </parameter> here\n</parameter>\n</function>\n</tool_call>"),
+            turn("ok</think>done"),
+        ],
+        |c| c.policy = ApprovalPolicy::all(Policy::Auto),
+    )
+    .await;
+    s.send(Op::UserMessage { text: "go".into() });
+    let (_, _, events) = s.finish().await;
+    let r = results(&events);
+    assert_eq!(r.len(), 1);
+    assert!(r[0].0.contains("ambiguous"), "{}", r[0].0);
+    assert_eq!(r[0].2, Resolution::Skipped);
+    let root = s.sandbox.root().to_string();
+    assert!(s.sandbox.read(&format!("{root}/notes.md")).await.is_err());
+    assert!(s.engine.prompts()[1].contains("ambiguous"));
+}
+
 #[tokio::test]
 async fn malformed_calls_are_answered_with_a_readable_error() {
     let mut s = start(

@@ -11,6 +11,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod agent;
+mod prompt_parity;
 mod prompt_parser;
 mod prompt_render;
 mod setup_script;

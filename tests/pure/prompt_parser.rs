@@ -34,6 +34,17 @@ fn feed(pieces: &[&str], start: Start) -> Vec<ParseEvent> {
     events
 }
 
+/// Feeds `pieces` one by one and returns the settled events.
+fn settle(pieces: &[&str], start: Start) -> Vec<ParseEvent> {
+    let mut p = Parser::new(schemas(), start);
+    for piece in pieces {
+        let _ = p.push(piece);
+    }
+    let settled = p.settle();
+    check_call_bookkeeping(&settled);
+    settled
+}
+
 /// Joins adjacent reasoning and content deltas.
 fn coalesce(events: Vec<ParseEvent>) -> Vec<ParseEvent> {
     let mut out: Vec<ParseEvent> = Vec::new();
@@ -160,16 +171,26 @@ fn missing_closers_are_tolerated() {
         turn.tool_calls[0].arguments,
         args(json!({"file_path": "a.py", "replace_all": true}))
     );
-    // No </function>, no </tool_call> before the next call.
+    // No </function>, no </tool_call> before the next call: SGLang reads both as one call
+    // (the second's arguments overwrite the first's); we run neither and tell the model.
     let turn = parse(
         "</think><tool_call>\n<function=Glob>\n<parameter=pattern>\n*.rs\n</parameter>\n<tool_call>\n<function=Glob>\n<parameter=pattern>\n*.md\n</parameter>\n</function>",
+    );
+    assert!(turn.tool_calls.is_empty());
+    assert_eq!(turn.errors.len(), 1);
+    assert!(turn.errors[0].message.contains("ambiguous"));
+    // With </function>, the next <tool_call> starts a call of its own.
+    let turn = parse(
+        "</think><tool_call>\n<function=Glob>\n<parameter=pattern>\n*.rs\n</parameter>\n</function>\n<tool_call>\n<function=Glob>\n<parameter=pattern>\n*.md\n</parameter>\n</function>",
     );
     assert_eq!(turn.tool_calls.len(), 2);
     assert_eq!(turn.tool_calls[1].arguments["pattern"], "*.md");
     assert!(turn.cut_off_call.is_none());
-    // Text after a call whose </tool_call> is missing is content.
+    // A call whose </tool_call> is missing ends at the text after </function>; that text is
+    // not content (only the text before the first call is, as in SGLang).
     let turn = parse("</think><tool_call>\n<function=Glob>\n</function>\nThat was all.");
-    assert_eq!(turn.content, "That was all.");
+    assert_eq!(turn.tool_calls.len(), 1);
+    assert_eq!(turn.content, "");
 }
 
 #[test]
@@ -223,7 +244,7 @@ fn malformed_calls_become_plain_errors_and_parsing_goes_on() {
         turn.errors
     );
     assert!(turn.tool_calls.is_empty());
-    assert_eq!(turn.content, "after");
+    assert_eq!(turn.content, "", "text after a call is never content");
 
     let turn = parse("</think><tool_call>\n<function=Read>\n<parameter=>\nx\n</parameter>\n</function>\n</tool_call>");
     assert_eq!(turn.errors[0].name.as_deref(), Some("Read"));
@@ -503,6 +524,8 @@ proptest! {
         let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
         let split = coalesce(feed(&pieces, start));
         prop_assert_eq!(&whole, &split);
+        // The settled reading does not depend on the split either.
+        prop_assert_eq!(settle(&[text.as_str()], start), settle(&pieces, start));
         check_call_bookkeeping(&whole);
         if !text.contains('<') {
             let turn = ParsedTurn::from_events(whole);

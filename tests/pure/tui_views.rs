@@ -455,3 +455,46 @@ fn at_the_context_limit_a_message_asks_how_to_make_room() {
     );
     assert!(!app.context_full);
 }
+
+/// A call written inside the reasoning is shown as tentative (`Bash…`) while it streams; when
+/// the turn settles, the text is revised and the call that did not settle becomes a notice.
+#[test]
+fn tentative_calls_settle_at_the_end_of_the_turn() {
+    let mut app = app();
+    let mut evs = session_start();
+    evs.push(Event::ReasoningDelta {
+        text: "I could run".into(),
+    });
+    evs.push(Event::ToolCallStarted {
+        name: "Bash".into(),
+    });
+    feed(&mut app, evs);
+    assert!(
+        text(&draw(&app)).contains("Bash…"),
+        "tentative while streaming"
+    );
+    let evs = vec![
+        Event::ToolCallStarted {
+            name: "Bash".into(),
+        },
+        Event::TurnRevised {
+            reasoning: "I could run the removal but no.".into(),
+            content: "Listing instead.".into(),
+        },
+        Event::ToolCallReady {
+            call: call("call_9", "Bash", serde_json::json!({"command": "ls -la"})),
+        },
+        Event::TurnFinished {
+            step: 2,
+            stop: StopReason::EndOfGeneration,
+            figures: figures(),
+            context_tokens: 2_300,
+        },
+    ];
+    feed(&mut app, evs);
+    let screen = text(&draw(&app));
+    assert!(screen.contains("Listing instead."), "{screen}");
+    assert!(screen.contains("$ ls -la"), "{screen}");
+    assert!(screen.contains("was not run"), "{screen}");
+    assert_eq!(screen.matches("Bash…").count(), 1, "{screen}");
+}

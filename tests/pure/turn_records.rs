@@ -76,6 +76,7 @@ async fn each_turn_that_changed_files_can_be_restored() {
         "task",
         &config.system_prompt,
         &config.policy,
+        &config.harness,
     );
     let log = SessionLog::create(logs.path(), &header).unwrap();
     let mut running = launch::start(model, sb.clone(), config, Default::default(), log);

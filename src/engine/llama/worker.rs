@@ -287,7 +287,11 @@ fn generate(
         });
     }
     let decode_start = Instant::now();
-    let mut sampler = sampler::build(&request.sampling);
+    let mut sampler = sampler::build(model, &request.sampling, request.tool_grammar.as_deref());
+    if let Some(t) = sampler.trigger().filter(|t| tokens.last() == Some(t)) {
+        // The prompt ends inside a call already: the grammar starts triggered.
+        sampler.accept(t);
+    }
     let vocab = model.vocab();
     let mut text = Utf8Stream::new();
     let mut generated = Vec::new();

@@ -8,14 +8,28 @@ use serde_json::Map;
 
 use super::{
     find_tag, is_partial, partial_tag_len, CallBuild, CallEnd, ParseEvent, ParsedCallError, Parser,
-    State, CALL_CLOSE, CALL_OPEN, FORMAT_HINT, FUNCTION_CLOSE, FUNCTION_OPEN, MAX_NAME,
+    State, Verdict, CALL_CLOSE, CALL_OPEN, FORMAT_HINT, FUNCTION_CLOSE, FUNCTION_OPEN, MAX_NAME,
     PARAM_CLOSE, PARAM_OPEN,
 };
 use crate::prompt::typing::type_value;
 use crate::protocol::ToolCall;
 
+/// What ended a parameter value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ValueEnd {
+    /// `</parameter>`.
+    Closer,
+    /// The next `<parameter=` (closer left out).
+    NextParameter,
+    /// `</function>`, `</tool_call>` or the end of the output (closer left out).
+    BodyEnd,
+}
+
 impl Parser {
-    pub(super) fn begin_call(&mut self) {
+    /// Opens call number `calls_seen`; its text began `back` bytes before the read position.
+    pub(super) fn begin_call(&mut self, back: usize) {
+        let start = self.offset().saturating_sub(back);
+        self.call_starts.push((self.calls_seen, start));
         self.call = Some(CallBuild {
             index: self.calls_seen,
             name: None,
@@ -84,7 +98,8 @@ impl Parser {
             self.fail_in_call(&message, out);
             return true;
         }
-        let name = rest[..at].trim().to_string();
+        // Names are taken as written: `<function= Glob>` names " Glob", which no tool has.
+        let name = rest[..at].to_string();
         self.consume(at + 1);
         if name.is_empty() {
             self.fail_in_call(&format!("{what} is empty."), out);
@@ -111,19 +126,17 @@ impl Parser {
         let rest = self.rest();
         let t = rest.trim_start();
         let lead = rest.len() - t.len();
-        let tags = [PARAM_OPEN, FUNCTION_CLOSE, CALL_CLOSE, CALL_OPEN];
+        // A `<tool_call>` here (before this call's `</function>`) does not start a call: SGLang
+        // reads on to the next `</function>` as part of this one. It is stray text below.
+        let tags = [PARAM_OPEN, FUNCTION_CLOSE, CALL_CLOSE];
         if let Some(tag) = tags.iter().find(|tag| t.starts_with(**tag)) {
             self.consume(lead + tag.len());
             match *tag {
                 PARAM_OPEN => self.state = State::ParamName,
                 FUNCTION_CLOSE => self.state = State::AfterFunction,
-                CALL_CLOSE => {
-                    self.complete(CallEnd::Closed, out);
-                    self.state = State::Content;
-                }
                 _ => {
                     self.complete(CallEnd::Closed, out);
-                    self.begin_call();
+                    self.state = State::Content;
                 }
             }
             return true;
@@ -132,12 +145,23 @@ impl Parser {
             self.consume(lead);
             return lead > 0;
         }
-        // Stray text between parameters is ignored, up to the next possible tag.
+        // Text outside any value (a stray closer, words): some value was cut at a tag it
+        // contained, or the call is garbled. It is read on, up to the next possible tag, and the
+        // call will not run.
         let first = t.chars().next().map_or(1, char::len_utf8);
         let skip = match t[first..].find('<') {
             Some(i) => first + i,
+            // Up to the next possible tag, whatever the split: wait for it.
+            None if !eof => {
+                self.consume(lead);
+                return lead > 0;
+            }
             None => t.len(),
         };
+        let stray = t[..skip].to_string();
+        if let Some(index) = self.call.as_ref().map(|c| c.index) {
+            self.flag_ambiguous(index, &stray);
+        }
         self.consume(lead + skip);
         true
     }
@@ -153,7 +177,12 @@ impl Parser {
                 if let Some(call) = self.call.as_mut() {
                     call.value.push_str(&text);
                 }
-                self.finish_param(out);
+                let end = match tag {
+                    PARAM_CLOSE => ValueEnd::Closer,
+                    PARAM_OPEN => ValueEnd::NextParameter,
+                    _ => ValueEnd::BodyEnd,
+                };
+                self.finish_param(end, out);
                 self.state = State::CallBody;
                 true
             }
@@ -181,8 +210,14 @@ impl Parser {
         } else if t.starts_with(CALL_OPEN) {
             self.consume(lead + CALL_OPEN.len());
             self.complete(CallEnd::Closed, out);
-            self.begin_call();
-        } else if !eof && (t.is_empty() || is_partial(t, &[CALL_CLOSE, CALL_OPEN])) {
+            self.begin_call(CALL_OPEN.len());
+        } else if t.starts_with(FUNCTION_OPEN) {
+            // Another function in the same <tool_call> block: a call of its own.
+            self.consume(lead + FUNCTION_OPEN.len());
+            self.complete(CallEnd::Closed, out);
+            self.begin_call(FUNCTION_OPEN.len());
+            self.state = State::FunctionName;
+        } else if !eof && (t.is_empty() || is_partial(t, &[CALL_CLOSE, CALL_OPEN, FUNCTION_OPEN])) {
             // The whitespace stays: it belongs to the content if no closer follows.
             return false;
         } else {
@@ -200,7 +235,7 @@ impl Parser {
             Some((at, tag)) => {
                 self.consume(at + tag.len());
                 if tag == CALL_OPEN {
-                    self.begin_call();
+                    self.begin_call(CALL_OPEN.len());
                 } else {
                     self.state = State::Content;
                 }
@@ -216,7 +251,9 @@ impl Parser {
     }
 
     /// Ends the parameter being read: one leading and one trailing newline go, then typing.
-    pub(super) fn finish_param(&mut self, out: &mut Vec<ParseEvent>) {
+    /// A value that runs to the end of its function (no `</parameter>`) loses one more trailing
+    /// newline, as SGLang's pattern (which ends such a value at `$`) does.
+    pub(super) fn finish_param(&mut self, end: ValueEnd, out: &mut Vec<ParseEvent>) {
         let Some(call) = self.call.as_mut() else {
             return;
         };
@@ -224,16 +261,28 @@ impl Parser {
             return;
         };
         let raw = std::mem::take(&mut call.value);
-        let raw = raw.strip_prefix('\n').unwrap_or(&raw);
+        // Without its closer, a value that holds the start of a call ran into that call: the
+        // arguments of two calls are mixed.
+        let ran_into_call =
+            end != ValueEnd::Closer && (raw.contains(CALL_OPEN) || raw.contains(FUNCTION_OPEN));
+        let raw = match end {
+            ValueEnd::BodyEnd => raw.strip_suffix('\n').unwrap_or(&raw),
+            _ => &raw,
+        };
+        let raw = raw.strip_prefix('\n').unwrap_or(raw);
         let raw = raw.strip_suffix('\n').unwrap_or(raw);
         let tool = call.name.as_deref().unwrap_or("");
         let value = type_value(raw, self.schemas.param_type(tool, &param));
+        let index = call.index;
         out.push(ParseEvent::ToolCallArgument {
-            index: call.index,
+            index,
             name: param.clone(),
             value: value.clone(),
         });
         call.args.insert(param, value);
+        if ran_into_call {
+            self.flag_ambiguous(index, CALL_OPEN);
+        }
     }
 
     pub(super) fn complete(&mut self, end: CallEnd, out: &mut Vec<ParseEvent>) {
@@ -265,6 +314,31 @@ impl Parser {
             message: message.to_string(),
         }));
         self.state = State::Junk;
+    }
+
+    /// A closer outside any call, after calls: the last call's value was cut at it.
+    pub(super) fn stray_closer(&mut self, tag: &str) {
+        if let Some(index) = self.calls_seen.checked_sub(1) {
+            self.flag_ambiguous(index, tag);
+        }
+    }
+
+    /// Marks call `index` as not to be run, saying what text showed the ambiguity.
+    fn flag_ambiguous(&mut self, index: usize, stray: &str) {
+        if self.verdicts.iter().any(|(i, _)| *i == index) {
+            return;
+        }
+        let shown: String = stray.trim().chars().take(60).collect();
+        let shown = shown.replace('\n', " ");
+        let message = format!(
+            "This call was not run because its arguments are ambiguous: `{shown}` appeared where \
+             only parameters and closing tags belong. A value ends at the first </parameter>, \
+             <parameter=, </function> or </tool_call> inside it, so a value that contains one of \
+             these tags is cut short there, and a call without its </function> runs into the \
+             next one. Close every call, and write text that holds these tags another way (for \
+             example build the tag from parts with Bash and printf), then make the call again."
+        );
+        self.verdicts.push((index, Verdict::Ambiguous(message)));
     }
 
     /// Like [`Parser::fail`], naming the function when it is known.

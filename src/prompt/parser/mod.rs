@@ -1,21 +1,31 @@
-//! The streaming parser of model output: text pieces in, [`ParseEvent`]s out (MODEL.md section 4).
+//! The parser of model output (MODEL.md section 4): text pieces in, [`ParseEvent`]s out, read
+//! the way SGLang's `qwen3` reasoning parser and `qwen3_coder` tool parser read a whole reply.
 //!
 //! Owns: splitting output into reasoning, content and tool calls in the qwen3_coder layout
 //! (`<tool_call>\n<function=NAME>\n<parameter=NAME>\nVALUE\n</parameter>\n</function>\n</tool_call>`),
-//! typing argument values by the tool schemas, and describing malformed calls in plain words that
-//! can go back to the model. Does not own: deciding whether to run calls (a turn cut off by the
-//! token cap runs none: the agent decides, knowing why generation stopped).
+//! typing argument values by the tool schemas, and describing malformed or ambiguous calls in
+//! plain words that can go back to the model. Does not own: deciding whether to run calls (a
+//! turn cut off by the token cap runs none: the agent decides, knowing why generation stopped).
+//!
+//! Two views of one output:
+//! - live ([`Parser::push`], [`Parser::finish`]): events as the text arrives, for display. They
+//!   are tentative: a `</think>` that comes later turns everything before it, calls included,
+//!   into reasoning, and a call can still be found ambiguous or dropped.
+//! - settled ([`Parser::settle`], [`parse_all`](super::parse_all)): the whole turn decided at its
+//!   end; only these calls may run and only this text goes into the conversation.
 //!
 //! Invariants:
-//! - Any split of the same text into pieces gives the same events once adjacent reasoning and
-//!   content deltas are joined. Text that could be the start of a tag is held back only until it
-//!   is decided; a parameter value is held until its closer (values are emitted whole).
+//! - Any split of the same text into pieces gives the same live events once adjacent reasoning
+//!   and content deltas are joined, and the same settled events. Text that could be the start of
+//!   a tag is held back only until it is decided; a parameter value is held until its closer
+//!   (values are emitted whole).
 //! - Reasoning and content come out trimmed: leading whitespace is dropped, trailing whitespace is
 //!   held until more text of the same kind follows, and dropped at the end.
 //! - No input panics or loops: every step consumes text or changes state towards consuming it.
 //! - The output starts inside reasoning by default (the generation prompt ends with `<think>\n`);
-//!   reasoning ends at `</think>`, or at `<tool_call>` when the model skips `</think>`; output
-//!   that stops inside reasoning is all reasoning.
+//!   reasoning ends at the first `</think>`, or, when there is none, at the first `<tool_call>`;
+//!   output without either is all reasoning. Content is the text between the end of reasoning and
+//!   the first `<tool_call>`; text after the calls is dropped.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -24,6 +34,7 @@ use super::tools::ToolSchemas;
 use crate::protocol::ToolCall;
 
 mod call;
+mod settle;
 
 const THINK_OPEN: &str = "<think>";
 const THINK_CLOSE: &str = "</think>";
@@ -94,6 +105,14 @@ pub enum ParseEvent {
     ToolCallError(ParsedCallError),
 }
 
+/// Why a settled turn leaves out a call it read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Verdict {
+    /// Text outside any value showed a value was cut at a protocol tag: not run, the model is
+    /// told (the message).
+    Ambiguous(String),
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     Reasoning,
@@ -150,6 +169,7 @@ struct CallBuild {
 #[derive(Debug)]
 pub struct Parser {
     schemas: ToolSchemas,
+    start: Start,
     state: State,
     pending: String,
     pos: usize,
@@ -158,13 +178,23 @@ pub struct Parser {
     call: Option<CallBuild>,
     calls_seen: usize,
     next_id: usize,
+    first_id: usize,
     finished: bool,
+    /// Everything pushed, for the settled reading.
+    full: String,
+    /// Bytes of `full` drained from `pending` before it.
+    drained: usize,
+    /// Where each call's text begins in `full` (by call index).
+    call_starts: Vec<(usize, usize)>,
+    /// Calls found ambiguous, by index.
+    verdicts: Vec<(usize, Verdict)>,
 }
 
 impl Parser {
     pub fn new(schemas: ToolSchemas, start: Start) -> Self {
         Self {
             schemas,
+            start,
             state: match start {
                 Start::Reasoning => State::Reasoning,
                 Start::Content => State::Content,
@@ -176,7 +206,12 @@ impl Parser {
             call: None,
             calls_seen: 0,
             next_id: 0,
+            first_id: 0,
             finished: false,
+            full: String::new(),
+            drained: 0,
+            call_starts: Vec::new(),
+            verdicts: Vec::new(),
         }
     }
 
@@ -184,6 +219,7 @@ impl Parser {
     /// across the turns of a session.
     pub fn with_first_call_number(mut self, n: usize) -> Self {
         self.next_id = n;
+        self.first_id = n;
         self
     }
 
@@ -199,8 +235,10 @@ impl Parser {
             return out;
         }
         self.pending.drain(..self.pos);
+        self.drained += self.pos;
         self.pos = 0;
         self.pending.push_str(piece);
+        self.full.push_str(piece);
         while self.step(false, &mut out) {}
         out
     }
@@ -224,7 +262,7 @@ impl Parser {
                 &mut out,
             ),
             State::ParamValue => {
-                self.finish_param(&mut out);
+                self.finish_param(call::ValueEnd::BodyEnd, &mut out);
                 self.complete(CallEnd::CutOff, &mut out);
             }
             State::CallBody | State::ParamName => self.complete(CallEnd::CutOff, &mut out),
@@ -282,29 +320,46 @@ impl Parser {
                 return false;
             }
         }
+        let after_calls = !reasoning && self.calls_seen > 0;
         let tags: &[&'static str] = if reasoning {
             &[THINK_CLOSE, CALL_OPEN]
+        } else if after_calls {
+            &[CALL_OPEN, PARAM_CLOSE, FUNCTION_CLOSE, CALL_CLOSE]
         } else {
             &[CALL_OPEN]
         };
         match find_tag(rest, tags) {
             Some((at, tag)) => {
-                self.emit_text(reasoning, at, out);
-                self.consume(tag.len());
-                if tag == THINK_CLOSE {
-                    self.state = State::Content;
+                if after_calls {
+                    self.consume(at);
                 } else {
-                    self.begin_call();
+                    self.emit_text(reasoning, at, out);
+                }
+                self.consume(tag.len());
+                match tag {
+                    THINK_CLOSE => self.state = State::Content,
+                    CALL_OPEN => self.begin_call(CALL_OPEN.len()),
+                    _ => self.stray_closer(tag),
                 }
                 true
             }
             None => {
                 let keep = if eof { 0 } else { partial_tag_len(rest, tags) };
                 let n = rest.len() - keep;
-                self.emit_text(reasoning, n, out);
+                if after_calls {
+                    // Only the text before the first call is content.
+                    self.consume(n);
+                } else {
+                    self.emit_text(reasoning, n, out);
+                }
                 n > 0
             }
         }
+    }
+
+    /// Absolute position in `full` of the next unread byte.
+    fn offset(&self) -> usize {
+        self.drained + self.pos
     }
 }
 

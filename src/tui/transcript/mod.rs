@@ -2,8 +2,10 @@
 //! position that follows new output until the person scrolls away, and a selection for
 //! expanding items. Drawing touches only the visible lines; each cell caches its own lines.
 //!
-//! Invariant: only the last streaming cell (reasoning or assistant text) and tool cells named
-//! by call id change after they are pushed.
+//! Invariant: only the last streaming cell (reasoning or assistant text), tool cells named by
+//! call id, and the current turn's cells when the agent revises or settles the turn change after
+//! they are pushed. A tool cell without a call is tentative (shown as `Name…`): the call is
+//! decided when the turn ends, and a tentative cell no settled call claims becomes a notice.
 
 pub mod cell;
 pub mod markdown;
@@ -109,11 +111,16 @@ impl Transcript {
                     ..ToolItem::default()
                 })));
             }
+            Event::TurnRevised { reasoning, content } => self.revise(reasoning, content),
             Event::ToolCallReady { call } => {
                 self.finish_streaming();
-                let open = self.cells.iter().rposition(|c| {
-                    matches!(&c.kind, CellKind::Tool(t) if t.call.is_none() && t.name == call.name)
-                });
+                let from = self.turn_start();
+                let open = self.cells[from..]
+                    .iter()
+                    .position(|c| {
+                        matches!(&c.kind, CellKind::Tool(t) if t.call.is_none() && t.name == call.name)
+                    })
+                    .map(|i| from + i);
                 let i = match open {
                     Some(i) => i,
                     None => self.push(CellKind::Tool(Box::new(ToolItem {
@@ -156,7 +163,10 @@ impl Transcript {
                     });
                 }
             }
-            Event::TurnFinished { .. } => self.finish_streaming(),
+            Event::TurnFinished { .. } => {
+                self.finish_streaming();
+                self.drop_tentative();
+            }
             Event::Paused { step } => self.notice(
                 Level::Info,
                 format!("⏸ paused after step {step}: n runs the next turn, s leaves step mode"),
@@ -184,6 +194,68 @@ impl Transcript {
                 ),
             ),
             Event::SessionStarted { .. } | Event::SessionEnded | Event::MessageQueued { .. } => {}
+        }
+    }
+
+    /// Index of the first cell of the current turn (after its header).
+    fn turn_start(&self) -> usize {
+        self.cells
+            .iter()
+            .rposition(|c| matches!(c.kind, CellKind::TurnHeader(_)))
+            .map_or(0, |i| i + 1)
+    }
+
+    /// The turn's text as settled replaces what its deltas showed.
+    fn revise(&mut self, reasoning: &str, content: &str) {
+        self.finish_streaming();
+        let from = self.turn_start();
+        let mut at = from;
+        for (want, is_reasoning) in [(reasoning, true), (content, false)] {
+            let found = self.cells[from..].iter().position(|c| match c.kind {
+                CellKind::Reasoning { .. } => is_reasoning,
+                CellKind::Assistant { .. } => !is_reasoning,
+                _ => false,
+            });
+            match found.map(|i| from + i) {
+                Some(i) => {
+                    if let CellKind::Reasoning { text, .. } | CellKind::Assistant { text, .. } =
+                        self.cells[i].edit()
+                    {
+                        *text = want.to_string();
+                    }
+                    at = i + 1;
+                }
+                None if !want.is_empty() => {
+                    let text = want.to_string();
+                    let kind = if is_reasoning {
+                        CellKind::Reasoning { text, done: true }
+                    } else {
+                        CellKind::Assistant { text, done: true }
+                    };
+                    // Cells of this turn have no call ids yet (those come after the revision).
+                    self.cells.insert(at, HistoryCell::new(kind));
+                    at += 1;
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// Tentative tool cells of the turn that no settled call claimed become notices.
+    fn drop_tentative(&mut self) {
+        let from = self.turn_start();
+        for cell in &mut self.cells[from..] {
+            let name = match &cell.kind {
+                CellKind::Tool(t) if t.call.is_none() => t.name.clone(),
+                _ => continue,
+            };
+            *cell.edit() = CellKind::Notice {
+                level: Level::Info,
+                text: format!(
+                    "{name}… was not run: once the turn ended it was reasoning, ambiguous or \
+                     incomplete, not a call"
+                ),
+            };
         }
     }
 

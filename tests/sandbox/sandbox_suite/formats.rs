@@ -24,7 +24,8 @@ pub async fn reads_and_paths(h: &Harness) {
     assert_eq!(
         h.text("Read", json!({"file_path": "src/app.py", "offset": 99}))
             .await,
-        "src/app.py"
+        // Leaf: the path line and its newline, then no numbered line.
+        "src/app.py\n"
     );
     assert_eq!(
         h.text(
