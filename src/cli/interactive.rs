@@ -135,14 +135,10 @@ async fn try_start(
     )?;
     let dir = launch::session_dir(&plan.opts)?;
     let header = launch::header(
-        &session_id,
-        &plan.spec.repo,
+        &config,
         &plan.spec,
         &plan.engine_label,
         plan.task.as_deref().unwrap_or(""),
-        &config.system_prompt,
-        &config.policy,
-        &config.harness,
     );
     let log = SessionLog::create(&dir, &header)?;
     let running = launch::start(model, sandbox.clone(), config, Default::default(), log);

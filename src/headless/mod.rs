@@ -101,16 +101,7 @@ pub async fn run_task(
     let policy = headless_policy(spec.kind, opts.allow_host);
     let config = launch::agent_config(settings, opts, &settings.prompt, policy, &session_id)?;
     let dir = launch::session_dir(opts)?;
-    let header = launch::header(
-        &session_id,
-        repo,
-        &spec,
-        choice,
-        task,
-        &config.system_prompt,
-        &config.policy,
-        &config.harness,
-    );
+    let header = launch::header(&config, &spec, choice, task);
     let system_prompt = config.system_prompt.clone();
     let log = SessionLog::create(&dir, &header)?;
     let mut running = launch::start(model, sandbox.clone(), config, Default::default(), log);

@@ -273,27 +273,24 @@ pub async fn image_notice(sandbox: &dyn Sandbox, spec: &SandboxSpec) -> Option<S
     check::advice(&missing, &spec.image_label())
 }
 
-/// A header for a new session.
+/// A header for a new session of `config` (its id, system prompt, policy and harness) on
+/// `spec`'s repository and sandbox.
 pub fn header(
-    session_id: &str,
-    repo: &Path,
+    config: &AgentConfig,
     spec: &SandboxSpec,
     engine: &EngineChoice,
     task: &str,
-    system_prompt: &str,
-    policy: &ApprovalPolicy,
-    harness: &str,
 ) -> SessionHeader {
     SessionHeader {
         lilypad: env!("CARGO_PKG_VERSION").to_string(),
-        session_id: session_id.to_string(),
+        session_id: config.session_id.clone(),
         created: crate::session::now_rfc3339(),
-        repo: repo.to_path_buf(),
+        repo: spec.repo.clone(),
         sandbox: format!("{:?}", spec.kind).to_lowercase(),
         engine: engine.label(),
         task: task.to_string(),
-        system_prompt: system_prompt.to_string(),
-        policy: Some(policy.spec()),
-        harness: harness.to_string(),
+        system_prompt: config.system_prompt.clone(),
+        policy: Some(config.policy.spec()),
+        harness: config.harness.clone(),
     }
 }

@@ -69,14 +69,10 @@ async fn each_turn_that_changed_files_can_be_restored() {
     config.session_id = "turns-test".into();
     let logs = tempfile::tempdir().unwrap();
     let header = launch::header(
-        "turns-test",
-        repo.path(),
+        &config,
         &spec,
         &EngineChoice::Script("script.txt".into()),
         "task",
-        &config.system_prompt,
-        &config.policy,
-        &config.harness,
     );
     let log = SessionLog::create(logs.path(), &header).unwrap();
     let mut running = launch::start(model, sb.clone(), config, Default::default(), log);
