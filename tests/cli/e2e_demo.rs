@@ -12,13 +12,16 @@ use std::time::{Duration, Instant};
 
 const WAIT: Duration = Duration::from_secs(60);
 
-struct Tmux {
+pub struct Tmux {
     name: String,
 }
 
 impl Tmux {
-    fn start(cmd: &str) -> Self {
-        let name = format!("lilypad-e2e-{}", std::process::id());
+    pub fn start(cmd: &str) -> Self {
+        // Unique per session: tests of this binary run side by side.
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("lilypad-e2e-{}-{n}", std::process::id());
         let ok = Command::new("tmux")
             .args([
                 "new-session",
@@ -39,7 +42,7 @@ impl Tmux {
         Self { name }
     }
 
-    fn screen(&self) -> String {
+    pub fn screen(&self) -> String {
         let out = Command::new("tmux")
             .args(["capture-pane", "-p", "-t", &self.name])
             .output()
@@ -48,7 +51,7 @@ impl Tmux {
     }
 
     /// Wait until every one of `texts` is on the screen.
-    fn wait_for(&self, texts: &[&str]) -> String {
+    pub fn wait_for(&self, texts: &[&str]) -> String {
         let start = Instant::now();
         loop {
             let screen = self.screen();
@@ -63,7 +66,7 @@ impl Tmux {
         }
     }
 
-    fn keys(&self, keys: &[&str]) {
+    pub fn keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", &self.name];
         args.extend(keys);
         assert!(Command::new("tmux").args(&args).status().unwrap().success());
@@ -80,6 +83,20 @@ impl Tmux {
     }
 }
 
+impl Tmux {
+    /// The process id of the command running in the session's pane.
+    pub fn pane_pid(&self) -> u32 {
+        let out = Command::new("tmux")
+            .args(["display-message", "-p", "-t", &self.name, "#{pane_pid}"])
+            .output()
+            .expect("tmux display-message");
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .expect("a pane pid")
+    }
+}
+
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = Command::new("tmux")
@@ -88,7 +105,7 @@ impl Drop for Tmux {
     }
 }
 
-fn have_tmux() -> bool {
+pub fn have_tmux() -> bool {
     Command::new("tmux")
         .arg("-V")
         .output()
