@@ -13,6 +13,7 @@
 # Prints `export LILYPAD_LLAMA_TOOLS_DIR=...` (the directory of the binaries) for the test
 # command to evaluate; on failure prints nothing to stdout.
 set -euo pipefail
+trap 'echo "build-llama-tools: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(llama-perplexity)
@@ -26,7 +27,9 @@ done_all=1
 for t in "${targets[@]}"; do [ -x "$bin/$t" ] || done_all=""; done
 if [ -z "$done_all" ]; then
   started=$(date +%s)
-  src=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/llama-cpp-sys-2-"$sys_version"/llama.cpp 2>/dev/null | head -1)
+  # Not unpacked yet on a fresh machine (the background start of scripts/test.sh runs before
+  # any cargo build): `|| true`, or pipefail would end the script here without a word.
+  src=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/llama-cpp-sys-2-"$sys_version"/llama.cpp 2>/dev/null | head -1 || true)
   if [ -z "$src" ]; then
     cargo fetch --quiet >&2
     src=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/llama-cpp-sys-2-"$sys_version"/llama.cpp | head -1)

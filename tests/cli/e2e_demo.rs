@@ -52,6 +52,11 @@ impl Tmux {
 
     /// Wait until every one of `texts` is on the screen.
     pub fn wait_for(&self, texts: &[&str]) -> String {
+        self.wait_for_within(texts, WAIT)
+    }
+
+    /// [`Self::wait_for`] with its own limit, for steps that take long on a loaded machine.
+    pub fn wait_for_within(&self, texts: &[&str], limit: Duration) -> String {
         let start = Instant::now();
         loop {
             let screen = self.screen();
@@ -59,7 +64,7 @@ impl Tmux {
                 return screen;
             }
             assert!(
-                start.elapsed() < WAIT,
+                start.elapsed() < limit,
                 "timed out waiting for {texts:?}; the screen:\n{screen}"
             );
             std::thread::sleep(Duration::from_millis(100));

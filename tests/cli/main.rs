@@ -1,6 +1,7 @@
 //! Integration tests of the real `lilypad` binary as a user runs it: subcommands (`bench`,
-//! `tiny-model`, `info`, `doctor`, `prompt`, `parse`, `tool`), headless runs, and `lilypad demo`
-//! in a real terminal under `tmux`. Each test starts its own child processes.
+//! `tiny-model`, `info`, `doctor`, `prompt`, `parse`, `tool`), headless runs, `lilypad demo`, resume
+//! and the journey on a real Python project in a real terminal under `tmux`. Each test starts
+//! its own child processes.
 
 // The helpers are `pub` to the modules of this one binary, which is all a test crate has.
 #![allow(unreachable_pub)]
@@ -11,6 +12,7 @@
 mod bench_cli;
 mod cli_model;
 mod e2e_demo;
+mod e2e_journey;
 mod e2e_resume;
 mod headless;
 mod prompt_cli;

@@ -108,7 +108,45 @@ pub(crate) fn host_name() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
-/// True when a process with this pid is alive on this machine.
+/// True when a process with this pid is alive on this machine. A zombie (killed, not yet
+/// reaped by its parent: a session killed with SIGKILL under a terminal multiplexer, say) is
+/// dead: its sandbox is a leftover.
 pub(crate) fn pid_alive(pid: u32) -> bool {
-    std::path::Path::new(&format!("/proc/{pid}")).exists()
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // `PID (COMM) STATE ...`; COMM may hold spaces and parentheses, so read after the last `)`.
+        Ok(stat) => !matches!(
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next()),
+            Some("Z" | "X")
+        ),
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pid_alive;
+
+    #[test]
+    fn a_killed_unreaped_process_is_dead() {
+        assert!(pid_alive(std::process::id()));
+        let mut child = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        assert!(pid_alive(child.id()));
+        child.kill().unwrap();
+        // Not waited for: a zombie until `wait` below.
+        let start = std::time::Instant::now();
+        while pid_alive(child.id()) {
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(10),
+                "still alive"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(std::path::Path::new(&format!("/proc/{}", child.id())).exists());
+        child.wait().unwrap();
+        assert!(!pid_alive(child.id()));
+    }
 }

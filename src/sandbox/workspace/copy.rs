@@ -1,5 +1,6 @@
 //! Copying the user's repository into the workspace: what `git status` would show (tracked
-//! files, even those an ignore rule matches, and untracked files that are not ignored), or
+//! files, even those an ignore rule matches, and untracked files that are not ignored, less
+//! the untracked caches of `super::byproducts`), or
 //! outside git the files no ignore rule matches; hidden files kept, symlinks copied as
 //! symlinks, modes kept, `.git` never copied.
 //!
@@ -62,6 +63,7 @@ fn git_files(dir: &Path) -> Option<Vec<PathBuf>> {
             "--others",
             "--exclude-standard",
         ])
+        .args(super::byproducts::ls_files_args())
         // The user's repository is only read: no lock, no index refresh written back.
         .env("GIT_OPTIONAL_LOCKS", "0")
         .stderr(std::process::Stdio::null())

@@ -18,7 +18,8 @@
 //! reports is computed from the workspace's *files*:
 //! - [`Workspace::diff`]: the session patch is the diff from the baseline commit to the files as
 //!   they are now (`git add -A` into a private index, then `git diff --binary`): new, deleted,
-//!   binary and mode changes; ignored files excluded except those the baseline tracks; `.git`
+//!   binary and mode changes; ignored files excluded except those the baseline tracks (the
+//!   repository's rules and [`byproducts`]: caches and environments commands leave); `.git`
 //!   never. A commit, branch switch or reset by the model counts by what it leaves in the files.
 //!   The one exception is a stash left in the workspace: the sandbox reads it (inside, where
 //!   the model's git config can do no harm) and hands its diff to [`Workspace::diff_with`],
@@ -32,6 +33,7 @@
 //! The user's repository is only ever read; its `.git` is never copied, opened for writing, or
 //! visible in a sandbox.
 
+pub mod byproducts;
 mod copy;
 pub mod git;
 
@@ -124,6 +126,7 @@ impl Workspace {
         copy_repo(&origin, work.path())?;
         let s = store.path();
         Git::new(s).run(&["init", "-q", "--bare"])?;
+        byproducts::write_exclude(s)?;
         // Everything copied is tracked, ignore rules or not: the copy holds only what git
         // lists (tracked files included, even those an ignore rule matches), so a change to
         // any of them is in the patch. New files the session makes follow the ignore rules.
@@ -368,7 +371,7 @@ fn init_checkout(work: &Path, store: &Path) -> Result<(), SandboxError> {
     let hooks = dot_git.join("hooks");
     fs::create_dir_all(&hooks)
         .map_err(|e| SandboxError::io("creating", hooks.display().to_string(), e))?;
-    Ok(())
+    byproducts::write_exclude(&dot_git)
 }
 
 /// The entries of the tar `full` whose paths are in `keep` (files and symlinks).

@@ -226,6 +226,52 @@ fn the_copy_is_a_clean_neutral_checkout_of_its_own() {
 }
 
 #[test]
+fn caches_commands_leave_stay_out_of_the_patch_and_of_git_status() {
+    let repo = user_repo();
+    let r = repo.path();
+    // The user's own untracked cache is not copied; a tracked one stays tracked.
+    write(&r.join("__pycache__/a.cpython-311.pyc"), b"user's");
+    write(&r.join("legacy.pyc"), b"v1");
+    let st = Command::new("git")
+        .arg("-C")
+        .arg(r)
+        .args(["add", "-f", "legacy.pyc"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let ws = Workspace::create(r).unwrap();
+    let w = ws.work_dir();
+    assert!(!w.join("__pycache__").exists());
+    assert_eq!(model_git(w, &["status", "--porcelain"]), "");
+
+    // A test run's leftovers, one real new file, and a change to the tracked .pyc.
+    write(
+        &w.join("__pycache__/test_a.cpython-311-pytest-8.3.5.pyc"),
+        &[0, 1],
+    );
+    write(&w.join("pkg/__pycache__/m.cpython-311.pyc"), &[2, 3]);
+    write(&w.join(".pytest_cache/v/cache/lastfailed"), b"{}");
+    write(&w.join("node_modules/x/index.js"), b"1");
+    write(&w.join("pkg.egg-info/PKG-INFO"), b"Name: pkg");
+    write(&w.join("fix.py"), b"x = 1\n");
+    write(&w.join("legacy.pyc"), b"v2");
+    assert_eq!(
+        model_git(w, &["status", "--porcelain"]),
+        " M legacy.pyc\n?? fix.py\n"
+    );
+    let patch = String::from_utf8(ws.diff(w).unwrap()).unwrap();
+    let files: Vec<&str> = patch
+        .lines()
+        .filter_map(|l| l.strip_prefix("diff --git a/"))
+        .collect();
+    assert_eq!(
+        files,
+        ["fix.py b/fix.py", "legacy.pyc b/legacy.pyc"],
+        "{patch}"
+    );
+}
+
+#[test]
 fn the_patch_is_the_files_whatever_the_model_does_with_git() {
     let repo = user_repo();
     let r = repo.path();
