@@ -62,6 +62,8 @@ pub struct Overrides {
     pub api_key_env: Option<String>,
     /// Model name to request from --endpoint (default: the first it lists), or to serve under
     pub model_name: Option<String>,
+    /// tokenizer.json for counting tokens when the endpoint reports no usage
+    pub tokenizer: Option<PathBuf>,
     /// Config file (default: the platform config dir's lilypad/config.toml)
     pub config: Option<PathBuf>,
     /// Diagnostics filter (`warn`, `info`, `debug`, or tracing directives such as
@@ -252,6 +254,9 @@ impl Settings {
         if f.model_name.is_some() {
             self.remote.model_name.clone_from(&f.model_name);
             self.serve.model_name.clone_from(&f.model_name);
+        }
+        if f.tokenizer.is_some() {
+            self.remote.tokenizer.clone_from(&f.tokenizer);
         }
         f.sandbox.apply(&mut self.sandbox);
     }

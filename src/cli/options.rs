@@ -51,6 +51,10 @@ pub struct EngineArgs {
     /// Model name to request from --endpoint (default: the first it lists), or to serve under
     #[arg(long, global = true)]
     pub model_name: Option<String>,
+    /// tokenizer.json to count tokens with when --endpoint reports no usage [default: a
+    /// tokenizer.json beside --model]
+    #[arg(long, global = true, value_name = "FILE")]
+    pub tokenizer: Option<PathBuf>,
     /// Config file (default: the platform config dir's lilypad/config.toml) [env: LILYPAD_CONFIG]
     #[arg(long, global = true, env = "LILYPAD_CONFIG", hide_env = true)]
     pub config: Option<PathBuf>,
@@ -75,6 +79,7 @@ impl From<&EngineArgs> for Overrides {
             endpoint: a.endpoint.clone(),
             api_key_env: a.api_key_env.clone(),
             model_name: a.model_name.clone(),
+            tokenizer: a.tokenizer.clone(),
             config: a.config.clone(),
             log_level: a.log_level.clone(),
             sandbox: SandboxOverrides::default(),

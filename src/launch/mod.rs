@@ -118,6 +118,10 @@ pub fn build_model(
         EngineChoice::Remote(url) => {
             let engine = RemoteEngine::new(&RemoteSettings {
                 endpoint: Some(url.clone()),
+                tokenizer: crate::engine::remote::find_tokenizer(
+                    settings.remote.tokenizer.as_deref(),
+                    settings.engine.model.as_deref(),
+                ),
                 ..settings.remote.clone()
             })?;
             // Asks the server now, so that an unreachable server or a refused key fails here

@@ -281,6 +281,56 @@ fn base64_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// The pre-tokenizer regex of Qwen3.5's tokenizer.json (llama.cpp's `qwen35` pre-tokenizer
+/// applies the same split).
+pub const QWEN35_SPLIT: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// A Hugging Face `tokenizer.json` for `v`, shaped like Qwen3.5's: NFC, the Qwen3.5 split,
+/// byte-level BPE, and the control and user-defined tokens as added tokens (special when
+/// they are control tokens). The counterpart of the GGUF tokenizer data of the same vocabulary.
+pub fn tokenizer_json(v: &Vocab) -> serde_json::Value {
+    use serde_json::json;
+    let mut model_vocab = serde_json::Map::new();
+    let mut added = Vec::new();
+    for (id, (tok, ty)) in v.tokens.iter().zip(&v.types).enumerate() {
+        if *ty == TOKEN_CONTROL || *ty == TOKEN_USER_DEFINED {
+            added.push(
+                json!({"id": id, "content": tok, "single_word": false, "lstrip": false,
+                "rstrip": false, "normalized": false, "special": *ty == TOKEN_CONTROL}),
+            );
+        } else {
+            model_vocab.insert(tok.clone(), json!(id));
+        }
+    }
+    // tokenizers refuses a merge of a token the vocabulary lacks (the synthetic vocabulary has
+    // `Ġt he` without `he`); llama.cpp can never apply one, so leaving it out changes nothing.
+    let known = |t: &str| model_vocab.contains_key(t);
+    let merges: Vec<serde_json::Value> = v
+        .merges
+        .iter()
+        .filter_map(|m| m.split_once(' '))
+        .filter(|(a, b)| known(a) && known(b) && known(&format!("{a}{b}")))
+        .map(|(a, b)| json!([a, b]))
+        .collect();
+    let byte_level = json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false,
+        "use_regex": false});
+    json!({
+        "version": "1.0", "truncation": null, "padding": null, "added_tokens": added,
+        "normalizer": {"type": "NFC"},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": QWEN35_SPLIT}, "behavior": "Isolated",
+             "invert": false},
+            byte_level.clone(),
+        ]},
+        "post_processor": byte_level.clone(),
+        "decoder": byte_level,
+        "model": {"type": "BPE", "dropout": null, "unk_token": null,
+            "continuing_subword_prefix": "", "end_of_word_suffix": "", "fuse_unk": false,
+            "byte_fallback": false, "ignore_merges": false, "vocab": model_vocab,
+            "merges": merges}
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -136,3 +136,57 @@ fn endpoint_engine_streams_raw_text_from_llama_cpp_python() {
     let r = collect_stream(engine.chat(request(4)));
     assert!(r.done.is_some(), "{r:?}\n{}", server.log());
 }
+
+/// This server sends no usage in its streams: without a tokenizer the prompt is not counted
+/// (so the context limit could not hold); with the model's tokenizer.json the count is exactly
+/// what llama.cpp reads for the same prompt.
+#[test]
+fn tokens_are_counted_with_the_tokenizer_when_the_server_reports_none() {
+    use lilypad::config::EngineSettings;
+    use lilypad::engine::EngineHandle;
+    use lilypad::prompt::{GenerationPrompt, PromptSettings, Renderer};
+    use lilypad::testmodel::vocab;
+    let Some(server) = llama_cpp_server() else {
+        return;
+    };
+    let plain = client(&server.base, |_| {});
+    let r = collect_stream(plain.chat(request(4)));
+    let g = r.done.as_ref().expect("done");
+    assert_eq!(g.figures.prompt_tokens, 0, "{r:?}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let tokenizer = dir.path().join("tokenizer.json");
+    std::fs::write(
+        &tokenizer,
+        vocab::tokenizer_json(&vocab::synthetic()).to_string(),
+    )
+    .unwrap();
+    let counting = client(&server.base, |s| s.tokenizer = Some(tokenizer.clone()));
+    let r = collect_stream(counting.chat(request(4)));
+    assert!(r.failed.is_none(), "{r:?}\n{}", server.log());
+    let f = &r.done.as_ref().expect("done").figures;
+
+    let text = Renderer::builtin(&PromptSettings::default())
+        .unwrap()
+        .render(
+            &request(4).messages,
+            &builtin_tools(),
+            GenerationPrompt::Add,
+        )
+        .unwrap();
+    let engine = EngineHandle::load(
+        remote_common::tiny_model(),
+        &EngineSettings {
+            ctx: 4096,
+            threads: 1,
+            ..EngineSettings::default()
+        },
+        |_| {},
+    )
+    .unwrap();
+    let expected = engine.tokenize(&text).unwrap().len();
+    assert!(expected > 100, "{expected}");
+    assert_eq!(f.prompt_tokens, expected, "{f:?}");
+    assert_eq!(f.evaluated_tokens, expected, "{f:?}");
+    assert!((1..=8).contains(&f.generated_tokens), "{f:?}");
+}

@@ -83,7 +83,12 @@ async fn request_with_retries(
     let mut attempt = 0;
     loop {
         match attempt_once(shared, &payload, tx, started).await {
-            Ok(g) => return Ok(g),
+            Ok((mut g, reply)) => {
+                if reply.usage.is_none() {
+                    count_on_client(shared, request, &reply.text, &mut g.figures);
+                }
+                return Ok(g);
+            }
             Err(Failure::Fatal(e)) => return Err(Err(e)),
             Err(Failure::Retry { error, after }) => {
                 if attempt >= shared.settings.retries {
@@ -164,12 +169,42 @@ fn error_message(bytes: &[u8]) -> String {
     msg
 }
 
+/// What a finished reply leaves for the figures besides the [`Generation`].
+struct Reply {
+    usage: Option<super::decode::Usage>,
+    text: String,
+}
+
+impl Reply {
+    fn of(decoder: Decoder) -> Self {
+        Self {
+            usage: decoder.usage,
+            text: decoder.text,
+        }
+    }
+}
+
+/// The server reported no usage: count the prompt and the reply with the tokenizer, when one
+/// is set (`super::count`); without one the figures stay as they are (the reply's pieces).
+fn count_on_client(shared: &Shared, request: &ChatRequest, text: &str, f: &mut Figures) {
+    let Some(counter) = &shared.counter else {
+        return;
+    };
+    if let Some(p) = counter.prompt(request) {
+        f.prompt_tokens = p;
+        f.evaluated_tokens = p;
+    }
+    if let Some(g) = counter.text(text) {
+        f.generated_tokens = g;
+    }
+}
+
 async fn attempt_once(
     shared: &Shared,
     payload: &str,
     tx: &UnboundedSender<EngineEvent>,
     started: Instant,
-) -> Result<Generation, Failure> {
+) -> Result<(Generation, Reply), Failure> {
     let url = &shared.endpoint.chat;
     let rb = shared
         .http
@@ -217,7 +252,7 @@ async fn attempt_once(
             .map_err(|e| Failure::Fatal(malformed(format!("{e}: {}", snippet(&bytes)))))?;
         send_all(tx, decoder.chunk(&v, &shared.learned));
         send_all(tx, decoder.finish());
-        return Ok(generation(&decoder, started));
+        return Ok((generation(&decoder, started), Reply::of(decoder)));
     }
     let mut stream = resp.bytes_stream();
     let mut sse_decoder = super::sse::SseDecoder::default();
@@ -278,7 +313,7 @@ async fn attempt_once(
         });
     }
     send_all(tx, decoder.finish());
-    Ok(generation(&decoder, started))
+    Ok((generation(&decoder, started), Reply::of(decoder)))
 }
 
 fn send_all(tx: &UnboundedSender<EngineEvent>, events: Vec<EngineEvent>) {

@@ -49,6 +49,9 @@ pub(super) struct Decoder {
     /// Non-empty text deltas received, a rough stand-in for the generated token count when the
     /// server reports no usage (llama-cpp-python's streams, for one).
     pub deltas: usize,
+    /// The reply's text as it arrived (reasoning, content, tool names and arguments), for
+    /// counting its tokens on the client when the server reports no usage.
+    pub text: String,
 }
 
 fn as_str(v: Option<&Value>) -> Option<&str> {
@@ -71,6 +74,7 @@ impl Decoder {
             delivered: false,
             first_output: None,
             deltas: 0,
+            text: String::new(),
         }
     }
 
@@ -134,12 +138,14 @@ impl Decoder {
         let reasoning = as_str(d.get("reasoning_content")).or_else(|| as_str(d.get("reasoning")));
         if let Some(r) = reasoning {
             self.deltas += 1;
+            self.text.push_str(r);
             self.mark_output();
             self.decide(OutputStyle::Parsed, learned, out);
             out.push(EngineEvent::Parsed(ParsedOutput::Reasoning(r.to_string())));
         }
         if let Some(c) = as_str(d.get("content")) {
             self.deltas += 1;
+            self.text.push_str(c);
             self.mark_output();
             if self.style == OutputStyle::Auto {
                 self.held.push_str(c);
@@ -183,6 +189,8 @@ impl Decoder {
         let Some(parts) = self.calls.remove(&index) else {
             return;
         };
+        self.text.push_str(&parts.name);
+        self.text.push_str(&parts.arguments);
         let text = parts.arguments.trim();
         let arguments = match serde_json::from_str::<Map<String, Value>>(text) {
             Ok(m) => m,

@@ -16,14 +16,17 @@
 //! HTTP connection (servers abort a request whose client went away) and ends the stream with
 //! `StopReason::Cancelled`; a failed attempt is retried (429, 5xx, connection errors, with
 //! backoff) only while nothing of the reply has been delivered. Figures come from the
-//! server's `usage` (`prompt_tokens_details.cached_tokens` as reused tokens) and the client's
-//! own clock. Does not own: the prompt template (the server's) or the agent's parsing.
+//! server's `usage` (`prompt_tokens_details.cached_tokens` as reused tokens), or, from a server
+//! that sends none, from the checkpoint's `tokenizer.json` when one is set (`count`), and the
+//! client's own clock. Does not own: the prompt template (the server's) or the agent's parsing.
 
 mod client;
+mod count;
 mod decode;
 mod request;
 mod sse;
 
+pub use count::{find as find_tokenizer, TokenCounter};
 pub use request::{message_json, ChatRequest};
 
 use super::stream::GenerationStream;
@@ -73,6 +76,9 @@ pub struct RemoteSettings {
     /// Extra fields merged into every request body (server-specific options such as
     /// `chat_template_kwargs` or `skip_special_tokens`).
     pub extra_body: serde_json::Map<String, serde_json::Value>,
+    /// A `tokenizer.json` to count tokens with when the server reports no usage (so the
+    /// context limit holds); `None`: the reply's pieces are counted and the prompt is not.
+    pub tokenizer: Option<std::path::PathBuf>,
 }
 
 impl Default for RemoteSettings {
@@ -87,6 +93,7 @@ impl Default for RemoteSettings {
             retries: 3,
             backoff_ms: 500,
             extra_body: serde_json::Map::new(),
+            tokenizer: None,
         }
     }
 }
@@ -124,6 +131,12 @@ pub enum RemoteError {
     Runtime(#[source] std::io::Error),
     #[error("the remote engine has stopped")]
     Stopped,
+    #[error("cannot load the tokenizer {path} (from --tokenizer): {source}")]
+    Tokenizer {
+        path: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 /// The endpoint's URLs, derived once from what the user wrote.
@@ -190,6 +203,8 @@ pub(crate) struct Shared {
     pub http: reqwest::Client,
     pub model: tokio::sync::OnceCell<String>,
     pub learned: Learned,
+    /// Counts tokens when the server does not (`settings.tokenizer`).
+    pub counter: Option<TokenCounter>,
 }
 
 /// A client of one OpenAI-compatible server. Cheap to share; owns a small runtime of its own
@@ -228,6 +243,10 @@ impl RemoteEngine {
             .enable_all()
             .build()
             .map_err(RemoteError::Runtime)?;
+        let counter = match &settings.tokenizer {
+            Some(path) => Some(TokenCounter::load(path)?),
+            None => None,
+        };
         let model = tokio::sync::OnceCell::new();
         if let Some(name) = &settings.model_name {
             // A fresh cell accepts its first value: this cannot fail.
@@ -241,6 +260,7 @@ impl RemoteEngine {
                 http,
                 model,
                 learned: Learned::default(),
+                counter,
             }),
             runtime: Some(runtime),
         })
