@@ -253,6 +253,15 @@ fn a_python_project_from_task_to_applied_fix_across_a_crash() {
     t.wait_for(&["Approve this edit?", "latin-1"]);
     let first_pid = t.pane_pid();
     assert_eq!(containers_of(first_pid), 1, "the session's container");
+    let work = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with(&format!("lilypad-ws-{first_pid}-")))
+        .count();
+    assert_eq!(
+        work, 1,
+        "the session's working copy, named after its process"
+    );
     assert!(Command::new("kill")
         .args(["-9", &first_pid.to_string()])
         .status()
@@ -307,12 +316,21 @@ fn a_python_project_from_task_to_applied_fix_across_a_crash() {
         original.replacen(BUG_TO, BUG_FROM, 1)
     );
     assert_eq!(git(&repo, &["status", "--porcelain"]), " M six.py\n");
-    // The killed session's container went with the resumed session's sweep.
+    // The killed session's container and working copy went with the resumed session's sweeps.
     assert_eq!(
         containers_of(first_pid),
         0,
         "the crashed session's container"
     );
+    let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| {
+            n.starts_with(&format!("lilypad-ws-{first_pid}-"))
+                || n.starts_with(&format!("lilypad-git-{first_pid}-"))
+        })
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
 
     // What the model saw: a clean checkout, then the suite passing in the sandbox.
     let events = session_events(&sessions);

@@ -20,7 +20,7 @@ pub mod docker;
 pub mod kube;
 mod listing;
 mod ops;
-mod runtime;
+pub(crate) mod runtime;
 mod scripts;
 
 pub use runtime::{ContainerRuntime, Files, RawExit, WORKSPACE};

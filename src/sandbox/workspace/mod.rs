@@ -30,12 +30,16 @@
 //! - [`Workspace::restore_plan`]: what to delete and what to write (a tar) to bring the files
 //!   back exactly to any turn's record; the sandbox applies it in its own way.
 //!
+//! Both directories are named after this process, and a new workspace removes those of dead
+//! sessions ([`leftovers`]).
+//!
 //! The user's repository is only ever read; its `.git` is never copied, opened for writing, or
 //! visible in a sandbox.
 
 pub mod byproducts;
 mod copy;
 pub mod git;
+mod leftovers;
 
 pub(crate) use copy::walker;
 pub use copy::{copy_repo, copy_tree};
@@ -121,8 +125,12 @@ impl Workspace {
                 path: origin.display().to_string(),
             });
         }
-        let work = temp_dir("lilypad-ws-")?;
-        let store = temp_dir("lilypad-git-")?;
+        let swept = leftovers::sweep(&std::env::temp_dir());
+        if swept > 0 {
+            tracing::info!(swept, "removed workspaces of dead Lilypad sessions");
+        }
+        let work = temp_dir(&leftovers::own_prefix(leftovers::WORK))?;
+        let store = temp_dir(&leftovers::own_prefix(leftovers::STORE))?;
         copy_repo(&origin, work.path())?;
         let s = store.path();
         Git::new(s).run(&["init", "-q", "--bare"])?;
