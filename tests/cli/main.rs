@@ -12,6 +12,7 @@ mod bench_cli;
 mod cli_model;
 mod e2e_demo;
 mod e2e_resume;
+mod e2e_review;
 mod headless;
 mod prompt_cli;
 mod tools_cli;
