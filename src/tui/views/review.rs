@@ -164,20 +164,13 @@ pub(super) fn draw_command(frame: &mut Frame<'_>, area: Rect, app: &App, c: &Com
         lines.push(Line::styled(note.clone(), t.fg(t.accent)));
     }
     if let Some(p) = &c.prefix {
-        let rest = p.words[p.n.min(p.words.len())..].join(" ");
+        let n = p.n.min(p.words.len());
         lines.push(Line::from(vec![
-            Span::styled("don't ask again for commands starting with: ", t.fg(t.text)),
+            Span::styled("don't ask again for commands starting with “", t.fg(t.text)),
+            Span::styled(p.prefix(), t.accent().add_modifier(Modifier::BOLD)),
+            Span::styled("”", t.fg(t.text)),
             Span::styled(
-                p.prefix(),
-                t.accent()
-                    .add_modifier(Modifier::BOLD | Modifier::UNDERLINED),
-            ),
-            Span::styled(
-                if rest.is_empty() {
-                    String::new()
-                } else {
-                    format!(" {rest}")
-                },
+                format!("  ({n} of {} words; ← → fewer or more)", p.words.len()),
                 t.dim(),
             ),
         ]));
