@@ -17,5 +17,6 @@ mod prompt_parser;
 mod prompt_render;
 mod setup_script;
 mod tui_conventions;
+mod tui_edit_views;
 mod tui_views;
 mod turn_records;

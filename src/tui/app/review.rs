@@ -345,6 +345,7 @@ impl CommandReview {
             .collect();
         let n = crate::agent::suggested_prefix_words(&self.command);
         self.prefix = Some(PrefixChoice { words, n });
+        self.note = None;
     }
 }
 
