@@ -30,6 +30,11 @@ pub enum ConfigError {
         path: PathBuf,
         source: toml::de::Error,
     },
+    #[error("cannot write config file {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// The top layer: values given on the command line (`crate::cli` fills it from its flags).
@@ -163,6 +168,12 @@ pub struct Settings {
     /// The scripted engine (`--engine script:FILE`); from the environment only.
     #[serde(skip)]
     pub script: ScriptSettings,
+    /// Command approval rules saved per repository (`[[command_rules]]`, appended by the
+    /// interface's "don't ask again for commands starting with…").
+    pub command_rules: Vec<crate::agent::SavedCommandRule>,
+    /// The config file these settings were read from, or would be (where rules are saved).
+    #[serde(skip)]
+    pub source: Option<PathBuf>,
 }
 
 impl Settings {
@@ -175,7 +186,18 @@ impl Settings {
         };
         settings.apply_env(|k| std::env::var(k).ok());
         settings.apply_flags(flags);
+        settings.source = flags.config.clone().or_else(default_config_path);
         Ok(settings)
+    }
+
+    /// The saved command rules for `repo` (compared as canonical paths).
+    pub fn command_rules_for(&self, repo: &Path) -> Vec<crate::agent::CommandRule> {
+        let repo = canonical(repo);
+        self.command_rules
+            .iter()
+            .filter(|r| canonical(&r.repo) == repo)
+            .map(|r| crate::agent::CommandRule::new(&r.prefix))
+            .collect()
     }
 
     /// Read one TOML config file (missing fields keep their defaults).
@@ -184,7 +206,11 @@ impl Settings {
             path: path.to_path_buf(),
             source,
         })?;
-        toml::from_str(&text).map_err(|source| ConfigError::Parse {
+        Self::parse_file(path, &text)
+    }
+
+    fn parse_file(path: &Path, text: &str) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|source| ConfigError::Parse {
             path: path.to_path_buf(),
             source,
         })
@@ -260,6 +286,57 @@ impl Settings {
         }
         f.sandbox.apply(&mut self.sandbox);
     }
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Append a `[[command_rules]]` entry for `repo` to the config file at `path` (created if
+/// missing). Appending keeps the file's own text and comments as they are; a rule already
+/// saved is not added again.
+pub fn append_command_rule(path: &Path, repo: &Path, prefix: &str) -> Result<(), ConfigError> {
+    let repo = canonical(repo);
+    let prefix = crate::agent::CommandRule::new(prefix).prefix;
+    let existing = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => {
+            return Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    if !existing.trim().is_empty() {
+        let current = Settings::parse_file(path, &existing)?;
+        let saved = crate::agent::SavedCommandRule {
+            repo: repo.clone(),
+            prefix: prefix.clone(),
+        };
+        if current.command_rules.contains(&saved) {
+            return Ok(());
+        }
+    }
+    let entry = toml::to_string(&crate::agent::SavedCommandRule { repo, prefix }).map_err(|e| {
+        ConfigError::Write {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(e),
+        }
+    })?;
+    let mut text = existing;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&format!("\n[[command_rules]]\n{entry}"));
+    let write = |source| ConfigError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(write)?;
+    }
+    std::fs::write(path, text).map_err(write)
 }
 
 fn project_dirs() -> Option<directories::ProjectDirs> {
@@ -417,6 +494,30 @@ runtime_class = "gvisor"
             p
         });
         assert!(err.is_err(), "unknown sandbox keys are refused");
+    }
+
+    #[test]
+    fn command_rules_append_to_the_file_and_read_back_per_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "# mine\n[engine]\nctx = 4096").unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        append_command_rule(&path, &a, "python -m  pytest").unwrap();
+        append_command_rule(&path, &a, "python -m pytest").unwrap();
+        append_command_rule(&path, &b, "make").unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("# mine\n[engine]\nctx = 4096\n"), "{text}");
+        assert_eq!(text.matches("[[command_rules]]").count(), 2, "{text}");
+        let s = Settings::from_file(&path).unwrap();
+        assert_eq!(s.engine.ctx, 4096);
+        assert_eq!(
+            s.command_rules_for(&a),
+            vec![crate::agent::CommandRule::new("python -m pytest")]
+        );
+        assert_eq!(s.command_rules_for(&b).len(), 1);
+        assert!(s.command_rules_for(dir.path()).is_empty());
     }
 
     #[test]

@@ -99,8 +99,35 @@ pub fn run(settings: &Settings, out: &mut dyn Write) -> Result<Verdict, DoctorEr
         "log             {log} (level {})",
         settings.log.filter()
     )?;
+    command_rules(settings, out)?;
     sandboxes(settings, out)?;
     Ok(verdict)
+}
+
+/// The saved command approval rules, per repository.
+fn command_rules(settings: &Settings, out: &mut dyn Write) -> Result<(), DoctorError> {
+    let from = settings
+        .source
+        .as_ref()
+        .map_or_else(String::new, |p| format!(" (in {})", p.display()));
+    if settings.command_rules.is_empty() {
+        writeln!(out, "command rules   none saved{from}")?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "command rules   {} saved{from}: these run without asking",
+        settings.command_rules.len()
+    )?;
+    for r in &settings.command_rules {
+        writeln!(
+            out,
+            "                `{}…` in {}",
+            r.prefix,
+            r.repo.display()
+        )?;
+    }
+    Ok(())
 }
 
 /// The model line(s): where the model comes from, or how to get one.

@@ -12,10 +12,12 @@
 //! prompt text (the templated model renders it), the log format (`session`).
 
 mod approval;
+mod rules;
 mod run;
 
 pub use crate::engine::{TemplatedModel, TurnRequest};
 pub use approval::{ApprovalPolicy, Policy, PolicyParseError};
+pub use rules::{suggested_prefix_words, CommandRule, SavedCommandRule};
 
 use crate::engine::SamplingParams;
 use crate::prompt::ToolSpec;
@@ -36,6 +38,9 @@ pub struct AgentConfig {
     pub max_turn_tokens: u32,
     pub sampling: SamplingParams,
     pub policy: ApprovalPolicy,
+    /// Commands that run without asking under an `ask` policy (saved for the repository, and
+    /// added by the person's reviews during the session).
+    pub command_rules: Vec<CommandRule>,
     /// Pause after every turn until [`Op::Step`].
     pub step_mode: bool,
     pub system_prompt: String,
@@ -58,6 +63,7 @@ impl AgentConfig {
             max_turn_tokens: 8192,
             sampling,
             policy: ApprovalPolicy::default(),
+            command_rules: Vec::new(),
             step_mode: false,
             system_prompt,
             tools,

@@ -112,10 +112,11 @@ fn feed(app: &mut App, ev: Event) {
             path,
             before,
             after,
+            revision,
         } = fx
         {
             let d = FileDiff::compute_with(&path, before.as_deref(), &after, &app.hl);
-            app.on_diff(id, d);
+            app.on_diff_of(id, revision, d);
         }
     }
 }
@@ -316,11 +317,12 @@ fn diff_review(lines: usize) -> std::io::Result<(f64, f64)> {
             path,
             before,
             after,
+            revision,
         } = fx
         {
             let hl = app.hl.clone();
             FileDiff::compute_in_stages(&path, before.as_deref(), &after, &hl, |d| {
-                app.on_diff(id, d);
+                app.on_diff_of(id, revision, d);
                 match term.draw(|f| views::draw(f, &app)) {
                     Ok(_) => drawn.push(t.elapsed().as_secs_f64()),
                     Err(e) => {

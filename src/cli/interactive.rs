@@ -50,6 +50,30 @@ impl PatchSource for SandboxPatch {
     }
 }
 
+/// Rules saved to the config file for the session's repository.
+struct ConfigRules {
+    config: PathBuf,
+    repo: PathBuf,
+}
+
+impl tui::RuleStore for ConfigRules {
+    fn save_command_prefix(
+        &self,
+        prefix: &str,
+    ) -> Result<PathBuf, Box<dyn std::error::Error + Send + Sync>> {
+        crate::config::append_command_rule(&self.config, &self.repo, prefix)?;
+        Ok(self.config.clone())
+    }
+}
+
+fn rule_store(settings: &Settings, spec: &SandboxSpec) -> Option<Arc<dyn tui::RuleStore>> {
+    let config = settings.source.clone()?;
+    Some(Arc::new(ConfigRules {
+        config,
+        repo: spec.repo.clone(),
+    }))
+}
+
 /// Run the session in the interface until the person quits; the sandbox is closed after.
 pub(super) async fn run(plan: Plan) -> anyhow::Result<Finished> {
     let (tx, rx) = unbounded_channel();
@@ -148,6 +172,7 @@ async fn try_start(
         events: running.events,
         patch: Some(Arc::new(SandboxPatch(sandbox.clone()))),
         history: Vec::new(),
+        rules: rule_store(&plan.settings, &plan.spec),
     }));
     Ok((sandbox, log_path))
 }
@@ -195,6 +220,7 @@ async fn start_resumed(
         events: running.events,
         patch: Some(Arc::new(SandboxPatch(sandbox.clone()))),
         history: rec.events,
+        rules: None,
     }));
     Ok((sandbox, log_path))
 }

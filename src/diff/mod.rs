@@ -207,6 +207,38 @@ impl FileDiff {
     pub fn line_count(&self) -> usize {
         self.hunks.iter().map(|h| h.lines.len()).sum()
     }
+
+    /// The diff as unified-diff text (`--- a/path`, `+++ b/path`, hunks), without colours:
+    /// what copying a change gives.
+    pub fn unified(&self) -> String {
+        let old = match &self.status {
+            FileStatus::Added => "/dev/null".to_string(),
+            FileStatus::Renamed { from } => format!("a/{from}"),
+            _ => format!("a/{}", self.path),
+        };
+        let new = match self.status {
+            FileStatus::Deleted => "/dev/null".to_string(),
+            _ => format!("b/{}", self.path),
+        };
+        let mut out = format!("--- {old}\n+++ {new}\n");
+        for h in &self.hunks {
+            out.push_str(&h.header());
+            out.push('\n');
+            for l in &h.lines {
+                out.push(match l.kind {
+                    LineKind::Context => ' ',
+                    LineKind::Added => '+',
+                    LineKind::Removed => '-',
+                });
+                out.push_str(&l.text());
+                out.push('\n');
+                if l.no_newline {
+                    out.push_str("\\ No newline at end of file\n");
+                }
+            }
+        }
+        out
+    }
 }
 
 fn line_count(text: &str) -> usize {
@@ -224,6 +256,15 @@ mod tests {
         assert_eq!(d.hunks.len(), 1);
         assert_eq!(d.hunks[0].header(), "@@ -1,3 +1,4 @@");
         assert!(d.styled);
+    }
+
+    #[test]
+    fn unified_text_reads_back_as_a_patch() {
+        let d = FileDiff::compute("a.py", Some("a\nb\nc\n"), "a\nB\nc\n");
+        assert_eq!(
+            d.unified(),
+            "--- a/a.py\n+++ b/a.py\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
+        );
     }
 
     #[test]

@@ -177,6 +177,11 @@ pub fn agent_config(
         None => base_policy,
     };
     c.session_id = session_id.to_string();
+    let repo = match &opts.repo {
+        Some(r) => r.clone(),
+        None => std::env::current_dir().unwrap_or_default(),
+    };
+    c.command_rules = settings.command_rules_for(&repo);
     let (default_timeout, max_timeout) = settings.sandbox.command_timeouts();
     if let Some(t) = max_timeout {
         c.tool_limits.max_timeout = t;

@@ -52,12 +52,39 @@ pub enum ReviewDecision {
     ApproveEdited {
         text: String,
     },
+    /// Apply only some hunks of a proposed change: `text` is the file with the kept hunks
+    /// applied. The model is told which hunks were kept and which dropped (and `feedback`),
+    /// so its next step knows the file's real state.
+    ApproveHunks {
+        text: String,
+        kept: Vec<HunkNote>,
+        dropped: Vec<HunkNote>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        feedback: Option<String>,
+    },
     /// Approve this and, for the rest of the session, every request of the same category.
     ApproveForSession,
+    /// Approve this command and, for the rest of the session, every command whose words start
+    /// with the words of `prefix` (and that has no shell operators: see
+    /// `agent::CommandRule::matches`).
+    ApprovePrefix {
+        prefix: String,
+    },
     /// Do not run it; the feedback goes to the model as the tool's result.
     Reject {
         feedback: String,
     },
+}
+
+/// A hunk of a proposed change, as the model is told about it when only some were kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HunkNote {
+    /// 1-based number of the hunk in the proposal.
+    pub number: usize,
+    /// Its `@@ -a,b +c,d @@` header (line numbers in the old and the proposed text).
+    pub header: String,
+    /// Its first changed line (added, else removed), to recognise it by.
+    pub first_change: String,
 }
 
 /// The category of a tool, which the approval policy is set by.

@@ -6,8 +6,8 @@ mod openai;
 mod usage;
 
 pub use events::{
-    ApprovalKind, ApprovalRequest, DroppedResult, Event, FinishReason, Op, RequestId, Resolution,
-    ReviewDecision, ToolCategory,
+    ApprovalKind, ApprovalRequest, DroppedResult, Event, FinishReason, HunkNote, Op, RequestId,
+    Resolution, ReviewDecision, ToolCategory,
 };
 pub use openai::{message_json, message_openai, ArgumentsAs};
 pub use usage::{Figures, Reuse, StopReason};

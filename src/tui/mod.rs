@@ -7,13 +7,15 @@
 //! both draw diffs with [`diff_lines`]; the runner here performs effects, computes diffs on
 //! blocking threads, reads keys on their own thread, and draws at most [`FRAMES_PER_SECOND`]
 //! times a second, coalescing every change in between. Keys, hints and help live in one table
-//! ([`keymap`]); colours come from a [`theme::Theme`] by role.
+//! ([`keymap`]); colours come from a [`theme::Theme`] by role; copying goes through
+//! [`clipboard`].
 //!
 //! Invariant: the terminal is restored on every exit path, panics included
 //! ([`terminal::TerminalGuard`]).
 
 pub mod actions;
 pub mod app;
+pub mod clipboard;
 pub mod diff_lines;
 pub mod keymap;
 mod runner;
@@ -60,6 +62,17 @@ pub trait PatchSource: Send + Sync {
     async fn export(&self) -> Result<Vec<u8>, Box<dyn std::error::Error + Send + Sync>>;
 }
 
+/// Where command approval rules are saved for the repository (the config file, in a live
+/// session).
+pub trait RuleStore: Send + Sync {
+    /// Save "commands starting with `prefix` run without asking" for this session's
+    /// repository; returns the file it went to.
+    fn save_command_prefix(
+        &self,
+        prefix: &str,
+    ) -> Result<PathBuf, Box<dyn std::error::Error + Send + Sync>>;
+}
+
 /// A running agent as the interface sees it.
 pub struct Backend {
     pub ops: UnboundedSender<Op>,
@@ -67,6 +80,8 @@ pub struct Backend {
     pub patch: Option<Arc<dyn PatchSource>>,
     /// A resumed session's recorded events, shown before the live ones (empty otherwise).
     pub history: Vec<Event>,
+    /// Where approval rules are saved (`None`: they last for the session only).
+    pub rules: Option<Arc<dyn RuleStore>>,
 }
 
 /// What start-up reports while the model loads and the sandbox starts.

@@ -9,7 +9,7 @@ use super::terminal::TerminalGuard;
 use super::{Backend, SessionOutcome, Startup, TuiError, TuiOptions, FRAMES_PER_SECOND};
 use crate::diff::{patch, FileDiff};
 use crate::protocol::{Event, Op, RequestId};
-use crossterm::event::{Event as TermEvent, KeyEventKind};
+use crossterm::event::{Event as TermEvent, KeyEventKind, MouseEventKind};
 use std::time::Duration;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio::time::{sleep_until, Instant};
@@ -19,7 +19,7 @@ const EVENT_BATCH: usize = 4096;
 
 /// Results of background jobs.
 enum Job {
-    Diff(RequestId, FileDiff),
+    Diff(RequestId, u32, FileDiff),
     Patch(Result<(Vec<u8>, Vec<FileDiff>), ActionError>),
     PatchDone(Result<PatchDecision, ActionError>),
 }
@@ -151,6 +151,17 @@ impl Loop {
                                 }
                             }
                         }
+                        Some(TermEvent::Mouse(m)) => {
+                            let to = match m.kind {
+                                MouseEventKind::ScrollUp => Some(super::Direction::Back),
+                                MouseEventKind::ScrollDown => Some(super::Direction::Forward),
+                                _ => None,
+                            };
+                            if let Some(to) = to {
+                                let fx = self.app.on_wheel(to);
+                                self.perform(fx);
+                            }
+                        }
                         Some(_) => {}
                         None => return Ok(()),
                     }
@@ -158,7 +169,7 @@ impl Loop {
                 }
                 Some(job) = self.jobs_rx.recv() => {
                     match job {
-                        Job::Diff(id, d) => self.app.on_diff(id, d),
+                        Job::Diff(id, revision, d) => self.app.on_diff_of(id, revision, d),
                         Job::Patch(r) => self.app.on_patch(r),
                         Job::PatchDone(r) => self.app.on_patch_done(r),
                     }
@@ -231,12 +242,13 @@ impl Loop {
                     path,
                     before,
                     after,
+                    revision,
                 } => {
                     let (tx, hl) = (self.jobs_tx.clone(), self.app.hl.clone());
                     tokio::task::spawn_blocking(move || {
                         // A large file's first screens arrive coloured first, the rest after.
                         FileDiff::compute_in_stages(&path, before.as_deref(), &after, &hl, |d| {
-                            let _ = tx.send(Job::Diff(id, d));
+                            let _ = tx.send(Job::Diff(id, revision, d));
                         });
                     });
                 }
@@ -285,6 +297,43 @@ impl Loop {
                     tokio::task::spawn_blocking(move || {
                         let _ = tx.send(Job::PatchDone(actions::save_patch(&path, &bytes)));
                     });
+                }
+                Effect::SaveRule { prefix } => {
+                    let store = self.backend.as_ref().and_then(|b| b.rules.clone());
+                    let text = match store.map(|s| s.save_command_prefix(&prefix)) {
+                        Some(Ok(path)) => (
+                            super::transcript::Level::Info,
+                            format!(
+                                "saved: commands starting with `{prefix}` run without asking in this repository (rule in {})",
+                                path.display()
+                            ),
+                        ),
+                        Some(Err(e)) => (
+                            super::transcript::Level::Error,
+                            format!("the rule was kept for this session but not saved: {e}"),
+                        ),
+                        None => (
+                            super::transcript::Level::Warning,
+                            "the rule was kept for this session; this session cannot save rules".into(),
+                        ),
+                    };
+                    self.app.transcript.notice(text.0, text.1);
+                }
+                Effect::Copy { what, text } => {
+                    let term = std::env::var("TERM").ok();
+                    let name: String = self.app.status.session_id.chars().take(24).collect();
+                    let result = super::clipboard::copy(
+                        &text,
+                        if name.is_empty() { "session" } else { &name },
+                        term.as_deref(),
+                        &std::env::temp_dir(),
+                        &mut std::io::stdout(),
+                    )
+                    .map_err(|source| ActionError::Io {
+                        doing: "copying".into(),
+                        source,
+                    });
+                    self.app.on_copied(&what, result);
                 }
                 Effect::Quit => self.app.quitting = true,
             }

@@ -1,9 +1,12 @@
-//! The terminal's modes: raw mode and the alternate screen on entry, and restored on every way
+//! The terminal's modes: raw mode, the alternate screen, bracketed paste and mouse reports (for
+//! the wheel) on entry, and restored on every way
 //! out: normal exit and errors (the [`TerminalGuard`]'s drop) and panics (a hook installed
 //! before the screen is taken over, chained to the previous hook so the panic message still
 //! prints, on the restored screen).
 
-use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste};
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+};
 use crossterm::execute;
 use crossterm::terminal::{
     disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
@@ -21,6 +24,7 @@ pub fn restore() {
     let _ = execute!(
         stdout(),
         DisableBracketedPaste,
+        DisableMouseCapture,
         LeaveAlternateScreen,
         crossterm::cursor::Show
     );
@@ -47,7 +51,12 @@ impl TerminalGuard {
         install_panic_hook();
         enable_raw_mode()?;
         let mut out = stdout();
-        if let Err(e) = execute!(out, EnterAlternateScreen, EnableBracketedPaste) {
+        if let Err(e) = execute!(
+            out,
+            EnterAlternateScreen,
+            EnableBracketedPaste,
+            EnableMouseCapture
+        ) {
             restore();
             return Err(e);
         }
@@ -66,7 +75,12 @@ impl TerminalGuard {
         restore();
         let out = f();
         enable_raw_mode()?;
-        execute!(stdout(), EnterAlternateScreen, EnableBracketedPaste)?;
+        execute!(
+            stdout(),
+            EnterAlternateScreen,
+            EnableBracketedPaste,
+            EnableMouseCapture
+        )?;
         self.term.clear()?;
         Ok(out)
     }

@@ -89,6 +89,11 @@ impl Tmux {
 }
 
 impl Tmux {
+    /// The session's name (a `-t` target).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// The process id of the command running in the session's pane.
     pub fn pane_pid(&self) -> u32 {
         let out = Command::new("tmux")

@@ -14,6 +14,7 @@ mod cli_model;
 mod e2e_demo;
 mod e2e_journey;
 mod e2e_resume;
+mod e2e_review;
 mod headless;
 mod prompt_cli;
 mod tools_cli;

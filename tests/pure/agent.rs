@@ -15,7 +15,7 @@ use lilypad::tools::{ToolLimits, Tools};
 use std::sync::Arc;
 use std::time::Duration;
 
-fn repo() -> tempfile::TempDir {
+pub fn repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path();
     std::fs::create_dir_all(p.join("src")).unwrap();
@@ -45,14 +45,14 @@ fn repo() -> tempfile::TempDir {
     dir
 }
 
-fn turn(output: &str) -> ScriptTurn {
+pub fn turn(output: &str) -> ScriptTurn {
     ScriptTurn {
         output: output.to_string(),
         stop: StopReason::EndOfGeneration,
     }
 }
 
-fn call(name: &str, params: &[(&str, &str)]) -> String {
+pub fn call(name: &str, params: &[(&str, &str)]) -> String {
     let mut s = format!("<tool_call>\n<function={name}>\n");
     for (k, v) in params {
         s.push_str(&format!("<parameter={k}>\n{v}\n</parameter>\n"));
@@ -61,14 +61,14 @@ fn call(name: &str, params: &[(&str, &str)]) -> String {
     s
 }
 
-struct Session {
+pub struct Session {
     handle: AgentHandle,
-    engine: ScriptEngine,
+    pub engine: ScriptEngine,
     _repo: tempfile::TempDir,
     sandbox: Arc<dyn sandbox::Sandbox>,
 }
 
-async fn start(turns: Vec<ScriptTurn>, tweak: impl FnOnce(&mut AgentConfig)) -> Session {
+pub async fn start(turns: Vec<ScriptTurn>, tweak: impl FnOnce(&mut AgentConfig)) -> Session {
     start_with(turns, Duration::ZERO, tweak).await
 }
 
@@ -126,7 +126,7 @@ async fn start_resumed(
 }
 
 impl Session {
-    fn send(&self, op: Op) {
+    pub fn send(&self, op: Op) {
         self.handle.ops.send(op).unwrap();
     }
 
@@ -138,7 +138,7 @@ impl Session {
     }
 
     /// Events up to and including the first that matches.
-    async fn until(&mut self, pred: impl Fn(&Event) -> bool) -> Vec<Event> {
+    pub async fn until(&mut self, pred: impl Fn(&Event) -> bool) -> Vec<Event> {
         let mut seen = Vec::new();
         loop {
             let e = self.next().await;
@@ -150,7 +150,7 @@ impl Session {
         }
     }
 
-    async fn finish(&mut self) -> (FinishReason, Option<String>, Vec<Event>) {
+    pub async fn finish(&mut self) -> (FinishReason, Option<String>, Vec<Event>) {
         let seen = self
             .until(|e| matches!(e, Event::TaskFinished { .. }))
             .await;
@@ -163,13 +163,13 @@ impl Session {
         }
     }
 
-    async fn file(&self, rel: &str) -> String {
+    pub async fn file(&self, rel: &str) -> String {
         let path = format!("{}/{rel}", self.sandbox.root());
         String::from_utf8(self.sandbox.read(&path).await.unwrap()).unwrap()
     }
 }
 
-fn results(events: &[Event]) -> Vec<(String, bool, Resolution)> {
+pub fn results(events: &[Event]) -> Vec<(String, bool, Resolution)> {
     events
         .iter()
         .filter_map(|e| match e {

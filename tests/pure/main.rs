@@ -11,9 +11,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod agent;
+mod agent_review;
 mod prompt_parity;
 mod prompt_parser;
 mod prompt_render;
 mod setup_script;
+mod tui_conventions;
+mod tui_edit_views;
 mod tui_views;
 mod turn_records;

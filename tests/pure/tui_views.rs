@@ -17,10 +17,10 @@ use ratatui::buffer::Buffer;
 use ratatui::Terminal;
 use std::time::Duration;
 
-const W: u16 = 100;
-const H: u16 = 32;
+pub const W: u16 = 100;
+pub const H: u16 = 32;
 
-fn app() -> App {
+pub fn app() -> App {
     let mut app = App::new(AppOptions {
         theme: Theme::dark(),
         repo: None,
@@ -32,7 +32,7 @@ fn app() -> App {
 }
 
 /// Feed events, performing diff computations synchronously.
-fn feed(app: &mut App, events: Vec<Event>) {
+pub fn feed(app: &mut App, events: Vec<Event>) {
     for ev in events {
         for fx in app.on_event(ev) {
             if let Effect::ComputeDiff {
@@ -40,22 +40,23 @@ fn feed(app: &mut App, events: Vec<Event>) {
                 path,
                 before,
                 after,
+                revision,
             } = fx
             {
                 let d = FileDiff::compute_with(&path, before.as_deref(), &after, &app.hl);
-                app.on_diff(id, d);
+                app.on_diff_of(id, revision, d);
             }
         }
     }
 }
 
-fn draw(app: &App) -> Buffer {
+pub fn draw(app: &App) -> Buffer {
     let mut term = Terminal::new(TestBackend::new(W, H)).unwrap();
     term.draw(|f| views::draw(f, app)).unwrap();
     term.backend().buffer().clone()
 }
 
-fn text(buf: &Buffer) -> String {
+pub fn text(buf: &Buffer) -> String {
     let mut out = String::new();
     for y in 0..buf.area.height {
         let mut line = String::new();
@@ -68,7 +69,7 @@ fn text(buf: &Buffer) -> String {
     out
 }
 
-fn snapshot(name: &str, buf: &Buffer) {
+pub fn snapshot(name: &str, buf: &Buffer) {
     let path = format!(
         "{}/tests/snapshots/tui/{name}.txt",
         env!("CARGO_MANIFEST_DIR")
@@ -86,7 +87,7 @@ fn snapshot(name: &str, buf: &Buffer) {
     );
 }
 
-fn call(id: &str, name: &str, args: serde_json::Value) -> ToolCall {
+pub fn call(id: &str, name: &str, args: serde_json::Value) -> ToolCall {
     ToolCall {
         id: id.into(),
         name: name.into(),
@@ -94,7 +95,7 @@ fn call(id: &str, name: &str, args: serde_json::Value) -> ToolCall {
     }
 }
 
-fn figures() -> Figures {
+pub fn figures() -> Figures {
     Figures {
         prompt_tokens: 2100,
         reused_tokens: 1800,
@@ -106,15 +107,15 @@ fn figures() -> Figures {
     }
 }
 
-const BEFORE: &str = "def add(a, b):\n    return a - b\n\n\ndef one():\n    return 1\n\n\ndef two():\n    return 2\n\n\ndef total(xs):\n    return sum(xs)\n";
+pub const BEFORE: &str = "def add(a, b):\n    return a - b\n\n\ndef one():\n    return 1\n\n\ndef two():\n    return 2\n\n\ndef total(xs):\n    return sum(xs)\n";
 
-fn after() -> String {
+pub fn after() -> String {
     BEFORE
         .replace("a - b", "a + b")
         .replace("return sum(xs)", "return sum(xs, 0)")
 }
 
-fn session_start() -> Vec<Event> {
+pub fn session_start() -> Vec<Event> {
     vec![
         Event::SessionStarted {
             session_id: "s1".into(),
@@ -155,7 +156,7 @@ fn session_start() -> Vec<Event> {
     ]
 }
 
-fn change_request() -> Event {
+pub fn change_request() -> Event {
     Event::ApprovalRequested(ApprovalRequest {
         id: 7,
         call: call(
@@ -252,8 +253,15 @@ fn diff_review_with_a_hunk_deselected() {
     let fx = app.on_key(KeyEvent::from(KeyCode::Char('y')));
     match &fx[..] {
         [Effect::Send(lilypad::protocol::Op::Review { id: 7, decision })] => match decision {
-            lilypad::protocol::ReviewDecision::ApproveEdited { text } => {
+            lilypad::protocol::ReviewDecision::ApproveHunks {
+                text,
+                kept,
+                dropped,
+                ..
+            } => {
                 assert!(text.contains("a + b") && text.contains("return sum(xs)\n"));
+                assert_eq!((kept.len(), dropped.len()), (1, 1));
+                assert_eq!(dropped[0].first_change, "    return sum(xs, 0)");
             }
             other => panic!("{other:?}"),
         },

@@ -87,6 +87,29 @@ impl Agent {
                     Resolution::Approved,
                 ))
             }
+            ReviewDecision::ApproveHunks {
+                text,
+                kept,
+                dropped,
+                feedback,
+            } => {
+                let mut r = self.tools.apply(&change, &text).await;
+                if !r.is_error {
+                    r.content.push('\n');
+                    r.content.push_str(&partly_applied(
+                        &change.shown_path,
+                        &kept,
+                        &dropped,
+                        feedback.as_deref(),
+                    ));
+                }
+                Ok((r, Resolution::Edited))
+            }
+            // Prefix rules are for commands; for a change it is a plain approval.
+            ReviewDecision::ApprovePrefix { .. } => Ok((
+                self.tools.apply(&change, &change.new_text).await,
+                Resolution::Approved,
+            )),
             ReviewDecision::ApproveEdited { text } => {
                 let mut r = self.tools.apply(&change, &text).await;
                 if !r.is_error && text != change.new_text {
@@ -117,6 +140,14 @@ impl Agent {
             Ok(r) => r,
             Err(r) => return Ok((r, Resolution::Skipped)),
         };
+        if self
+            .config
+            .command_rules
+            .iter()
+            .any(|rule| rule.matches(&request.command))
+        {
+            return Ok((self.execute(call, ops).await?, Resolution::Auto));
+        }
         let kind = ApprovalKind::Command {
             command: request.command.clone(),
             description: request.description.clone(),
@@ -128,6 +159,16 @@ impl Agent {
                 self.config.policy.set(category, Policy::Auto);
                 Ok((self.execute(call, ops).await?, Resolution::Approved))
             }
+            ReviewDecision::ApprovePrefix { prefix } => {
+                let rule = crate::agent::CommandRule::new(&prefix);
+                if !self.config.command_rules.contains(&rule) {
+                    self.config.command_rules.push(rule);
+                }
+                Ok((self.execute(call, ops).await?, Resolution::Approved))
+            }
+            ReviewDecision::ApproveEdited { text } if text.trim() == request.command.trim() => {
+                Ok((self.execute(call, ops).await?, Resolution::Approved))
+            }
             ReviewDecision::ApproveEdited { text } => {
                 let mut edited = call.clone();
                 edited
@@ -135,10 +176,13 @@ impl Agent {
                     .insert("command".into(), serde_json::Value::String(text.clone()));
                 let mut r = self.execute(&edited, ops).await?;
                 r.content = format!(
-                    "Note: the user changed the command before running it, to: {text}\n{}",
-                    r.content
+                    "Note: the user changed your command before running it.\nYou proposed: {}\nWhat ran: {text}\nIts output:\n{}",
+                    request.command, r.content
                 );
                 Ok((r, Resolution::Edited))
+            }
+            ReviewDecision::ApproveHunks { .. } => {
+                Ok((self.execute(call, ops).await?, Resolution::Approved))
             }
             ReviewDecision::Reject { feedback } => Ok((
                 result(rejection("command", &feedback), true),
@@ -209,6 +253,41 @@ impl Agent {
             text: String::from_utf8_lossy(data).into_owned(),
         });
     }
+}
+
+/// What the model reads when a person kept only some hunks of its change.
+fn partly_applied(
+    path: &str,
+    kept: &[crate::protocol::HunkNote],
+    dropped: &[crate::protocol::HunkNote],
+    feedback: Option<&str>,
+) -> String {
+    let list = |hunks: &[crate::protocol::HunkNote]| {
+        hunks
+            .iter()
+            .map(|h| {
+                format!(
+                    "hunk {} ({}: `{}`)",
+                    h.number,
+                    h.header,
+                    h.first_change.trim()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let total = kept.len() + dropped.len();
+    let mut out = format!(
+        "Note: the user applied only part of your change to {path}. Kept {} of {total}: {}. Dropped: {}; those lines are as they were before your change.",
+        kept.len(),
+        list(kept),
+        list(dropped),
+    );
+    if let Some(f) = feedback.map(str::trim).filter(|f| !f.is_empty()) {
+        out.push_str(&format!(" The user says: {f}"));
+    }
+    out.push_str(" Read the file again before editing it further.");
+    out
 }
 
 /// The result the model reads when a person says no.

@@ -1,6 +1,6 @@
 //! Keys to actions (through the one key map) and what each action does in each context.
 
-use super::review::ChangeVerdict;
+use super::review::{ChangeVerdict, FeedbackFor};
 use super::{AgentState, App, Effect, Mode, Overlay, PatchDecision, Review};
 use crate::protocol::{Event, Op, ReviewDecision};
 use crate::tui::keymap::{lookup, Action, Context};
@@ -8,6 +8,9 @@ use crate::tui::text_input::TextInput;
 use crate::tui::transcript::{Level, Transcript};
 use crate::tui::Direction;
 use crossterm::event::KeyEvent;
+
+/// Lines one notch of the mouse wheel scrolls.
+pub(crate) const WHEEL_LINES: usize = 3;
 
 impl App {
     /// The contexts keys are looked up in now, most specific first.
@@ -26,16 +29,55 @@ impl App {
             Mode::Review(Review::Command(c)) if c.feedback.is_some() => {
                 vec![C::Feedback, C::Anywhere]
             }
+            Mode::Review(Review::Command(c)) if c.prefix.is_some() => vec![C::Prefix, C::Anywhere],
             Mode::Review(Review::Change(_)) => vec![C::Diff, C::Browse, C::Anywhere],
             Mode::Review(Review::Command(_)) => vec![C::Command, C::Browse, C::Anywhere],
             Mode::Patch(p) if p.save_path.is_some() => vec![C::SavePath, C::Anywhere],
             Mode::Patch(_) => vec![C::Patch, C::Browse, C::Anywhere],
+            Mode::Transcript if self.search.as_ref().is_some_and(|s| s.field.is_some()) => {
+                vec![C::Search, C::Anywhere]
+            }
             Mode::Transcript if self.input_focus => vec![C::Input, C::Anywhere],
+            Mode::Transcript if self.search.is_some() && self.replay.is_some() => {
+                vec![C::Found, C::Replay, C::Transcript, C::Browse, C::Anywhere]
+            }
+            Mode::Transcript if self.search.is_some() => {
+                vec![C::Found, C::Transcript, C::Browse, C::Anywhere]
+            }
             Mode::Transcript if self.replay.is_some() => {
                 vec![C::Replay, C::Transcript, C::Browse, C::Anywhere]
             }
             Mode::Transcript => vec![C::Transcript, C::Browse, C::Anywhere],
         }
+    }
+
+    /// The mouse wheel: [`WHEEL_LINES`] lines of the view in front (the help, a change under
+    /// review, the session patch, else the transcript), through the same scroll actions as
+    /// the keys.
+    pub fn on_wheel(&mut self, to: Direction) -> Vec<Effect> {
+        use Context as C;
+        let action = match to {
+            Direction::Back => Action::ScrollUp,
+            Direction::Forward => Action::ScrollDown,
+        };
+        let ctx = match (&self.overlay, &self.mode) {
+            (Some(Overlay::Help), _) => C::Help,
+            (Some(_), _) => return Vec::new(),
+            (None, Mode::Review(Review::Change(_))) => C::Diff,
+            (None, Mode::Patch(_)) => C::Patch,
+            (None, _) => C::Transcript,
+        };
+        if !crate::tui::keymap::binds(ctx, action) {
+            return Vec::new();
+        }
+        let mut fx = Vec::new();
+        for _ in 0..WHEEL_LINES {
+            fx.extend(match ctx {
+                C::Transcript => self.act_transcript(action),
+                _ => self.act(action, ctx),
+            });
+        }
+        fx
     }
 
     /// A key press.
@@ -58,7 +100,10 @@ impl App {
         match &mut self.mode {
             Mode::Review(r) => r.feedback_mut().as_mut(),
             Mode::Patch(p) => p.save_path.as_mut(),
-            Mode::Transcript => Some(&mut self.input),
+            Mode::Transcript => match self.search.as_mut().and_then(|s| s.field.as_mut()) {
+                Some(f) => Some(f),
+                None => Some(&mut self.input),
+            },
         }
     }
 
@@ -67,8 +112,10 @@ impl App {
         match action {
             A::Help => {
                 self.overlay = Some(Overlay::Help);
+                self.help_scroll = 0;
                 Vec::new()
             }
+            A::InterruptOrQuit => self.interrupt_or_quit(),
             A::Quit => match self.quit_question() {
                 Some(q) => {
                     self.overlay = Some(Overlay::ConfirmQuit(q));
@@ -88,11 +135,31 @@ impl App {
                 self.overlay = None;
                 Vec::new()
             }
+            A::ScrollUp | A::ScrollDown | A::PageUp | A::PageDown if ctx == Context::Help => {
+                let page = self.help_page.get().max(1) as isize;
+                let d = match action {
+                    A::ScrollUp => -1,
+                    A::ScrollDown => 1,
+                    A::PageUp => -page,
+                    _ => page,
+                };
+                self.help_scroll = (self.help_scroll as isize + d).max(0) as usize;
+                Vec::new()
+            }
+            A::Submit if ctx == Context::Search => self.submit_search(),
+            A::Cancel if ctx == Context::Search || ctx == Context::Found => {
+                self.end_search();
+                Vec::new()
+            }
+            A::NextMatch => self.step_search(Direction::Forward),
+            A::PrevMatch => self.step_search(Direction::Back),
             A::ContinueFresh | A::DropOldResults | A::Cancel if ctx == Context::ContextChoice => {
                 self.context_choice(action)
             }
             _ => match ctx {
-                Context::Diff | Context::Command | Context::Feedback => self.act_review(action),
+                Context::Diff | Context::Command | Context::Feedback | Context::Prefix => {
+                    self.act_review(action)
+                }
                 Context::Patch | Context::SavePath => self.act_patch(action),
                 _ => self.act_transcript(action),
             },
@@ -106,6 +173,39 @@ impl App {
         };
         let id = review.request().id;
         match (action, review) {
+            (A::Submit, Review::Command(c)) if c.prefix.is_some() => {
+                let prefix = c.prefix.take().map(|p| p.prefix()).unwrap_or_default();
+                self.decide(id, ReviewDecision::ApprovePrefix { prefix })
+            }
+            (A::SaveRule, Review::Command(c)) => {
+                let prefix = c.prefix.take().map(|p| p.prefix()).unwrap_or_default();
+                let mut fx = vec![Effect::SaveRule {
+                    prefix: prefix.clone(),
+                }];
+                fx.extend(self.decide(id, ReviewDecision::ApprovePrefix { prefix }));
+                fx
+            }
+            (A::Fewer | A::More, Review::Command(c)) => {
+                if let Some(p) = c.prefix.as_mut() {
+                    p.grow(toward(action, A::More));
+                }
+                Vec::new()
+            }
+            (A::Cancel, Review::Command(c)) if c.prefix.is_some() => {
+                c.prefix = None;
+                Vec::new()
+            }
+            (A::ChoosePrefix, Review::Command(c)) => {
+                c.choose_prefix();
+                Vec::new()
+            }
+            (A::Submit, Review::Change(c)) if c.feedback_for == FeedbackFor::DroppedHunks => {
+                let text = c.feedback.take().map(|mut f| f.take());
+                match c.approve(text) {
+                    ChangeVerdict::Send(d) => self.decide(id, d),
+                    ChangeVerdict::AskWhy => Vec::new(),
+                }
+            }
             (A::Submit, r) => {
                 let text = r
                     .feedback_mut()
@@ -124,14 +224,37 @@ impl App {
                 Vec::new()
             }
             (A::Reject, r) => {
+                if let Review::Change(c) = r {
+                    c.feedback_for = FeedbackFor::Rejection;
+                }
                 *r.feedback_mut() = Some(TextInput::default());
                 Vec::new()
             }
+            // The person's own version runs, never the one they changed.
+            (A::ApproveForSession, Review::Command(c)) if c.is_edited() => {
+                let d = c.approve();
+                self.decide(id, d)
+            }
+            (A::ApproveForSession, Review::Change(c)) if c.revision > 0 || c.is_partial() => {
+                match c.approve(None) {
+                    ChangeVerdict::Send(d) => self.decide(id, d),
+                    ChangeVerdict::AskWhy => Vec::new(),
+                }
+            }
             (A::ApproveForSession, _) => self.decide(id, ReviewDecision::ApproveForSession),
-            (A::Approve, Review::Command(_)) => self.decide(id, ReviewDecision::Approve),
-            (A::Approve, Review::Change(c)) => match c.approve() {
+            (A::Approve, Review::Command(c)) => {
+                let d = c.approve();
+                self.decide(id, d)
+            }
+            (A::ApprovePartly, Review::Change(c)) if c.is_partial() => {
+                c.feedback_for = FeedbackFor::DroppedHunks;
+                c.feedback = Some(TextInput::default());
+                Vec::new()
+            }
+            (A::Approve | A::ApprovePartly, Review::Change(c)) => match c.approve(None) {
                 ChangeVerdict::Send(d) => self.decide(id, d),
                 ChangeVerdict::AskWhy => {
+                    c.feedback_for = FeedbackFor::Rejection;
                     c.feedback = Some(TextInput::default());
                     Vec::new()
                 }
@@ -153,11 +276,36 @@ impl App {
                 c.scroll_by(if action == A::PageUp { -p } else { p });
                 Vec::new()
             }
-            (A::OpenEditor, Review::Change(c)) => vec![Effect::OpenEditor {
-                id,
-                path: c.path.clone(),
-                text: c.after.clone(),
+            (A::Copy, Review::Change(c)) => match &c.diff {
+                Some(d) => vec![Effect::Copy {
+                    what: format!("the change to {}", c.path),
+                    text: d.unified(),
+                }],
+                None => Vec::new(),
+            },
+            (A::Copy, Review::Command(c)) => vec![Effect::Copy {
+                what: "the command".into(),
+                text: c.command.clone(),
             }],
+            (A::OpenEditor, Review::Change(c)) => {
+                let text = c.selected_text();
+                c.opened = Some(text.clone());
+                c.note = None;
+                vec![Effect::OpenEditor {
+                    id,
+                    path: c.path.clone(),
+                    text,
+                }]
+            }
+            (A::OpenEditor, Review::Command(c)) => {
+                c.opened = Some(c.command.clone());
+                c.note = None;
+                vec![Effect::OpenEditor {
+                    id,
+                    path: "command.sh".into(),
+                    text: format!("{}\n", c.command),
+                }]
+            }
             _ => Vec::new(),
         }
     }
@@ -169,6 +317,10 @@ impl App {
         };
         match action {
             A::ApplyPatch => vec![Effect::ApplyPatch(p.raw.clone())],
+            A::Copy => vec![Effect::Copy {
+                what: "the session patch".into(),
+                text: String::from_utf8_lossy(&p.raw).into_owned(),
+            }],
             A::SavePatch => {
                 let default = match &self.options.repo {
                     Some(r) => r.join(format!(
@@ -253,6 +405,15 @@ impl App {
                 self.input_focus = false;
                 Vec::new()
             }
+            A::Search => self.start_search(),
+            A::Copy => match self.transcript.copy_text() {
+                Some((what, text)) => vec![Effect::Copy { what, text }],
+                None => {
+                    self.transcript
+                        .notice(Level::Info, "nothing to copy: select an item with Tab");
+                    Vec::new()
+                }
+            },
             A::FocusInput => {
                 if self.replay.is_some() {
                     return Vec::new();
@@ -327,6 +488,26 @@ impl App {
                 fx
             }
             _ => Vec::new(),
+        }
+    }
+
+    /// Ctrl-C: while the agent works, interrupt it and ask whether to quit as well (a second
+    /// Ctrl-C answers yes); otherwise quit, asking first when work would be lost.
+    fn interrupt_or_quit(&mut self) -> Vec<Effect> {
+        if self.status.state.is_busy() && self.replay.is_none() {
+            self.transcript
+                .notice(Level::Warning, "interrupting… (Ctrl-C again quits)");
+            self.overlay = Some(Overlay::ConfirmQuit(
+                "Interrupted. Quit and end the session as well?".into(),
+            ));
+            return vec![Effect::Send(Op::Interrupt)];
+        }
+        match self.quit_question() {
+            Some(q) => {
+                self.overlay = Some(Overlay::ConfirmQuit(q));
+                Vec::new()
+            }
+            None => self.quit_now(),
         }
     }
 

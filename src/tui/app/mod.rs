@@ -10,9 +10,11 @@
 
 mod keys;
 pub mod review;
+pub mod search;
 mod status;
 
 pub use review::{ChangeReview, CommandReview, PatchReview, Review};
+pub use search::Search;
 pub use status::{AgentState, Status};
 
 use crate::diff::{FileDiff, Highlighter};
@@ -36,9 +38,15 @@ pub enum Effect {
         path: String,
         before: Option<String>,
         after: String,
+        /// Which version of the change: 0 the proposal, n the person's n-th edit.
+        revision: u32,
     },
     /// Export the session patch, then call [`App::on_patch`].
     ExportPatch,
+    /// Save a command approval rule for the repository (the review's decision follows).
+    SaveRule {
+        prefix: String,
+    },
     /// Open `text` in `$EDITOR`, then call [`App::on_edited`].
     OpenEditor {
         id: RequestId,
@@ -50,6 +58,11 @@ pub enum Effect {
     SavePatch {
         path: PathBuf,
         bytes: Vec<u8>,
+    },
+    /// Copy `text` out of the interface (OSC 52, or a file), then call [`App::on_copied`].
+    Copy {
+        what: String,
+        text: String,
     },
     /// Leave the interface.
     Quit,
@@ -128,6 +141,11 @@ pub struct App {
     pub context_full: bool,
     /// Applying a resumed session's recorded events: nothing is asked or exported.
     history: bool,
+    /// A search of the transcript, while one is typed or its matches are visited.
+    pub search: Option<Search>,
+    /// First line of the help overlay shown, and how many lines its page had when drawn.
+    pub help_scroll: usize,
+    pub help_page: std::cell::Cell<usize>,
 }
 
 impl App {
@@ -153,6 +171,9 @@ impl App {
             queued_messages: Vec::new(),
             context_full: false,
             history: false,
+            search: None,
+            help_scroll: 0,
+            help_page: std::cell::Cell::new(20),
             options,
         }
     }
@@ -239,6 +260,7 @@ impl App {
                         path: path.clone(),
                         before: if *binary_before { None } else { before.clone() },
                         after: after.clone(),
+                        revision: 0,
                     });
                 }
                 if self.replay.is_none() && !self.history {
@@ -300,17 +322,30 @@ impl App {
         };
     }
 
-    /// A diff computed for a request.
+    /// A diff computed for a request's proposal.
     pub fn on_diff(&mut self, id: RequestId, diff: FileDiff) {
+        self.on_diff_of(id, 0, diff);
+    }
+
+    /// A diff computed for one version of a change (0: the proposal, n: the n-th edit). A
+    /// diff of a version the review has moved past is dropped.
+    pub fn on_diff_of(&mut self, id: RequestId, revision: u32, diff: FileDiff) {
         let diff = Arc::new(diff);
-        if let Some(call_id) = self.calls.get(&id).cloned() {
-            if let Some(item) = self.transcript.tool_mut(&call_id) {
-                item.diff = Some(diff.clone());
+        let current = match &mut self.mode {
+            Mode::Review(Review::Change(c)) if c.req.id == id => {
+                if c.revision != revision {
+                    return;
+                }
+                c.set_diff(diff.clone());
+                true
             }
-        }
-        if let Mode::Review(Review::Change(c)) = &mut self.mode {
-            if c.req.id == id {
-                c.set_diff(diff);
+            _ => revision == 0,
+        };
+        if current {
+            if let Some(call_id) = self.calls.get(&id).cloned() {
+                if let Some(item) = self.transcript.tool_mut(&call_id) {
+                    item.diff = Some(diff);
+                }
             }
         }
     }
@@ -337,27 +372,44 @@ impl App {
         }
     }
 
-    /// The text saved in `$EDITOR` for a change (or why that failed).
+    /// What `$EDITOR` saved for a change or a command (or why that failed): an edited change
+    /// is reviewed again as its diff against the file; an unchanged or empty file leaves the
+    /// review as it was.
     pub fn on_edited(&mut self, id: RequestId, result: Result<String, ActionError>) -> Vec<Effect> {
-        let Mode::Review(Review::Change(c)) = &self.mode else {
+        let Mode::Review(r) = &mut self.mode else {
             return Vec::new();
         };
-        if c.req.id != id {
+        if r.request().id != id {
             return Vec::new();
         }
-        match result {
-            Ok(text) => {
-                use crate::protocol::ReviewDecision;
-                let decision = if text == c.after {
-                    ReviewDecision::Approve
-                } else {
-                    ReviewDecision::ApproveEdited { text }
-                };
-                self.decide(id, decision)
-            }
+        let text = match result {
+            Ok(t) => t,
             Err(e) => {
-                self.transcript
-                    .notice(Level::Error, format!("editor failed: {e}"));
+                let note = Some(format!("editor failed: {e}"));
+                match r {
+                    Review::Change(c) => (c.opened, c.note) = (None, note),
+                    Review::Command(c) => (c.opened, c.note) = (None, note),
+                }
+                return Vec::new();
+            }
+        };
+        match r {
+            Review::Change(c) => match c.edited(text) {
+                review::EditorOutcome::Edited => vec![Effect::ComputeDiff {
+                    id,
+                    path: c.path.clone(),
+                    before: if c.binary_before {
+                        None
+                    } else {
+                        c.before.clone()
+                    },
+                    after: c.after.clone(),
+                    revision: c.revision,
+                }],
+                review::EditorOutcome::Unchanged | review::EditorOutcome::Emptied => Vec::new(),
+            },
+            Review::Command(c) => {
+                c.edited(&text);
                 Vec::new()
             }
         }
@@ -372,6 +424,28 @@ impl App {
         self.status.state = AgentState::RunningTool;
         self.next_review();
         vec![Effect::Send(Op::Review { id, decision })]
+    }
+
+    /// Where a copy went (or why it failed).
+    pub fn on_copied(
+        &mut self,
+        what: &str,
+        result: Result<crate::tui::clipboard::Copied, ActionError>,
+    ) {
+        use crate::tui::clipboard::Copied;
+        match result {
+            Ok(Copied::Clipboard { chars }) => self.transcript.notice(
+                Level::Info,
+                format!("copied {what} ({chars} characters) to the clipboard"),
+            ),
+            Ok(Copied::File { path, why }) => self.transcript.notice(
+                Level::Info,
+                format!("{what} written to {} ({why})", path.display()),
+            ),
+            Err(e) => self
+                .transcript
+                .notice(Level::Error, format!("could not copy {what}: {e}")),
+        }
     }
 
     /// The outcome of applying or saving the patch.

@@ -2,8 +2,8 @@
 //! decision, and the session patch waiting for apply / save / discard. Pure state and the
 //! decisions it leads to; drawing is in `views`, key dispatch in `app::keys`.
 
-use crate::diff::{apply_hunks, FileDiff};
-use crate::protocol::{ApprovalKind, ApprovalRequest, ReviewDecision};
+use crate::diff::{apply_hunks, FileDiff, LineKind};
+use crate::protocol::{ApprovalKind, ApprovalRequest, HunkNote, ReviewDecision};
 use crate::tui::text_input::TextInput;
 use crate::tui::Direction;
 use std::cell::Cell as Slot;
@@ -36,6 +36,11 @@ impl Review {
                 hunk_starts: Default::default(),
                 page: Slot::new(20),
                 feedback: None,
+                feedback_for: FeedbackFor::Rejection,
+                revision: 0,
+                proposal: after.clone(),
+                opened: None,
+                note: None,
                 req,
             }),
             ApprovalKind::Command {
@@ -47,6 +52,10 @@ impl Review {
                 description: description.clone(),
                 timeout_seconds: *timeout_seconds,
                 feedback: None,
+                proposed: command.clone(),
+                opened: None,
+                prefix: None,
+                note: None,
                 req,
             }),
         }
@@ -86,6 +95,36 @@ pub struct ChangeReview {
     /// Lines visible in the last drawing.
     pub page: Slot<usize>,
     pub feedback: Option<TextInput>,
+    /// What the feedback being typed is for.
+    pub feedback_for: FeedbackFor,
+    /// 0: the model's proposal; n: the person's n-th edit of it (`after` is then theirs).
+    pub revision: u32,
+    /// The model's proposed text, whatever `after` has become.
+    pub proposal: String,
+    /// The text handed to `$EDITOR`, while it is open.
+    pub opened: Option<String>,
+    /// A line shown under the header (what the editor did).
+    pub note: Option<String>,
+}
+
+/// What the feedback field of a change review says to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FeedbackFor {
+    /// Why the whole change is rejected.
+    Rejection,
+    /// Why the deselected hunks were dropped (the selected ones are applied).
+    DroppedHunks,
+}
+
+/// What the editor gave back, for a change or a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EditorOutcome {
+    /// Saved as it was opened: back to the review.
+    Unchanged,
+    /// Saved empty: taken as "never mind", back to the review.
+    Emptied,
+    /// Saved with changes: reviewed again.
+    Edited,
 }
 
 /// What approving the change now sends.
@@ -116,21 +155,103 @@ impl ChangeReview {
         self.diff = Some(diff);
     }
 
-    /// The decision for "approve" given the selected hunks.
-    pub fn approve(&self) -> ChangeVerdict {
+    /// The decision for "approve" given the selected hunks (and, when some are dropped from
+    /// the model's proposal, what the person says about them).
+    pub fn approve(&self, feedback: Option<String>) -> ChangeVerdict {
         let Some(diff) = &self.diff else {
-            return ChangeVerdict::Send(ReviewDecision::Approve);
+            return ChangeVerdict::Send(self.whole());
         };
         let n = self.selected.iter().filter(|s| **s).count();
         if n == self.selected.len() {
-            ChangeVerdict::Send(ReviewDecision::Approve)
-        } else if n == 0 {
-            ChangeVerdict::AskWhy
-        } else {
-            let before = self.before.as_deref().unwrap_or("");
-            let text = apply_hunks(before, &self.after, &diff.hunks, &self.selected);
-            ChangeVerdict::Send(ReviewDecision::ApproveEdited { text })
+            return ChangeVerdict::Send(self.whole());
         }
+        if n == 0 {
+            return ChangeVerdict::AskWhy;
+        }
+        let text = self.selected_text();
+        if self.revision > 0 {
+            // Hunks of the person's own edit: the model is told its proposal was edited.
+            return ChangeVerdict::Send(ReviewDecision::ApproveEdited { text });
+        }
+        let (mut kept, mut dropped) = (Vec::new(), Vec::new());
+        for (i, (h, on)) in diff.hunks.iter().zip(&self.selected).enumerate() {
+            let first_change = h
+                .lines
+                .iter()
+                .find(|l| l.kind == LineKind::Added)
+                .or_else(|| h.lines.iter().find(|l| l.kind == LineKind::Removed))
+                .map(|l| l.text())
+                .unwrap_or_default();
+            let note = HunkNote {
+                number: i + 1,
+                header: h.header(),
+                first_change,
+            };
+            if *on {
+                kept.push(note);
+            } else {
+                dropped.push(note);
+            }
+        }
+        ChangeVerdict::Send(ReviewDecision::ApproveHunks {
+            text,
+            kept,
+            dropped,
+            feedback: feedback.filter(|f| !f.trim().is_empty()),
+        })
+    }
+
+    /// Approving every hunk: the proposal as it is, or the person's edit of it.
+    fn whole(&self) -> ReviewDecision {
+        if self.after == self.proposal {
+            ReviewDecision::Approve
+        } else {
+            ReviewDecision::ApproveEdited {
+                text: self.after.clone(),
+            }
+        }
+    }
+
+    /// The text with only the selected hunks applied (all of `after` when all are).
+    pub fn selected_text(&self) -> String {
+        match &self.diff {
+            Some(d) if self.selected.iter().any(|s| !s) => apply_hunks(
+                self.before.as_deref().unwrap_or(""),
+                &self.after,
+                &d.hunks,
+                &self.selected,
+            ),
+            _ => self.after.clone(),
+        }
+    }
+
+    /// Some hunks are selected and some not.
+    pub fn is_partial(&self) -> bool {
+        self.selected.iter().any(|s| *s) && self.selected.iter().any(|s| !s)
+    }
+
+    /// The editor closed on `text`: keep reviewing the proposal, or review the edit.
+    pub fn edited(&mut self, text: String) -> EditorOutcome {
+        let opened = self.opened.take().unwrap_or_else(|| self.after.clone());
+        if text == opened {
+            self.note = Some("unchanged in the editor: the review is as it was".into());
+            return EditorOutcome::Unchanged;
+        }
+        if text.trim().is_empty() && !opened.trim().is_empty() {
+            self.note = Some(
+                "the editor left the file empty: nothing changed, the review is as it was".into(),
+            );
+            return EditorOutcome::Emptied;
+        }
+        self.revision += 1;
+        self.after = text;
+        self.diff = None;
+        self.selected.clear();
+        self.note = Some(
+            "your edit, against the file as it is: y approves it · e edits again · Esc rejects the change"
+                .into(),
+        );
+        EditorOutcome::Edited
     }
 
     pub fn hunk_count(&self) -> usize {
@@ -171,6 +292,82 @@ pub struct CommandReview {
     pub description: Option<String>,
     pub timeout_seconds: f64,
     pub feedback: Option<TextInput>,
+    /// The command as the model proposed it (`command` may be the person's edit).
+    pub proposed: String,
+    /// The text handed to `$EDITOR`, while it is open.
+    pub opened: Option<String>,
+    /// Choosing the prefix of an approval rule.
+    pub prefix: Option<PrefixChoice>,
+    /// A line shown in the panel (what the editor did).
+    pub note: Option<String>,
+}
+
+impl CommandReview {
+    /// Whether the person changed the command.
+    pub fn is_edited(&self) -> bool {
+        self.command.trim() != self.proposed.trim()
+    }
+
+    /// The decision for "run it".
+    pub fn approve(&self) -> ReviewDecision {
+        if self.is_edited() {
+            ReviewDecision::ApproveEdited {
+                text: self.command.clone(),
+            }
+        } else {
+            ReviewDecision::Approve
+        }
+    }
+
+    /// The editor closed on `text`.
+    pub fn edited(&mut self, text: &str) -> EditorOutcome {
+        let opened = self.opened.take().unwrap_or_else(|| self.command.clone());
+        let text = text.trim_end_matches(['\n', '\r']);
+        if text.trim().is_empty() {
+            self.note = Some("the editor left the command empty: nothing changed".into());
+            return EditorOutcome::Emptied;
+        }
+        if text == opened.trim_end_matches(['\n', '\r']) {
+            self.note = Some("unchanged in the editor".into());
+            return EditorOutcome::Unchanged;
+        }
+        self.command = text.to_string();
+        self.note = None;
+        EditorOutcome::Edited
+    }
+
+    /// Start choosing a rule's prefix, from the suggested one.
+    pub fn choose_prefix(&mut self) {
+        let words: Vec<String> = self
+            .command
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+        let n = crate::agent::suggested_prefix_words(&self.command);
+        self.prefix = Some(PrefixChoice { words, n });
+        self.note = None;
+    }
+}
+
+/// The words of a command and how many of them the rule's prefix takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrefixChoice {
+    pub words: Vec<String>,
+    pub n: usize,
+}
+
+impl PrefixChoice {
+    pub fn prefix(&self) -> String {
+        self.words[..self.n.min(self.words.len())].join(" ")
+    }
+
+    /// One word more or fewer (at least one, at most all).
+    pub fn grow(&mut self, to: Direction) {
+        self.n = match to {
+            Direction::Forward => (self.n + 1).min(self.words.len()),
+            Direction::Back => self.n.saturating_sub(1).max(1),
+        };
+    }
 }
 
 /// The session patch, once exported.
@@ -262,22 +459,61 @@ mod tests {
             .replace("line 25\n", "twenty-five\n");
         let mut c = change(&before, &after);
         assert_eq!(c.hunk_count(), 2);
-        assert_eq!(c.approve(), ChangeVerdict::Send(ReviewDecision::Approve));
+        assert_eq!(
+            c.approve(None),
+            ChangeVerdict::Send(ReviewDecision::Approve)
+        );
         c.move_focus(Direction::Forward);
         c.toggle_focused();
-        match c.approve() {
-            ChangeVerdict::Send(ReviewDecision::ApproveEdited { text }) => {
+        match c.approve(Some("not that one".into())) {
+            ChangeVerdict::Send(ReviewDecision::ApproveHunks {
+                text,
+                kept,
+                dropped,
+                feedback,
+            }) => {
                 assert!(
                     text.contains("two\n")
                         && text.contains("line 25\n")
                         && !text.contains("twenty")
                 );
+                assert_eq!(kept.len(), 1);
+                assert_eq!((kept[0].number, kept[0].first_change.as_str()), (1, "two"));
+                assert_eq!(
+                    (dropped[0].number, dropped[0].first_change.as_str()),
+                    (2, "twenty-five")
+                );
+                assert_eq!(feedback.as_deref(), Some("not that one"));
             }
             other => panic!("{other:?}"),
         }
         c.move_focus(Direction::Back);
         c.toggle_focused();
-        assert_eq!(c.approve(), ChangeVerdict::AskWhy);
+        assert_eq!(c.approve(None), ChangeVerdict::AskWhy);
+    }
+
+    #[test]
+    fn an_edit_is_reviewed_again_unless_unchanged_or_empty() {
+        let mut c = change("a\nb\n", "a\nB\n");
+        c.opened = Some(c.after.clone());
+        assert_eq!(c.edited("a\nB\n".into()), EditorOutcome::Unchanged);
+        c.opened = Some(c.after.clone());
+        assert_eq!(c.edited("\n".into()), EditorOutcome::Emptied);
+        assert_eq!(c.revision, 0);
+        c.opened = Some(c.after.clone());
+        assert_eq!(c.edited("a\nbee\n".into()), EditorOutcome::Edited);
+        assert_eq!((c.revision, c.diff.is_none()), (1, true));
+        c.set_diff(Arc::new(FileDiff::compute(
+            "f.txt",
+            Some("a\nb\n"),
+            "a\nbee\n",
+        )));
+        assert_eq!(
+            c.approve(None),
+            ChangeVerdict::Send(ReviewDecision::ApproveEdited {
+                text: "a\nbee\n".into()
+            })
+        );
     }
 
     #[test]

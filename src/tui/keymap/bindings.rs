@@ -13,9 +13,9 @@ pub const BINDINGS: &[Binding] = &[
     b(
         C::Anywhere,
         &[ctrl('c')],
-        A::Quit,
+        A::InterruptOrQuit,
         None,
-        "quit (asks first while the agent works)",
+        "interrupt the agent if it works, then quit (asks first when work would be lost; Ctrl-C again at the question quits)",
     ),
     b(
         C::Browse,
@@ -79,7 +79,21 @@ pub const BINDINGS: &[Binding] = &[
         &[ch('e')],
         A::OpenEditor,
         Some("edit"),
-        "open the proposed text in $EDITOR, then approve what you saved",
+        "open the text (with the selected hunks) in $EDITOR; what you save is reviewed again (an unchanged or empty file changes nothing)",
+    ),
+    b(
+        C::Diff,
+        &[ch('f')],
+        A::ApprovePartly,
+        None,
+        "approve the selected hunks and tell the model why the others were dropped",
+    ),
+    b(
+        C::Diff,
+        &[ch('c')],
+        A::Copy,
+        None,
+        "copy the proposed change as a unified diff",
     ),
     b(
         C::Diff,
@@ -131,6 +145,63 @@ pub const BINDINGS: &[Binding] = &[
         Some("reject"),
         "do not run it, and tell the model why",
     ),
+    b(
+        C::Command,
+        &[ch('p')],
+        A::ChoosePrefix,
+        Some("don't ask again for…"),
+        "approve, and don't ask again for commands starting with the words you choose (this session, or saved for the repository)",
+    ),
+    b(
+        C::Command,
+        &[ch('e')],
+        A::OpenEditor,
+        Some("edit"),
+        "edit the command in $EDITOR before it runs (the model is told what ran)",
+    ),
+    b(
+        C::Command,
+        &[ch('c')],
+        A::Copy,
+        None,
+        "copy the command",
+    ),
+    // Choosing a command rule.
+    b(
+        C::Prefix,
+        &[code(KeyCode::Left), ch('h')],
+        A::Fewer,
+        Some("fewer words"),
+        "one word fewer in the prefix",
+    ),
+    b(
+        C::Prefix,
+        &[code(KeyCode::Right), ch('l')],
+        A::More,
+        Some("more words"),
+        "one word more in the prefix",
+    ),
+    b(
+        C::Prefix,
+        &[code(KeyCode::Enter)],
+        A::Submit,
+        Some("this session"),
+        "run it; commands starting with these words run without asking for the rest of the session",
+    ),
+    b(
+        C::Prefix,
+        &[ch('s')],
+        A::SaveRule,
+        Some("save for the repository"),
+        "the same, and save the rule for this repository in the config file (lilypad doctor lists saved rules)",
+    ),
+    b(
+        C::Prefix,
+        &[code(KeyCode::Esc)],
+        A::Cancel,
+        Some("back"),
+        "back to the command",
+    ),
     // The session patch.
     b(
         C::Patch,
@@ -159,6 +230,13 @@ pub const BINDINGS: &[Binding] = &[
         A::Cancel,
         Some("back"),
         "back to the transcript (decide later with p)",
+    ),
+    b(
+        C::Patch,
+        &[ch('c')],
+        A::Copy,
+        Some("copy"),
+        "copy the whole patch",
     ),
     b(
         C::Patch,
@@ -265,7 +343,7 @@ pub const BINDINGS: &[Binding] = &[
         &[code(KeyCode::Tab)],
         A::NextItem,
         Some("select"),
-        "select the next reasoning or tool result",
+        "select the next message, reasoning or tool call",
     ),
     b(
         C::Transcript,
@@ -280,6 +358,20 @@ pub const BINDINGS: &[Binding] = &[
         A::ToggleItem,
         Some("expand"),
         "expand or collapse the selected item",
+    ),
+    b(
+        C::Transcript,
+        &[ch('c')],
+        A::Copy,
+        Some("copy"),
+        "copy the selected item (else the last answer) as clean text: to the clipboard through the terminal (OSC 52), or to a file when the terminal cannot",
+    ),
+    b(
+        C::Transcript,
+        &[ch('/')],
+        A::Search,
+        Some("search"),
+        "search the transcript (n and N then move between the matches)",
     ),
     b(
         C::Transcript,
@@ -330,6 +422,28 @@ pub const BINDINGS: &[Binding] = &[
         None,
         "go to the end and follow new output",
     ),
+    // A search.
+    b(
+        C::Found,
+        &[ch('n')],
+        A::NextMatch,
+        Some("next match"),
+        "go to the next match further down (wraps to the top)",
+    ),
+    b(
+        C::Found,
+        &[ch('N')],
+        A::PrevMatch,
+        Some("previous match"),
+        "go to the previous match further up (wraps to the end)",
+    ),
+    b(
+        C::Found,
+        &[code(KeyCode::Esc)],
+        A::Cancel,
+        Some("end search"),
+        "end the search (the view stays where it is)",
+    ),
     // Text entry.
     b(
         C::Input,
@@ -373,8 +487,28 @@ pub const BINDINGS: &[Binding] = &[
         Some("back"),
         "back to the patch",
     ),
+    b(
+        C::Search,
+        &[code(KeyCode::Enter)],
+        A::Submit,
+        Some("find"),
+        "find the first match from the top of the view down (wrapping)",
+    ),
+    b(
+        C::Search,
+        &[code(KeyCode::Esc)],
+        A::Cancel,
+        Some("back"),
+        "back to the transcript, no search",
+    ),
     // Questions and help.
-    b(C::Confirm, &[ch('y')], A::Yes, Some("yes"), "yes"),
+    b(
+        C::Confirm,
+        &[ch('y'), ch('q'), ctrl('c')],
+        A::Yes,
+        Some("yes"),
+        "yes (at the quit question, q and Ctrl-C quit too)",
+    ),
     b(
         C::Confirm,
         &[ch('n'), code(KeyCode::Esc)],
@@ -409,5 +543,33 @@ pub const BINDINGS: &[Binding] = &[
         A::Cancel,
         Some("close"),
         "close the help",
+    ),
+    b(
+        C::Help,
+        &[ch('k'), code(KeyCode::Up)],
+        A::ScrollUp,
+        None,
+        "scroll the help up",
+    ),
+    b(
+        C::Help,
+        &[ch('j'), code(KeyCode::Down)],
+        A::ScrollDown,
+        None,
+        "scroll the help down",
+    ),
+    b(
+        C::Help,
+        &[code(KeyCode::PageUp)],
+        A::PageUp,
+        None,
+        "scroll the help a page up",
+    ),
+    b(
+        C::Help,
+        &[code(KeyCode::PageDown), ch(' ')],
+        A::PageDown,
+        None,
+        "scroll the help a page down",
     ),
 ];

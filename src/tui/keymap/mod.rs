@@ -36,6 +36,12 @@ pub enum Context {
     ContextChoice,
     /// The help overlay.
     Help,
+    /// Choosing the words of a command approval rule.
+    Prefix,
+    /// Typing what to search the transcript for.
+    Search,
+    /// A search has found something: moving between its matches.
+    Found,
 }
 
 impl Context {
@@ -55,12 +61,18 @@ impl Context {
             Context::Confirm => "Questions",
             Context::ContextChoice => "The context is full",
             Context::Help => "This help",
+            Context::Prefix => "Choosing a command rule",
+            Context::Search => "Searching the transcript",
+            Context::Found => "After a search",
         }
     }
 
     /// Contexts where printable keys type text.
     pub fn is_text_entry(self) -> bool {
-        matches!(self, Context::Input | Context::Feedback | Context::SavePath)
+        matches!(
+            self,
+            Context::Input | Context::Feedback | Context::SavePath | Context::Search
+        )
     }
 }
 
@@ -69,6 +81,20 @@ impl Context {
 pub enum Action {
     Help,
     Quit,
+    /// Ctrl-C: interrupt the agent if it works, then quit or ask whether to.
+    InterruptOrQuit,
+    /// Copy the item in front as clean text.
+    Copy,
+    /// Approve the selected hunks, telling the model why the others were dropped.
+    ApprovePartly,
+    /// Approve a command with a rule for the commands that start like it.
+    ChoosePrefix,
+    Fewer,
+    More,
+    SaveRule,
+    Search,
+    NextMatch,
+    PrevMatch,
     ScrollUp,
     ScrollDown,
     PageUp,
@@ -205,6 +231,34 @@ pub use bindings::BINDINGS;
 pub const EDITING_HELP: &str =
     "typing edits the text; ← → Home End move; Backspace Delete erase; Ctrl-U clears";
 
+/// The mouse, for the help overlay (the runner turns the wheel into the scroll actions of the
+/// view in front).
+pub const MOUSE_HELP: &str =
+    "scrolls the transcript, a change under review, the session patch or this help";
+
+/// The key list of `docs/interface.md`, made from the same table (a test keeps the page
+/// equal to it).
+pub fn markdown() -> String {
+    let mut out = String::new();
+    for (title, entries) in help_sections() {
+        out.push_str(&format!(
+            "\n**{title}**\n\n| keys | what it does |\n|---|---|\n"
+        ));
+        for (keys, help) in entries {
+            let keys = if keys == "keys" || keys == "wheel" {
+                keys
+            } else {
+                keys.split(' ')
+                    .map(|k| format!("`{}`", k.replace('|', "\\|")))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            out.push_str(&format!("| {keys} | {help} |\n"));
+        }
+    }
+    out
+}
+
 /// The action of `ev` in the first of `contexts` that binds it.
 pub fn lookup(contexts: &[Context], ev: &KeyEvent) -> Option<Action> {
     contexts.iter().find_map(|ctx| {
@@ -216,12 +270,23 @@ pub fn lookup(contexts: &[Context], ev: &KeyEvent) -> Option<Action> {
 }
 
 /// The footer hints for `contexts`: (first key, hint), in table order.
+/// A key a more specific context already binds is not hinted again for a later one.
 pub fn hints(contexts: &[Context]) -> Vec<(String, &'static str)> {
-    contexts
-        .iter()
-        .flat_map(|ctx| BINDINGS.iter().filter(move |bd| bd.context == *ctx))
-        .filter_map(|bd| Some((bd.keys.first()?.label(), bd.hint?)))
-        .collect()
+    let mut taken: Vec<Key> = Vec::new();
+    let mut out = Vec::new();
+    for ctx in contexts {
+        for bd in BINDINGS.iter().filter(|bd| bd.context == *ctx) {
+            let first = bd.keys.first().copied();
+            let shadowed = first.is_some_and(|k| taken.contains(&k));
+            if let (Some(k), Some(hint), false) = (first, bd.hint, shadowed) {
+                out.push((k.label(), hint));
+            }
+        }
+        for bd in BINDINGS.iter().filter(|bd| bd.context == *ctx) {
+            taken.extend(bd.keys.iter().copied());
+        }
+    }
+    out
 }
 
 /// Every binding grouped by context, for the help overlay: (title, [(keys, help)]).
@@ -240,7 +305,25 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
             }
         }
     }
+    out.push(("Mouse", vec![("wheel".into(), MOUSE_HELP)]));
     out
+}
+
+/// How the keys of `action` in `context` are written ("y q Ctrl-C").
+pub fn keys_of(context: Context, action: Action) -> String {
+    BINDINGS
+        .iter()
+        .filter(|bd| bd.context == context && bd.action == action)
+        .flat_map(|bd| bd.keys.iter().map(Key::label))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whether `action` has a key in `context` (the mouse wheel uses the scroll actions).
+pub fn binds(context: Context, action: Action) -> bool {
+    BINDINGS
+        .iter()
+        .any(|bd| bd.context == context && bd.action == action)
 }
 
 #[cfg(test)]
@@ -264,7 +347,10 @@ mod tests {
         let n = key(KeyCode::Char('n'));
         assert_eq!(lookup(&[C::Replay, C::Transcript], &n), Some(A::ReplayNext));
         let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
-        assert_eq!(lookup(&[C::Input, C::Anywhere], &ctrl_c), Some(A::Quit));
+        assert_eq!(
+            lookup(&[C::Input, C::Anywhere], &ctrl_c),
+            Some(A::InterruptOrQuit)
+        );
         assert_eq!(
             lookup(&[C::Input, C::Anywhere], &key(KeyCode::Char('q'))),
             None

@@ -119,6 +119,45 @@ impl HistoryCell {
         matches!(self.kind, CellKind::Reasoning { .. } | CellKind::Tool(_))
     }
 
+    /// Whether Tab stops on this item (to expand it or copy it).
+    pub fn selectable(&self) -> bool {
+        matches!(
+            self.kind,
+            CellKind::User(_)
+                | CellKind::Reasoning { .. }
+                | CellKind::Assistant { .. }
+                | CellKind::Tool(_)
+        )
+    }
+
+    /// The item as clean text, for copying: no markers, gutters or wrap breaks. A message is
+    /// its text as written (markdown source), a change its unified diff, a command `$ cmd`
+    /// and its output, another tool its result.
+    pub fn plain_text(&self) -> Option<String> {
+        match &self.kind {
+            CellKind::User(t) => Some(t.clone()),
+            CellKind::Reasoning { text, .. } | CellKind::Assistant { text, .. } => {
+                Some(text.trim().to_string())
+            }
+            CellKind::Tool(item) => Some(tool_text(item)),
+            CellKind::Notice { text, .. } => Some(text.clone()),
+            CellKind::TurnHeader(_) | CellKind::Finished { .. } => None,
+        }
+    }
+
+    /// What the item is, in a few words ("the message", "the Bash result").
+    pub fn what(&self) -> String {
+        match &self.kind {
+            CellKind::User(_) => "your message".into(),
+            CellKind::Reasoning { .. } => "the reasoning".into(),
+            CellKind::Assistant { .. } => "the answer".into(),
+            CellKind::Tool(item) if item.diff.is_some() => format!("the {} diff", item.name),
+            CellKind::Tool(item) => format!("the {} result", item.name),
+            CellKind::Notice { .. } => "the notice".into(),
+            CellKind::TurnHeader(_) | CellKind::Finished { .. } => "the item".into(),
+        }
+    }
+
     pub fn toggle(&mut self, ctx_default: bool) {
         let now = self.expanded.unwrap_or(ctx_default);
         self.expanded = Some(!now);
@@ -437,6 +476,32 @@ fn tool_lines(
         ));
     }
     out
+}
+
+fn tool_text(item: &ToolItem) -> String {
+    if let Some(d) = &item.diff {
+        return d.unified();
+    }
+    let body = match &item.result {
+        Some(r) => r.content.clone(),
+        None => item.live.clone(),
+    };
+    match item.call.as_ref() {
+        Some(call) if call.name == "Bash" => {
+            let cmd = call
+                .arguments
+                .get("command")
+                .map(json_text)
+                .unwrap_or_default();
+            if body.is_empty() {
+                format!("$ {cmd}")
+            } else {
+                format!("$ {cmd}\n{body}")
+            }
+        }
+        _ if body.is_empty() => call_summary(item),
+        _ => body,
+    }
 }
 
 /// Keep only the tail of live output.

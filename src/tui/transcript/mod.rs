@@ -9,6 +9,7 @@
 
 pub mod cell;
 pub mod markdown;
+pub mod search;
 
 pub use cell::{CellKind, HistoryCell, Level, RenderCtx, ToolItem, ToolOutcome};
 
@@ -39,6 +40,8 @@ pub struct Transcript {
     last_width: Cell<usize>,
     last_height: Cell<usize>,
     last_total: Cell<usize>,
+    /// The search match to mark: (line, query).
+    found: Option<(usize, String)>,
 }
 
 impl Transcript {
@@ -346,11 +349,24 @@ impl Transcript {
             (Direction::Back, Some(s)) => Box::new((0..s).rev()),
             (Direction::Back, None) => Box::new((0..n).rev()),
         };
-        let next = candidates.into_iter().find(|&i| self.cells[i].expandable());
+        let next = candidates.into_iter().find(|&i| self.cells[i].selectable());
         if let Some(i) = next {
             self.selected = Some(i);
             self.reveal(i, ctx);
         }
+    }
+
+    /// What `c` copies: the selected item, else the last answer. (What it is, its text.)
+    pub fn copy_text(&self) -> Option<(String, String)> {
+        let cell = match self.selected {
+            Some(i) => self.cells.get(i)?,
+            None => self
+                .cells
+                .iter()
+                .rev()
+                .find(|c| matches!(c.kind, CellKind::Assistant { .. }))?,
+        };
+        Some((cell.what(), cell.plain_text()?))
     }
 
     /// Expand or collapse the selected item.
@@ -358,6 +374,9 @@ impl Transcript {
         let Some(i) = self.selected else {
             return false;
         };
+        if !self.cells[i].expandable() {
+            return false;
+        }
         let default = self.cells[i].is_expanded(ctx);
         let cell = &mut self.cells[i];
         cell.expanded = Some(default);
@@ -407,11 +426,19 @@ impl Transcript {
             }
             let lines = cell.lines(width, ctx, self.selected == Some(i));
             let skip = top.saturating_sub(line_no);
+            let y_start = y;
             for line in lines.iter().skip(skip) {
                 if y >= height {
                     return;
                 }
                 buf.set_line(area.x, area.y + y as u16, line, area.width);
+                self.mark_row(
+                    line_no + skip + (y - y_start),
+                    area,
+                    area.y + y as u16,
+                    buf,
+                    ctx.theme.fg(ctx.theme.text).bg(ctx.theme.selection_bg),
+                );
                 y += 1;
             }
             line_no += h;

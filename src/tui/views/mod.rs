@@ -123,12 +123,22 @@ fn draw_input(frame: &mut Frame<'_>, area: Rect, app: &App) {
     let t = &app.theme;
     let (label, field, active) = match &app.mode {
         Mode::Review(r) => {
-            let f = match r {
-                Review::Change(c) => c.feedback.as_ref(),
-                Review::Command(c) => c.feedback.as_ref(),
+            let (f, label) = match r {
+                Review::Change(c) => (
+                    c.feedback.as_ref(),
+                    match c.feedback_for {
+                        crate::tui::app::review::FeedbackFor::Rejection => {
+                            "why? (tell the model) › "
+                        }
+                        crate::tui::app::review::FeedbackFor::DroppedHunks => {
+                            "why drop the other hunks? (tell the model; Enter applies the selected) › "
+                        }
+                    },
+                ),
+                Review::Command(c) => (c.feedback.as_ref(), "why? (tell the model) › "),
             };
             match f {
-                Some(f) => ("why? (tell the model) › ", Some(f), true),
+                Some(f) => (label, Some(f), true),
                 None => ("", None, false),
             }
         }
@@ -136,7 +146,10 @@ fn draw_input(frame: &mut Frame<'_>, area: Rect, app: &App) {
             Some(f) => ("save to › ", Some(f), true),
             None => ("", None, false),
         },
-        Mode::Transcript => ("› ", Some(&app.input), app.input_focus),
+        Mode::Transcript => match app.search.as_ref().and_then(|s| s.field.as_ref()) {
+            Some(f) => ("search / ", Some(f), true),
+            None => ("› ", Some(&app.input), app.input_focus),
+        },
     };
     frame.render_widget(Clear, area);
     let line = match (field, active) {
@@ -159,6 +172,9 @@ fn draw_input(frame: &mut Frame<'_>, area: Rect, app: &App) {
 
 fn placeholder(app: &App) -> String {
     use crate::tui::app::AgentState as S;
+    if let (Some(line), Mode::Transcript) = (app.search_line(), &app.mode) {
+        return line;
+    }
     if app.replay.is_some() {
         return "replay: n next turn · b back · e to the end".into();
     }

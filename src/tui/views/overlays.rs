@@ -20,31 +20,10 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
     }
 }
 
-/// Every binding, in two columns when there is room.
+/// Every binding, in two columns when there is room; descriptions wrap under themselves, and
+/// the list scrolls when it is longer than the screen.
 pub(super) fn help(frame: &mut Frame<'_>, area: Rect, app: &App) {
     let t = &app.theme;
-    let mut blocks: Vec<Vec<Line<'static>>> = Vec::new();
-    for (title, entries) in keymap::help_sections() {
-        let mut lines = vec![Line::styled(
-            title.to_string(),
-            t.fg(t.heading).add_modifier(Modifier::BOLD),
-        )];
-        let key_w = entries
-            .iter()
-            .map(|(k, _)| k.chars().count())
-            .max()
-            .unwrap_or(0)
-            .min(18);
-        for (keys, help) in entries {
-            lines.push(Line::from(vec![
-                Span::styled(format!("  {keys:<key_w$}  "), t.accent()),
-                Span::styled(help.to_string(), t.fg(t.text)),
-            ]));
-        }
-        lines.push(Line::default());
-        blocks.push(lines);
-    }
-    let total: usize = blocks.iter().map(Vec::len).sum();
     let popup = centered(
         area,
         area.width.saturating_sub(4),
@@ -54,13 +33,21 @@ pub(super) fn help(frame: &mut Frame<'_>, area: Rect, app: &App) {
         .borders(Borders::ALL)
         .border_style(t.fg(t.accent))
         .title(Span::styled(
-            " Keys (Esc or ? to close) ",
+            " Keys (Esc or ? to close · ↑ ↓ PgUp PgDn scroll) ",
             t.accent().add_modifier(Modifier::BOLD),
         ));
     let inner = block.inner(popup);
     frame.render_widget(Clear, popup);
     frame.render_widget(block, popup);
-    let two = inner.width >= 100 && total > inner.height as usize;
+    let sections = keymap::help_sections();
+    let unwrapped: usize = sections.iter().map(|(_, e)| e.len() + 2).sum();
+    let two = inner.width >= 100 && unwrapped > inner.height as usize;
+    let col_w = if two { inner.width / 2 } else { inner.width } as usize;
+    let blocks: Vec<Vec<Line<'static>>> = sections
+        .into_iter()
+        .map(|(title, entries)| help_block(app, title, &entries, col_w.saturating_sub(1)))
+        .collect();
+    let total: usize = blocks.iter().map(Vec::len).sum();
     let (mut left, mut right) = (Vec::new(), Vec::new());
     let half = total.div_ceil(2);
     for b in blocks {
@@ -70,14 +57,64 @@ pub(super) fn help(frame: &mut Frame<'_>, area: Rect, app: &App) {
             left.extend(b);
         }
     }
+    let h = inner.height as usize;
+    app.help_page.set(h.saturating_sub(2).max(1));
+    let longest = left.len().max(right.len());
+    let scroll = app.help_scroll.min(longest.saturating_sub(h));
+    let window = |lines: Vec<Line<'static>>| -> Vec<Line<'static>> {
+        lines.into_iter().skip(scroll).take(h).collect()
+    };
     if two {
-        let [l, r] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
-            .areas(inner);
-        frame.render_widget(Paragraph::new(left), l);
-        frame.render_widget(Paragraph::new(right), r);
+        let [l, r] =
+            Layout::horizontal([Constraint::Length(col_w as u16), Constraint::Min(1)]).areas(inner);
+        frame.render_widget(Paragraph::new(window(left)), l);
+        frame.render_widget(Paragraph::new(window(right)), r);
     } else {
-        frame.render_widget(Paragraph::new(left), inner);
+        frame.render_widget(Paragraph::new(window(left)), inner);
     }
+    if longest > h {
+        let pos = format!(
+            " {}-{} of {} ",
+            scroll + 1,
+            (scroll + h).min(longest),
+            longest
+        );
+        let x = popup.right().saturating_sub(pos.len() as u16 + 2);
+        frame
+            .buffer_mut()
+            .set_string(x, popup.bottom() - 1, pos, t.dim());
+    }
+}
+
+/// One context's bindings: the title, then a line per binding with its help wrapped to
+/// `width` under the description column.
+fn help_block(
+    app: &App,
+    title: &str,
+    entries: &[(String, &'static str)],
+    width: usize,
+) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let mut lines = vec![Line::styled(
+        title.to_string(),
+        t.fg(t.heading).add_modifier(Modifier::BOLD),
+    )];
+    let key_w = entries
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(18);
+    let indent = [Span::raw(" ".repeat(key_w + 4))];
+    for (keys, help) in entries {
+        let line = Line::from(vec![
+            Span::styled(format!("  {keys:<key_w$}  "), t.accent()),
+            Span::styled(help.to_string(), t.fg(t.text)),
+        ]);
+        lines.extend(crate::tui::wrap::wrap(&line, width, &indent));
+    }
+    lines.push(Line::default());
+    lines
 }
 
 pub(super) fn confirm(frame: &mut Frame<'_>, area: Rect, app: &App, question: &str) {
@@ -98,9 +135,15 @@ pub(super) fn confirm(frame: &mut Frame<'_>, area: Rect, app: &App, question: &s
         Line::styled(question.to_string(), t.fg(t.text)),
         Line::default(),
         Line::from(vec![
-            Span::styled("y", t.accent()),
+            Span::styled(
+                keymap::keys_of(keymap::Context::Confirm, keymap::Action::Yes),
+                t.accent(),
+            ),
             Span::styled(" quit · ", t.dim()),
-            Span::styled("n", t.accent()),
+            Span::styled(
+                keymap::keys_of(keymap::Context::Confirm, keymap::Action::No),
+                t.accent(),
+            ),
             Span::styled(" stay", t.dim()),
         ]),
     ];

@@ -18,8 +18,13 @@ pub(super) fn draw_change(frame: &mut Frame<'_>, area: Rect, app: &App, c: &Chan
         "Write" => "rewrite",
         _ => "edit",
     };
+    let question = if c.revision > 0 {
+        format!(" Approve your version of this {verb}? ")
+    } else {
+        format!(" Approve this {verb}? ")
+    };
     let mut title = vec![Span::styled(
-        format!(" Approve this {verb}? "),
+        question,
         t.fg(t.warning).add_modifier(Modifier::BOLD),
     )];
     if let Some(d) = &c.diff {
@@ -47,10 +52,16 @@ pub(super) fn draw_change(frame: &mut Frame<'_>, area: Rect, app: &App, c: &Chan
             format!("{}  computing the diff…", c.path),
             t.dim(),
         ));
+        if let Some(note) = &c.note {
+            lines.push(Line::styled(note.clone(), t.fg(t.accent)));
+        }
         frame.render_widget(Paragraph::new(lines), inner);
         return;
     };
     lines.push(diff_lines::header(diff, t));
+    if let Some(note) = &c.note {
+        lines.push(Line::styled(note.clone(), t.fg(t.accent)));
+    }
     if c.binary_before {
         lines.push(Line::styled(
             "the file was binary: its old content is not shown",
@@ -97,7 +108,12 @@ pub(super) fn draw_change(frame: &mut Frame<'_>, area: Rect, app: &App, c: &Chan
 
 /// Lines the command panel needs at `width`.
 pub(super) fn command_height(c: &CommandReview, _width: u16) -> u16 {
-    let lines = c.command.lines().count().clamp(1, 12) + 1 + usize::from(c.description.is_some());
+    let lines = c.command.lines().count().clamp(1, 12)
+        + 1
+        + usize::from(c.description.is_some())
+        + usize::from(c.is_edited())
+        + usize::from(c.note.is_some())
+        + usize::from(c.prefix.is_some());
     (lines + 2) as u16
 }
 
@@ -107,7 +123,11 @@ pub(super) fn draw_command(frame: &mut Frame<'_>, area: Rect, app: &App, c: &Com
         .borders(Borders::ALL)
         .border_style(t.fg(t.warning))
         .title(Span::styled(
-            " Run this command? ",
+            if c.is_edited() {
+                " Run your edited command? "
+            } else {
+                " Run this command? "
+            },
             t.fg(t.warning).add_modifier(Modifier::BOLD),
         ));
     let inner = block.inner(area);
@@ -128,8 +148,32 @@ pub(super) fn draw_command(frame: &mut Frame<'_>, area: Rect, app: &App, c: &Com
         }
         lines.push(Line::from(spans));
     }
+    if c.is_edited() {
+        lines.push(Line::styled(
+            format!(
+                "you edited it; the model proposed: {}",
+                c.proposed.lines().next().unwrap_or("")
+            ),
+            t.fg(t.accent),
+        ));
+    }
     if let Some(d) = &c.description {
         lines.push(Line::styled(d.clone(), t.fg(t.text)));
+    }
+    if let Some(note) = &c.note {
+        lines.push(Line::styled(note.clone(), t.fg(t.accent)));
+    }
+    if let Some(p) = &c.prefix {
+        let n = p.n.min(p.words.len());
+        lines.push(Line::from(vec![
+            Span::styled("don't ask again for commands starting with “", t.fg(t.text)),
+            Span::styled(p.prefix(), t.accent().add_modifier(Modifier::BOLD)),
+            Span::styled("”", t.fg(t.text)),
+            Span::styled(
+                format!("  ({n} of {} words; ← → fewer or more)", p.words.len()),
+                t.dim(),
+            ),
+        ]));
     }
     lines.push(Line::styled(
         format!(
