@@ -6,7 +6,7 @@
 use super::quantize::{print_quantize_report, quantize_bar, type_names};
 use crate::convert::{self, ConvertOptions, Mtp, OutType, Target};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 fn parse_target(s: &str) -> Result<Target, String> {
@@ -103,7 +103,7 @@ pub(super) fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
             report.seconds
         );
         print_quantize_report(q);
-        return Ok(ExitCode::SUCCESS);
+        return vocabulary_check(&args.dir, &args.output);
     }
     let types: Vec<String> = report
         .types
@@ -130,5 +130,33 @@ pub(super) fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
             "absent"
         }
     );
-    Ok(ExitCode::SUCCESS)
+    vocabulary_check(&args.dir, &args.output)
+}
+
+/// The converted vocabulary against the checkpoint's tokenizer.json (`quality::vocab`): the
+/// report, and a failing exit status when they disagree (the file stays, for inspection).
+fn vocabulary_check(dir: &Path, output: &Path) -> anyhow::Result<ExitCode> {
+    let tokenizer = dir.join("tokenizer.json");
+    let r = crate::quality::vocab::check(&tokenizer, output)?;
+    if r.mismatches.is_empty() {
+        eprintln!(
+            "  vocabulary check: {} texts ({} tokens: code, prose, CJK, emoji, every added token) \
+             tokenised the same by tokenizer.json and by llama.cpp",
+            r.texts, r.tokens
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!(
+        "error: llama.cpp tokenises {} of {} texts differently from tokenizer.json; the model would \
+         read other tokens than it was trained on:",
+        r.mismatches.len(),
+        r.texts
+    );
+    for m in r.mismatches.iter().take(3) {
+        eprintln!(
+            "  {:?}\n    tokenizer.json {:?}\n    llama.cpp      {:?}",
+            m.text, m.expected, m.got
+        );
+    }
+    Ok(ExitCode::FAILURE)
 }

@@ -8,12 +8,14 @@
 //! - [`metrics`]: the per-position figures and their summaries (pure, f64).
 //! - [`check`]: loading, chunking (llama-perplexity's scheme), running both engines at once.
 //! - [`sample`]: the built-in text, rendered by Lilypad's own prompt renderer.
+//! - [`vocab`]: `lilypad convert`'s check of the converted vocabulary against tokenizer.json.
 //!
 //! Not owned here: quantising ([`crate::convert::quantize`]), printing (`cli`).
 
 pub mod check;
 pub mod metrics;
 pub mod sample;
+pub mod vocab;
 
 pub use check::{run, CheckOptions, CheckReport, PositionRecord};
 pub use metrics::Summary;
@@ -25,6 +27,12 @@ use thiserror::Error;
 pub enum QualityError {
     #[error(transparent)]
     Engine(#[from] crate::engine::EngineError),
+    #[error("reading the tokenizer {path}: {source}")]
+    Tokenizer {
+        path: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     #[error("rendering the built-in sample: {0}")]
     Prompt(#[from] crate::prompt::PromptError),
     #[error("the models have different vocabularies ({reference} and {candidate} tokens): the candidate must be a quantisation of the reference")]

@@ -287,13 +287,18 @@ pub const QWEN35_SPLIT: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?
 
 /// A Hugging Face `tokenizer.json` for `v`, shaped like Qwen3.5's: NFC, the Qwen3.5 split,
 /// byte-level BPE, and the control and user-defined tokens as added tokens (special when
-/// they are control tokens). The counterpart of the GGUF tokenizer data of the same vocabulary.
+/// they are control tokens); padding rows left out. The counterpart of the GGUF tokenizer data
+/// of the same vocabulary.
 pub fn tokenizer_json(v: &Vocab) -> serde_json::Value {
     use serde_json::json;
     let mut model_vocab = serde_json::Map::new();
     let mut added = Vec::new();
     for (id, (tok, ty)) in v.tokens.iter().zip(&v.types).enumerate() {
-        if *ty == TOKEN_CONTROL || *ty == TOKEN_USER_DEFINED {
+        if *ty == TOKEN_UNUSED {
+            // Padding rows: a GGUF has them, a tokenizer.json does not (tokenizers gives added
+            // tokens the ids after the model's vocabulary, so padding there would move them).
+            continue;
+        } else if *ty == TOKEN_CONTROL || *ty == TOKEN_USER_DEFINED {
             added.push(
                 json!({"id": id, "content": tok, "single_word": false, "lstrip": false,
                 "rstrip": false, "normalized": false, "special": *ty == TOKEN_CONTROL}),

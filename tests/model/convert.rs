@@ -242,13 +242,16 @@ fn vocabulary_specials_and_template() {
     assert_eq!(ty("<think>"), Some(vocab::TOKEN_USER_DEFINED as u64));
     assert_eq!(ty("th"), Some(vocab::TOKEN_NORMAL as u64));
     assert_eq!(types[300].as_u64(), Some(vocab::TOKEN_UNUSED as u64));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(c.input.join("tokenizer.json")).unwrap())
+            .unwrap();
     assert_eq!(
         g.get("tokenizer.ggml.merges")
             .unwrap()
             .as_array()
             .unwrap()
             .len(),
-        v.merges.len()
+        json["model"]["merges"].as_array().unwrap().len()
     );
     assert_eq!(
         g.get_u64("tokenizer.ggml.eos_token_id"),
@@ -418,4 +421,37 @@ fn dir_size(dir: &Path) -> u64 {
         .unwrap()
         .map(|e| e.unwrap().metadata().unwrap().len())
         .sum()
+}
+
+/// The vocabulary check `lilypad convert` ends with: the converted GGUF tokenises the samples
+/// and every added token as tokenizer.json does; a tokenizer.json whose ids differ is caught.
+#[test]
+fn converted_vocabulary_tokenises_as_tokenizer_json() {
+    let _g = serial();
+    let c = run(&fx::Options::default(), OutType::Bf16, Mtp::Keep).unwrap();
+    let tokenizer = c.input.join("tokenizer.json");
+    let r = lilypad::quality::vocab::check(&tokenizer, &c.output).unwrap();
+    assert!(r.mismatches.is_empty(), "{:#?}", r.mismatches);
+    assert!(r.texts >= 17 && r.tokens > 500, "{r:?}");
+
+    // The same tokenizer with two byte tokens' ids swapped ("a" and "b"): the texts holding
+    // them come out differently.
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tokenizer).unwrap()).unwrap();
+    let v = json["model"]["vocab"].as_object_mut().unwrap();
+    let (a, b) = (v["a"].clone(), v["b"].clone());
+    v.insert("a".into(), b);
+    v.insert("b".into(), a);
+    let swapped = c.input.join("swapped.json");
+    std::fs::write(&swapped, json.to_string()).unwrap();
+    let r = lilypad::quality::vocab::check(&swapped, &c.output).unwrap();
+    assert!(!r.mismatches.is_empty());
+    assert!(r
+        .mismatches
+        .iter()
+        .all(|m| m.text.contains('a') || m.text.contains('b')));
+    assert!(
+        r.mismatches.iter().any(|m| m.text.starts_with("def add")),
+        "{r:?}"
+    );
 }

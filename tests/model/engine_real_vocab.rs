@@ -60,3 +60,29 @@ fn chat_tokens_get_the_real_ids() {
     );
     assert_eq!(e.detokenize(&ids).unwrap(), text);
 }
+
+/// The real Qwen3.5 vocabulary as a tokenizer.json of Qwen3.5's shape (the `tokenizers` crate)
+/// and as GGUF data (llama.cpp's `qwen35` pre-tokenizer): code, prose, digits, CJK, emoji,
+/// whitespace, a chat prompt and every added token give the same ids, which is what
+/// `lilypad convert`'s vocabulary check relies on.
+#[test]
+fn the_real_vocabulary_tokenises_the_same_in_tokenizers_and_llama_cpp() {
+    let Some(dir) = std::env::var_os("LILYPAD_QWEN_TOKENIZER_DIR") else {
+        assert!(
+            std::env::var_os("LILYPAD_TEST_STRICT").is_none(),
+            "LILYPAD_QWEN_TOKENIZER_DIR is not set (run scripts/fetch-test-data.sh)"
+        );
+        eprintln!("SKIPPED: LILYPAD_QWEN_TOKENIZER_DIR not set; run through scripts/test.sh");
+        return;
+    };
+    let _g = common::serial();
+    let vocab = testmodel::vocab::qwen35(std::path::Path::new(&dir), 248_320).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let gguf = tmp.path().join("tiny-real-vocab.gguf");
+    let json = tmp.path().join("tokenizer.json");
+    std::fs::write(&json, testmodel::vocab::tokenizer_json(&vocab).to_string()).unwrap();
+    testmodel::write(&gguf, &TinySpec::with_vocab(vocab)).unwrap();
+    let r = lilypad::quality::vocab::check(&json, &gguf).unwrap();
+    assert!(r.mismatches.is_empty(), "{:#?}", r.mismatches);
+    assert!(r.texts > 20, "{r:?}");
+}

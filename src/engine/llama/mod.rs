@@ -6,7 +6,10 @@
 mod memory;
 mod sampler;
 mod slots;
+mod vocab;
 mod worker;
+
+pub use vocab::tokenize_texts;
 
 use super::stream::GenerationStream;
 use super::traits::Engine;

@@ -6,7 +6,7 @@
 
 pub mod reference;
 
-use lilypad::testmodel::vocab::{self, CHAT_SPECIALS};
+use lilypad::testmodel::vocab;
 use safetensors::tensor::{Dtype, TensorView};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -397,41 +397,11 @@ pub fn config(opts: &Options) -> serde_json::Value {
 pub const TEMPLATE: &str =
     "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}";
 
-/// tokenizer.json (the synthetic byte-level vocabulary of `testmodel`, chat tokens as added
-/// tokens) and tokenizer_config.json. Returns nothing: ids are those of `vocab::synthetic()`.
+/// tokenizer.json (the synthetic byte-level vocabulary of `testmodel` in the shape of Qwen3.5's
+/// tokenizer.json: `testmodel::vocab::tokenizer_json`) and tokenizer_config.json. Returns
+/// nothing: ids are those of `vocab::synthetic()`.
 pub fn write_tokenizer(dir: &Path) {
-    let v = vocab::synthetic();
-    let mut model_vocab = serde_json::Map::new();
-    let mut added = Vec::new();
-    for (id, tok) in v.tokens.iter().enumerate() {
-        if CHAT_SPECIALS.contains(&tok.as_str()) {
-            let special = tok.starts_with("<|");
-            added.push(
-                json!({"id": id, "content": tok, "single_word": false, "lstrip": false,
-                              "rstrip": false, "normalized": false, "special": special}),
-            );
-        } else {
-            model_vocab.insert(tok.clone(), json!(id));
-        }
-    }
-    let merges: Vec<serde_json::Value> = v
-        .merges
-        .iter()
-        .map(|m| {
-            let (a, b) = m.split_once(' ').unwrap();
-            json!([a, b])
-        })
-        .collect();
-    let tokenizer = json!({
-        "version": "1.0", "truncation": null, "padding": null, "added_tokens": added,
-        "normalizer": {"type": "NFC"},
-        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": true},
-        "post_processor": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false},
-        "decoder": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false},
-        "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": "",
-                  "end_of_word_suffix": "", "fuse_unk": false, "byte_fallback": false,
-                  "ignore_merges": false, "vocab": model_vocab, "merges": merges}
-    });
+    let tokenizer = vocab::tokenizer_json(&vocab::synthetic());
     std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).unwrap();
     let config = json!({
         "add_prefix_space": false, "bos_token": null, "eos_token": "<|im_end|>",
