@@ -17,7 +17,7 @@ mod run;
 pub use crate::engine::{TemplatedModel, TurnRequest};
 pub use approval::{ApprovalPolicy, Policy, PolicyParseError};
 
-use crate::engine::SamplingParams;
+use crate::engine::{SamplingParams, SequenceId};
 use crate::prompt::ToolSpec;
 use crate::protocol::{Event, Message, Op, ToolCall};
 use crate::tools::Tools;
@@ -46,6 +46,9 @@ pub struct AgentConfig {
     pub tool_limits: crate::tools::ToolLimits,
     /// The harness profile the prompt text came from (`name (sha1 ...)`), for the session log.
     pub harness: String,
+    /// The engine sequence the conversation lives in: the default one, or one per task when
+    /// several tasks share an engine (`lilypad run --tasks F --parallel N`).
+    pub sequence: SequenceId,
 }
 
 impl AgentConfig {
@@ -64,6 +67,7 @@ impl AgentConfig {
             session_id: String::new(),
             tool_limits: crate::tools::ToolLimits::default(),
             harness: String::new(),
+            sequence: SequenceId::DEFAULT,
         }
     }
 }
