@@ -50,7 +50,8 @@ pub(super) fn record(
             }
             if matches!(event, Event::TaskFinished { .. }) {
                 let (model, path) = (model.clone(), log.path().with_extension("state"));
-                let saved = tokio::task::spawn_blocking(move || model.save_state_of(sequence, &path)).await;
+                let saved =
+                    tokio::task::spawn_blocking(move || model.save_state_of(sequence, &path)).await;
                 if let Ok(Err(e)) = saved {
                     let _ = tx.send(Event::Error {
                         message: format!("the model's memory could not be saved for resuming: {e}"),

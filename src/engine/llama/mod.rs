@@ -48,9 +48,15 @@ pub fn recurrent_bytes_per_sequence(file: &GgufFile) -> u64 {
         return 0;
     };
     let nextn = file.arch_u64("nextn_predict_layers").unwrap_or(0);
-    let layers = file.arch_u64("block_count").unwrap_or(0).saturating_sub(nextn);
+    let layers = file
+        .arch_u64("block_count")
+        .unwrap_or(0)
+        .saturating_sub(nextn);
     let recurrent = layers - layers / interval;
-    let conv = file.arch_u64("ssm.conv_kernel").unwrap_or(0).saturating_sub(1);
+    let conv = file
+        .arch_u64("ssm.conv_kernel")
+        .unwrap_or(0)
+        .saturating_sub(1);
     let state = file.arch_u64("ssm.state_size").unwrap_or(0);
     let groups = file.arch_u64("ssm.group_count").unwrap_or(0);
     let inner = file.arch_u64("ssm.inner_size").unwrap_or(0);

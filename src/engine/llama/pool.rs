@@ -192,15 +192,23 @@ impl Pool {
 
     /// Drop the least recently used conversations beyond `max_kept`: parked ones first, then
     /// idle sequences other than `current`.
-    fn keep_limit(&mut self, ctx: &mut LlamaContext<'_>, current: usize) -> Result<(), EngineError> {
+    fn keep_limit(
+        &mut self,
+        ctx: &mut LlamaContext<'_>,
+        current: usize,
+    ) -> Result<(), EngineError> {
         loop {
-            let kept = self.parked.len() + self.residents.iter().filter(|r| r.key.is_some()).count();
+            let kept =
+                self.parked.len() + self.residents.iter().filter(|r| r.key.is_some()).count();
             if kept <= self.max_kept {
                 return Ok(());
             }
             if let Some(at) = (0..self.parked.len()).min_by_key(|&j| self.parked[j].used) {
                 let old = self.parked.remove(at);
-                tracing::debug!(slot = old.key, "dropping the least recently used conversation");
+                tracing::debug!(
+                    slot = old.key,
+                    "dropping the least recently used conversation"
+                );
                 continue;
             }
             match self.idle_lru(&[current]) {
@@ -261,7 +269,10 @@ impl Pool {
             return Ok(None);
         }
         if from == to {
-            return Ok(Some(self.find(from).map_or(0, |i| self.residents[i].memory.len())));
+            return Ok(Some(
+                self.find(from)
+                    .map_or(0, |i| self.residents[i].memory.len()),
+            ));
         }
         let src = self.find(from);
         let pinned: Vec<usize> = src.into_iter().collect();

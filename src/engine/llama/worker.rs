@@ -451,18 +451,18 @@ impl Worker<'_> {
         }
         let started = Instant::now();
         let boundary = last_message_start(self.model, &tokens);
-        let pre = match self.pool.memory(i).prefill_to_last(
-            &mut self.ctx,
-            &tokens,
-            boundary,
-            &out.cancel,
-        ) {
-            Ok(p) => p,
-            Err(e) => {
-                let _ = out.events.send(EngineEvent::Failed(e));
-                return Start::Done;
-            }
-        };
+        let pre =
+            match self
+                .pool
+                .memory(i)
+                .prefill_to_last(&mut self.ctx, &tokens, boundary, &out.cancel)
+            {
+                Ok(p) => p,
+                Err(e) => {
+                    let _ = out.events.send(EngineEvent::Failed(e));
+                    return Start::Done;
+                }
+            };
         let figures = Figures {
             prompt_tokens: tokens.len(),
             reused_tokens: pre.reused,
@@ -492,7 +492,11 @@ impl Worker<'_> {
         Start::Done
     }
 
-    fn logits(&mut self, i: usize, tokens: &[LlamaToken]) -> Result<(Vec<f32>, Figures), EngineError> {
+    fn logits(
+        &mut self,
+        i: usize,
+        tokens: &[LlamaToken],
+    ) -> Result<(Vec<f32>, Figures), EngineError> {
         let start = Instant::now();
         let never = AtomicBool::new(false);
         let boundary = last_message_start(self.model, tokens);
