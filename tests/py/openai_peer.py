@@ -225,11 +225,11 @@ def concurrent_checks(client):
     ]
 
     def ask(messages, max_tokens, streamed):
-        kw = dict(max_tokens=max_tokens, temperature=0, tools=TOOLS)
+        kw = dict(max_tokens=max_tokens, temperature=0)
         if streamed:
             reasoning, content, calls, finish, usage, _ = stream_turn(client, model, messages, **kw)
             return (reasoning, content, finish, usage.completion_tokens)
-        r = client.chat.completions.create(model=model, messages=messages, **kw)
+        r = client.chat.completions.create(model=model, messages=messages, tools=TOOLS, **kw)
         m = r.choices[0].message
         return (
             extra(m, "reasoning_content") or "",

@@ -122,8 +122,10 @@ impl Pool {
     }
 
     /// The sequence holding `key`, bringing it in first (from the parked list, or empty) into a
-    /// free sequence or the least recently used idle one, which is parked. `Ok(None)` when
-    /// every sequence is busy or pinned: the caller waits for one to finish.
+    /// free sequence or the least recently used idle one, which is parked. A parked
+    /// conversation is restored only where its tokens fit (idle ones are parked to make room).
+    /// `Ok(None)` when every sequence is busy or pinned, or busy ones hold the room: the
+    /// caller waits for one to finish.
     pub(super) fn acquire(
         &mut self,
         ctx: &mut LlamaContext<'_>,
@@ -141,6 +143,10 @@ impl Pool {
         };
         self.park(ctx, i)?;
         if let Some(at) = self.parked.iter().position(|p| p.key == key) {
+            if !self.make_room(ctx, i, self.parked[at].parts.len())? {
+                return Ok(None);
+            }
+            // (Parking appends, so `at` still names it.)
             let p = self.parked.remove(at);
             let seq = self.residents[i].memory.seq();
             match ctx.state_seq_set(&p.state, seq) {
@@ -281,7 +287,8 @@ impl Pool {
         };
         self.residents[d].memory.clear(ctx)?;
         let dst_seq = self.residents[d].memory.seq();
-        if let Some(s) = src {
+        // Making room for `to` may have parked `from`: look again.
+        if let Some(s) = self.find(from) {
             let src_seq = self.residents[s].memory.seq();
             ctx.copy_kv_cache_seq(src_seq, dst_seq, None, None)
                 .map_err(|e| llama_err("copying a sequence", e))?;
