@@ -233,6 +233,7 @@ pub(super) fn decode(
     let rows = super::sequences::aggregate(&engine, &[1, 2, 4, 8], per_sequence, reps)?;
     drop(engine);
     let together = super::sequences::Outcome {
+        bench: "decode",
         rows,
         model: if opts.gguf.is_some() || opts.quick {
             "decode model".into()
@@ -241,7 +242,7 @@ pub(super) fn decode(
         },
         target_at_4: (opts.gguf.is_none() && !opts.quick).then_some(3.0),
     };
-    report.figures.extend(together.figures());
+
     let (limit, limit_source) = match opts.peak_gbs {
         Some(g) => (g * 1e9, "given memory bandwidth (--peak-gbs)".to_string()),
         None => {
@@ -276,6 +277,7 @@ pub(super) fn decode(
         limit_source,
     };
     report.figures.extend(o.figures());
+    report.figures.extend(together.figures());
     Ok(())
 }
 
@@ -363,6 +365,7 @@ pub(super) fn sequences(
         m.parameters
     ));
     let o = super::sequences::Outcome {
+        bench: "sequences",
         rows,
         model: "bench model".into(),
         target_at_4: None,

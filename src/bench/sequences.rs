@@ -20,6 +20,8 @@ use std::time::Instant;
 /// Aggregate decode speed with `n` sequences together, for each `n` of `counts`.
 #[derive(Debug, Clone)]
 pub struct Outcome {
+    /// The bench the figures belong to (`decode` or `sequences`).
+    pub bench: &'static str,
     /// (sequences, aggregate tokens/s, tokens generated in all)
     pub rows: Vec<(usize, f64, usize)>,
     /// What the figures are about (the model), for their names.
@@ -85,7 +87,7 @@ impl Outcome {
             .iter()
             .filter(|r| r.0 > 1)
             .map(|&(n, tps, _)| Figure {
-                bench: "sequences".into(),
+                bench: self.bench.into(),
                 name: format!("aggregate decode, {n} sequences together ({})", self.model),
                 value: tps,
                 unit: "tok/s".into(),
