@@ -9,7 +9,9 @@
 //! parsing (`cli`), the process exit (the caller maps [`Verdict::exit_code`]).
 
 use crate::config::{ModelSource, Settings};
-use crate::engine::llama::{gpu_offload_available, gpu_offload_compiled, kv_bytes_per_token};
+use crate::engine::llama::{
+    gpu_offload_available, gpu_offload_compiled, kv_bytes_per_token, recurrent_bytes_per_sequence,
+};
 use crate::gguf::GgufFile;
 use crate::sandbox::SandboxKind;
 use std::io::Write;
@@ -57,7 +59,7 @@ pub fn run(settings: &Settings, out: &mut dyn Write) -> Result<Verdict, DoctorEr
     let compiled = gpu_offload_compiled();
     offload(compiled, out)?;
     let (layers, verdict) = match &model {
-        Some(path) => model_file(path, e.ctx, out)?,
+        Some(path) => model_file(path, e.ctx, e.sequences.max(1), out)?,
         None => {
             writeln!(out, "context         {} tokens", e.ctx)?;
             (None, Verdict::Usable)
@@ -186,6 +188,7 @@ fn offload(compiled: bool, out: &mut dyn Write) -> Result<(), DoctorError> {
 fn model_file(
     path: &Path,
     ctx: u32,
+    sequences: u32,
     out: &mut dyn Write,
 ) -> Result<(Option<u64>, Verdict), DoctorError> {
     let f = match GgufFile::open(path) {
@@ -208,8 +211,17 @@ fn model_file(
     let mib = kv_bytes_per_token(&f) * u64::from(ctx) / (1 << 20);
     writeln!(
         out,
-        "context         {ctx} tokens (attention cache about {mib} MiB)"
+        "context         {ctx} tokens (attention cache about {mib} MiB, shared by the sequences)"
     )?;
+    let each = recurrent_bytes_per_sequence(&f);
+    if each > 0 {
+        writeln!(
+            out,
+            "sequences       {sequences} decoded together (recurrent state about {} MiB each, {} MiB in all)",
+            each >> 20,
+            (each * u64::from(sequences)) >> 20
+        )?;
+    }
     Ok((f.arch_u64("block_count"), Verdict::Usable))
 }
 

@@ -19,7 +19,7 @@ pub use crate::engine::{TemplatedModel, TurnRequest};
 pub use approval::{ApprovalPolicy, Policy, PolicyParseError};
 pub use rules::{suggested_prefix_words, CommandRule, SavedCommandRule};
 
-use crate::engine::SamplingParams;
+use crate::engine::{SamplingParams, SequenceId};
 use crate::prompt::ToolSpec;
 use crate::protocol::{Event, Message, Op, ToolCall};
 use crate::tools::Tools;
@@ -51,6 +51,9 @@ pub struct AgentConfig {
     pub tool_limits: crate::tools::ToolLimits,
     /// The harness profile the prompt text came from (`name (sha1 ...)`), for the session log.
     pub harness: String,
+    /// The engine sequence the conversation lives in: the default one, or one per task when
+    /// several tasks share an engine (`lilypad run --tasks F --parallel N`).
+    pub sequence: SequenceId,
 }
 
 impl AgentConfig {
@@ -70,6 +73,7 @@ impl AgentConfig {
             session_id: String::new(),
             tool_limits: crate::tools::ToolLimits::default(),
             harness: String::new(),
+            sequence: SequenceId::DEFAULT,
         }
     }
 }

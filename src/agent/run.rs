@@ -4,7 +4,7 @@
 //! nothing that was not approved is applied.
 
 use super::AgentConfig;
-use crate::engine::{EngineError, SequenceId, TemplatedModel, TurnRequest};
+use crate::engine::{EngineError, TemplatedModel, TurnRequest};
 use crate::engine::{EngineEvent, Generation, ParsedOutput};
 use crate::prompt::{CallEnd, ParseEvent, Parser, Start, ToolSchemas};
 use crate::protocol::{
@@ -447,7 +447,7 @@ impl Agent {
             tools: self.config.tools.clone(),
             max_tokens: self.config.max_turn_tokens.min(remaining.max(1) as u32),
             sampling: self.config.sampling.clone(),
-            sequence: SequenceId::DEFAULT,
+            sequence: self.config.sequence,
         };
         let mut stream = self.model.start(&request)?;
         let mut parser = Parser::new(self.schemas.clone(), Start::Reasoning)

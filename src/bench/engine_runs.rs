@@ -1,6 +1,6 @@
 //! The sections of a `lilypad bench` run that load the in-process engine: the scripted session
 //! (`agent-turns` and `resume` on one engine), `engine` against its reference loop in a child
-//! process, and `decode`.
+//! process, `decode` (with several sequences together too), `grammar` and `sequences`.
 //!
 //! Owns: the model file each section uses (the given GGUF, or a random-weight one written into
 //! the run's temporary directory), the engine settings each loads with (always on the CPU but
@@ -217,6 +217,7 @@ pub(super) fn decode(
     let mut es = settings.clone();
     es.ctx = 4_096;
     es.threads = threads;
+    es.sequences = 8;
     let gpu_layers = es.gpu_layers.unwrap_or(0);
     es.gpu_layers = Some(gpu_layers);
     let engine = load(&path, &es)?;
@@ -227,7 +228,21 @@ pub(super) fn decode(
     };
     eprintln!("bench decode: {reps} runs of {tokens} tokens...");
     let (tps, fewest) = d::tokens_per_second(&engine, tokens, reps)?;
+    let per_sequence = (tokens / 4).max(8);
+    eprintln!("bench decode: 1, 2, 4 and 8 sequences of {per_sequence} tokens together...");
+    let rows = super::sequences::aggregate(&engine, &[1, 2, 4, 8], per_sequence, reps)?;
     drop(engine);
+    let together = super::sequences::Outcome {
+        bench: "decode",
+        rows,
+        model: if opts.gguf.is_some() || opts.quick {
+            "decode model".into()
+        } else {
+            "Qwen3.5-4B shape".into()
+        },
+        target_at_4: (opts.gguf.is_none() && !opts.quick).then_some(3.0),
+    };
+
     let (limit, limit_source) = match opts.peak_gbs {
         Some(g) => (g * 1e9, "given memory bandwidth (--peak-gbs)".to_string()),
         None => {
@@ -262,6 +277,7 @@ pub(super) fn decode(
         limit_source,
     };
     report.figures.extend(o.figures());
+    report.figures.extend(together.figures());
     Ok(())
 }
 
@@ -314,5 +330,49 @@ pub(super) fn grammar(
         m.vocabulary
     ));
     report.figures.extend(o.figures());
+    Ok(())
+}
+
+/// `sequences`: the bench model on the CPU, several sequences decoded together against one,
+/// then `lilypad serve` with 4 concurrent clients against one at a time.
+pub(super) fn sequences(
+    opts: &Options,
+    settings: &EngineSettings,
+    dir: &Path,
+    threads: u32,
+    report: &mut Report,
+) -> Result<(), BenchError> {
+    let embd = if opts.quick {
+        opts.embd.min(64)
+    } else {
+        opts.embd
+    };
+    let path = model_path(opts, dir, embd)?;
+    let mut es = settings.clone();
+    es.ctx = 8192;
+    es.threads = threads;
+    es.sequences = 8;
+    es.conversation_slots = 8;
+    es.gpu_layers = Some(0);
+    let engine = std::sync::Arc::new(load(&path, &es)?);
+    let tokens = if opts.quick { 16 } else { 128 };
+    eprintln!("bench sequences: 1, 2, 4 and 8 sequences of {tokens} tokens together...");
+    let rows = super::sequences::aggregate(&engine, &[1, 2, 4, 8], tokens, 3)?;
+    let m = engine.model();
+    report.notes.push(format!(
+        "sequences model: {} ({} parameters), {threads} thread(s), CPU; {tokens} greedy tokens per sequence, wall time until the last ends",
+        path.display(),
+        m.parameters
+    ));
+    let o = super::sequences::Outcome {
+        bench: "sequences",
+        rows,
+        model: "bench model".into(),
+        target_at_4: None,
+    };
+    report.figures.extend(o.figures());
+    eprintln!("bench sequences: lilypad serve, 4 clients together and one at a time...");
+    let s = super::sequences::serve(engine, 4, tokens as u32)?;
+    report.figures.push(s.figure());
     Ok(())
 }

@@ -8,7 +8,9 @@
 //! - [`ui`]: frame render time while a long transcript streams, and a large highlighted diff;
 //! - [`tools`]: Glob against fd, a Bash round trip against `docker exec` / `kubectl exec`;
 //! - [`decode`]: generation speed of a 4B-shaped model against the memory-bandwidth limit;
-//! - [`grammar`]: decode speed inside a tool call with the tool-call grammar against without.
+//! - [`grammar`]: decode speed inside a tool call with the tool-call grammar against without;
+//! - [`sequences`]: aggregate decode speed of 2, 4 and 8 sequences together against one, and
+//!   `lilypad serve` with concurrent clients against the same requests one at a time.
 //!
 //! A run ([`run`], with [`Options`]) puts the benches asked for into one [`Report`]; the
 //! sections that load an engine are in `engine_runs`, the rest in `suite`.
@@ -22,6 +24,7 @@ pub mod engine;
 mod engine_runs;
 pub mod grammar;
 pub mod resume;
+pub mod sequences;
 mod suite;
 pub mod tools;
 pub mod ui;

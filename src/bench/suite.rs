@@ -39,6 +39,9 @@ pub enum Which {
     EngineReference,
     /// Decode speed inside a tool call with the tool-call grammar against without
     Grammar,
+    /// Aggregate decode speed of 1, 2, 4 and 8 sequences together, and `lilypad serve` with 4
+    /// concurrent clients against one at a time
+    Sequences,
 }
 
 /// What a run measures and at what sizes (the `lilypad bench` flags).
@@ -130,6 +133,8 @@ pub enum BenchError {
     Engine(#[from] EngineError),
     #[error(transparent)]
     Tools(#[from] t::ToolsBenchError),
+    #[error(transparent)]
+    Serve(#[from] super::sequences::ServeBenchError),
 }
 
 /// An I/O failure while doing `what`.
@@ -157,6 +162,9 @@ pub fn run(opts: &Options, settings: &EngineSettings) -> Result<Output, BenchErr
     }
     if matches!(opts.which, Which::Engine | Which::All) {
         engine_runs::engine(opts, settings, dir.path(), threads, &mut report)?;
+    }
+    if matches!(opts.which, Which::Sequences | Which::All) {
+        engine_runs::sequences(opts, settings, dir.path(), threads, &mut report)?;
     }
     if matches!(opts.which, Which::Ui | Which::All) {
         ui(opts, &mut report)?;

@@ -86,6 +86,9 @@ pub enum WhichArg {
     /// (`--vocab-dir` gives the model the real vocabulary, which is what the grammar's cost
     /// grows with)
     Grammar,
+    /// Aggregate decode speed of 1, 2, 4 and 8 sequences together (the bench model), and
+    /// `lilypad serve` with 4 concurrent clients against the same requests one at a time
+    Sequences,
 }
 
 impl From<WhichArg> for bench::Which {
@@ -100,6 +103,7 @@ impl From<WhichArg> for bench::Which {
             WhichArg::Decode => bench::Which::Decode,
             WhichArg::EngineReference => bench::Which::EngineReference,
             WhichArg::Grammar => bench::Which::Grammar,
+            WhichArg::Sequences => bench::Which::Sequences,
         }
     }
 }

@@ -111,6 +111,7 @@ pub(super) fn run(args: &RunArgs, settings: &Settings) -> anyhow::Result<ExitCod
         task: &task,
         repo: &repo,
         out_dir: args.out.as_deref(),
+        sequence: crate::engine::SequenceId::DEFAULT,
     };
     let outcome = rt.block_on(headless::run_task(run, model, events))?;
     eprintln!(

@@ -24,7 +24,7 @@ mod traits;
 mod types;
 mod utf8;
 
-pub use llama::{EngineHandle, LoadedModel, ScoreStream, ScoredRows};
+pub use llama::{EngineHandle, LoadedModel, MemoryReport, ScoreStream, ScoredRows, SequenceMemory};
 pub use script::{ScriptEngine, ScriptSettings};
 pub use settings::{EngineSettings, SamplingSettings};
 pub use stream::GenerationStream;

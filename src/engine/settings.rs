@@ -58,8 +58,13 @@ pub struct EngineSettings {
     /// A snapshot every this many generated tokens, so that a reply re-rendered differently
     /// from how it was generated is not read again from its start. 0 turns them off.
     pub snapshot_interval: u32,
-    /// Conversations whose memory `lilypad serve` keeps (the active one plus parked ones,
-    /// least recently used dropped first); each parked one costs its attention cache in RAM.
+    /// Sequences the context holds: requests of different conversations (serve clients,
+    /// batch tasks) that generate together. Each costs one recurrent state (about 50 MiB for
+    /// FrogNano); the attention cache (`ctx` tokens) is shared by all of them.
+    pub sequences: u32,
+    /// Conversations whose memory is kept (in a sequence, or parked in host memory when
+    /// there are more conversations than sequences; least recently used dropped first);
+    /// each parked one costs its attention cache in RAM.
     pub conversation_slots: u32,
     pub sampling: SamplingSettings,
 }
@@ -76,6 +81,7 @@ impl Default for EngineSettings {
             max_turn_tokens: 8192,
             max_snapshots: 8,
             snapshot_interval: 512,
+            sequences: 4,
             conversation_slots: 4,
             sampling: SamplingSettings::default(),
         }

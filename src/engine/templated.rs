@@ -108,6 +108,15 @@ impl TemplatedModel {
         self.engine.save_state(SequenceId::DEFAULT, path)
     }
 
+    /// Save the memory of conversation `sequence`.
+    pub fn save_state_of(
+        &self,
+        sequence: SequenceId,
+        path: &Path,
+    ) -> Result<Option<usize>, EngineError> {
+        self.engine.save_state(sequence, path)
+    }
+
     /// Load memory saved by [`Self::save_state`].
     pub fn load_state(&self, path: &Path) -> Result<Option<usize>, EngineError> {
         self.engine.load_state(SequenceId::DEFAULT, path)

@@ -13,8 +13,14 @@ pub enum EngineError {
     File(#[from] crate::gguf::GgufError),
     #[error("llama.cpp could not load {path} (architecture {arch}): the file is unsupported by this build or corrupt")]
     Load { path: PathBuf, arch: String },
-    #[error("not enough memory for a context of {ctx} tokens (the model's attention cache alone needs about {kv_mib} MiB); lower it with --ctx, e.g. --ctx {suggest}")]
-    ContextMemory { ctx: u32, kv_mib: u64, suggest: u32 },
+    #[error("not enough memory for a context of {ctx} tokens and {sequences} sequences (the model's attention cache needs about {kv_mib} MiB, its recurrent state {recurrent_mib} MiB for the sequences); lower --ctx, e.g. --ctx {suggest}, or [engine] sequences")]
+    ContextMemory {
+        ctx: u32,
+        kv_mib: u64,
+        sequences: u32,
+        recurrent_mib: u64,
+        suggest: u32,
+    },
     #[error("the prompt has {prompt} tokens but the context holds only {ctx}")]
     PromptTooLong { prompt: usize, ctx: u32 },
     #[error("the prompt is empty")]
@@ -37,11 +43,8 @@ pub enum EngineError {
     Prompt(#[from] crate::prompt::PromptError),
     #[error(transparent)]
     Remote(#[from] super::remote::RemoteError),
-    #[error("{doing} the state of conversation slot {} is not supported (only the active conversation's)", sequence.0)]
-    Sequence {
-        sequence: SequenceId,
-        doing: &'static str,
-    },
+    #[error("no sequence of the engine can take this request and none is generating to free one; raise [engine] sequences")]
+    NoSequence,
     #[error("{engine} reads {reads}, but was given {given}")]
     PromptForm {
         engine: &'static str,
@@ -68,10 +71,10 @@ impl std::fmt::Display for PromptForm {
     }
 }
 
-/// Which of an engine's sequences a request runs in. Each sequence keeps its own memory of
-/// what it has read (prefix reuse, snapshots); [`SequenceId::DEFAULT`] is the one a single
-/// conversation uses. Engines that keep several (the in-process engine's conversation slots)
-/// switch to the named one first; others ignore it.
+/// Which of an engine's conversations a request runs in. Each keeps its own memory of what it
+/// has read (prefix reuse, snapshots); [`SequenceId::DEFAULT`] is the one a single
+/// conversation uses. The in-process engine runs requests of different conversations together,
+/// each in its own llama.cpp sequence; other engines ignore it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SequenceId(pub u64);
 

@@ -56,9 +56,10 @@ pub async fn run_batch(
             source,
         },
     )?));
-    // The in-process engine is loaded once and shared (its requests run one at a time), and so
-    // is a remote server's client; a scripted engine is per task, so every task replays its
-    // script from the start.
+    // The in-process engine is loaded once and shared, and so is a remote server's client; a
+    // scripted engine is per task, so every task replays its script from the start. Each task
+    // has its own engine sequence: the in-process engine decodes the running tasks together,
+    // each with its own memory, so interleaved tasks never re-read each other's prompts.
     let shared = match &choice {
         EngineChoice::Llama(_) | EngineChoice::Remote(_) => Some(launch::build_model(
             &choice,
@@ -71,7 +72,8 @@ pub async fn run_batch(
     let model_name = choice.label();
     let limit = Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
     let mut set = tokio::task::JoinSet::new();
-    for t in tasks {
+    for (n, t) in tasks.into_iter().enumerate() {
+        let sequence = crate::engine::SequenceId(n as u64 + 1);
         let permit_src = limit.clone();
         let settings = settings.clone();
         let opts = opts.clone();
@@ -96,6 +98,7 @@ pub async fn run_batch(
                         task: &t.task,
                         repo: &repo,
                         out_dir: Some(&traj_dir.join(&t.instance_id)),
+                        sequence,
                     };
                     run_task(run, model, EventOutput::Quiet).await
                 }

@@ -52,6 +52,8 @@ pub struct TaskRun<'a> {
     pub repo: &'a Path,
     /// Where the patch and trajectory go (default: the session directory).
     pub out_dir: Option<&'a Path>,
+    /// The engine sequence of this task's conversation (a batch gives each task its own).
+    pub sequence: crate::engine::SequenceId,
 }
 
 /// Where a task's events are written while it runs.
@@ -91,6 +93,7 @@ pub async fn run_task(
         task,
         repo,
         out_dir,
+        sequence,
     } = run;
     let spec = launch::sandbox_spec(settings, opts, repo, SandboxKind::Docker);
     let sandbox = launch::open_sandbox(&spec).await?;
@@ -99,7 +102,8 @@ pub async fn run_task(
     }
     let session_id = session::new_session_id();
     let policy = headless_policy(spec.kind, opts.allow_host);
-    let config = launch::agent_config(settings, opts, &settings.prompt, policy, &session_id)?;
+    let mut config = launch::agent_config(settings, opts, &settings.prompt, policy, &session_id)?;
+    config.sequence = sequence;
     let dir = launch::session_dir(opts)?;
     let header = launch::header(&config, &spec, choice, task);
     let system_prompt = config.system_prompt.clone();

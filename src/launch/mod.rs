@@ -228,6 +228,7 @@ pub fn start(
         "session started"
     );
     let tools = Tools::new(sandbox.clone(), config.tool_limits.clone());
+    let sequence = config.sequence;
     let handle = agent::spawn_resumed(
         model.clone(),
         tools,
@@ -236,7 +237,7 @@ pub fn start(
         history.pending,
     );
     let log_path = log.path().to_path_buf();
-    let events = recorder::record(handle.events, log, sandbox.clone(), model);
+    let events = recorder::record(handle.events, log, sandbox.clone(), model, sequence);
     Running {
         ops: handle.ops,
         events,

@@ -4,7 +4,7 @@
 //! When a task ends, the model's memory is saved next to the log too (`{id}.state`, in-process
 //! engine only), so that `resume` need not read the whole conversation again.
 
-use crate::engine::TemplatedModel;
+use crate::engine::{SequenceId, TemplatedModel};
 use crate::protocol::{Event, Resolution};
 use crate::sandbox::Sandbox;
 use crate::session::SessionLog;
@@ -16,6 +16,7 @@ pub(super) fn record(
     mut log: SessionLog,
     sandbox: Arc<dyn Sandbox>,
     model: Arc<TemplatedModel>,
+    sequence: SequenceId,
 ) -> UnboundedReceiver<Event> {
     let (tx, rx) = unbounded_channel();
     tokio::spawn(async move {
@@ -49,7 +50,8 @@ pub(super) fn record(
             }
             if matches!(event, Event::TaskFinished { .. }) {
                 let (model, path) = (model.clone(), log.path().with_extension("state"));
-                let saved = tokio::task::spawn_blocking(move || model.save_state(&path)).await;
+                let saved =
+                    tokio::task::spawn_blocking(move || model.save_state_of(sequence, &path)).await;
                 if let Ok(Err(e)) = saved {
                     let _ = tx.send(Event::Error {
                         message: format!("the model's memory could not be saved for resuming: {e}"),

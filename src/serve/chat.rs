@@ -77,7 +77,8 @@ pub(super) async fn completions(
         return r;
     }
     let place = InLine(server.clone());
-    let turn = server.engine_turn.clone().lock_owned().await;
+    // No lock: the engine decodes concurrent requests together (one sequence each) and queues
+    // those beyond its sequences itself.
     let stream = match server.backend.generate(request) {
         Ok(s) => s,
         Err(e) => return ApiError::from_engine(&e).into_response(),
@@ -113,14 +114,14 @@ pub(super) async fn completions(
     if !params.stream {
         let _cancel = CancelOnDrop(cancel);
         let r = reply.whole().await;
-        drop((turn, place));
+        drop(place);
         return r;
     }
     let (tx, rx) = unbounded_channel::<Bytes>();
     let include_usage = params.include_usage;
     tokio::spawn(async move {
-        // The engine is ours until the generation has really ended.
-        let _held = (turn, place);
+        // The request holds its place in line until the generation has really ended.
+        let _held = place;
         reply.stream(tx, cancel, include_usage).await;
     });
     let body = Body::from_stream(futures_util::stream::unfold(rx, |mut rx| async move {

@@ -9,14 +9,17 @@
 //! by the request's tool schemas with Lilypad's own parser).
 //!
 //! Invariants:
-//! - one request decodes at a time; the others wait in a queue of at most `max_queue`, beyond
-//!   which the server answers 503 with `Retry-After`;
-//! - a client that goes away cancels its request (the engine stops within one token), and the
-//!   next request starts only when the engine is free again;
-//! - each conversation keeps its own memory slot, so interleaved conversations keep their
-//!   prefix reuse (`crate::engine::llama` slots, least recently used dropped first). A
-//!   conversation is known by its system prompt and first user message, which an agent never
-//!   rewrites (see `backend::conversation_key`);
+//! - concurrent requests of different conversations decode together, each in its own engine
+//!   sequence (`[engine] sequences` at once; the engine queues the others); at most
+//!   `max_queue` requests are in flight, beyond which the server answers 503 with
+//!   `Retry-After`. Two requests of one conversation run one after the other;
+//! - a client that goes away cancels its request (the engine stops it within one token; the
+//!   others go on);
+//! - each conversation keeps its own memory, so interleaved conversations keep their prefix
+//!   reuse: in a sequence of the context while there is room, parked in host memory otherwise
+//!   (`crate::engine::llama`, least recently used dropped first). A conversation is known by
+//!   its system prompt and first user message, which an agent never rewrites (see
+//!   `backend::conversation_key`);
 //! - the listening address is a loopback one unless `allow_remote` is set (checked by the
 //!   command, `crate::cli`).
 //!
@@ -52,7 +55,8 @@ pub struct ServeSettings {
     pub api_key_env: Option<String>,
     /// Name of the served model in `/v1/models` (default: the model file's name).
     pub model_name: Option<String>,
-    /// Requests that may wait for the engine; more are turned away with 503.
+    /// Requests that may be in flight (generating or waiting for a sequence); more are turned
+    /// away with 503.
     pub max_queue: usize,
 }
 
@@ -93,9 +97,7 @@ pub struct Server {
     /// The bearer token clients must present, if any.
     pub api_key: Option<String>,
     pub max_queue: usize,
-    /// Held by the request that is decoding.
-    pub(crate) engine_turn: Arc<tokio::sync::Mutex<()>>,
-    /// Requests waiting for or holding the engine.
+    /// Requests in flight (generating or waiting for a sequence).
     pub(crate) in_line: AtomicUsize,
     /// Server defaults for requests that leave sampling fields out.
     pub sampling: SamplingSettings,
@@ -116,7 +118,6 @@ impl Server {
             model_name,
             api_key: None,
             max_queue: serve.max_queue,
-            engine_turn: Arc::new(tokio::sync::Mutex::new(())),
             in_line: AtomicUsize::new(0),
             sampling: engine.sampling.clone(),
             max_tokens: engine.max_turn_tokens,

@@ -29,7 +29,7 @@ impl ApiError {
             | EngineError::Llama { .. }
             | EngineError::Backend(_)
             | EngineError::Thread(_)
-            | EngineError::Sequence { .. }
+            | EngineError::NoSequence
             | EngineError::PromptForm { .. } => (StatusCode::INTERNAL_SERVER_ERROR, "engine_error"),
         };
         let message = match e {
@@ -49,7 +49,7 @@ impl ApiError {
 mod tests {
     use super::*;
     use crate::engine::remote::RemoteError;
-    use crate::engine::{PromptForm, SequenceId};
+    use crate::engine::PromptForm;
     use crate::prompt::PromptError;
 
     fn status(e: EngineError) -> (StatusCode, &'static str) {
@@ -120,16 +120,15 @@ mod tests {
             EngineError::ContextMemory {
                 ctx: 131_072,
                 kv_mib: 4096,
+                sequences: 4,
+                recurrent_mib: 200,
                 suggest: 32_768,
             },
             EngineError::Llama {
                 doing: "reading tokens",
                 source: Box::new(io()),
             },
-            EngineError::Sequence {
-                sequence: SequenceId(3),
-                doing: "saving",
-            },
+            EngineError::NoSequence,
             EngineError::PromptForm {
                 engine: "llama.cpp",
                 reads: PromptForm::Text,

@@ -29,7 +29,14 @@ fn bench_all_quick_reports_every_figure_with_a_baseline() {
         .iter()
         .map(|f| f["bench"].as_str().unwrap())
         .collect();
-    for b in ["agent-turns", "resume", "ui", "engine", "tools"] {
+    for b in [
+        "agent-turns",
+        "resume",
+        "ui",
+        "engine",
+        "tools",
+        "sequences",
+    ] {
         assert!(benches.contains(&b), "{b} missing from {benches:?}");
     }
     for f in figures {
@@ -161,4 +168,23 @@ fn bench_decode_rates_generation_against_memory_bandwidth() {
         .find(|f| f["unit"] == "tok/s")
         .expect("tokens/s figure");
     assert!(tps["value"].as_f64().unwrap() > 0.0, "{tps}");
+    // Several sequences together, each against one sequence measured in the same run.
+    for n in [2, 4, 8] {
+        let f = figures
+            .iter()
+            .find(|f| {
+                f["name"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("aggregate decode, {n} sequences"))
+            })
+            .unwrap_or_else(|| panic!("{n} sequences missing: {report}"));
+        let (value, one) = (
+            f["value"].as_f64().unwrap(),
+            f["baseline_value"].as_f64().unwrap(),
+        );
+        assert!(value > 0.0 && one > 0.0, "{f}");
+        let r = f["ratio"].as_f64().unwrap();
+        assert!((r - value / one).abs() < 1e-6 * r.max(1.0), "{f}");
+    }
 }

@@ -22,24 +22,32 @@ impl Tmux {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name = format!("lilypad-e2e-{}-{n}", std::process::id());
-        let ok = Command::new("tmux")
-            .args([
-                "new-session",
-                "-d",
-                "-s",
-                &name,
-                "-x",
-                "120",
-                "-y",
-                "40",
-                cmd,
-            ])
-            .env("TERM", "xterm-256color")
-            .status()
-            .expect("running tmux")
-            .success();
-        assert!(ok, "tmux new-session failed");
-        Self { name }
+        // Tests start and end sessions side by side on one tmux server, which exits with its
+        // last session: a start that meets a server on its way out fails, and is tried again.
+        let mut last = None;
+        for _ in 0..5 {
+            let out = Command::new("tmux")
+                .args([
+                    "new-session",
+                    "-d",
+                    "-s",
+                    &name,
+                    "-x",
+                    "120",
+                    "-y",
+                    "40",
+                    cmd,
+                ])
+                .env("TERM", "xterm-256color")
+                .output()
+                .expect("running tmux");
+            if out.status.success() {
+                return Self { name };
+            }
+            last = Some(out);
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        panic!("tmux new-session failed: {last:?}");
     }
 
     pub fn screen(&self) -> String {

@@ -388,3 +388,63 @@ fn a_session_killed_mid_turn_resumes_from_its_log() {
     let patch = std::fs::read_to_string(log.with_extension("patch")).unwrap();
     assert!(patch.contains("+    return 2"), "{patch}");
 }
+
+#[test]
+fn batch_tasks_on_the_in_process_engine_each_have_their_own_sequence() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = repo(tmp.path());
+    let model = tmp.path().join("tiny.gguf");
+    lilypad::testmodel::write(&model, &lilypad::testmodel::TinySpec::synthetic()).unwrap();
+    std::fs::write(
+        tmp.path().join("no-config.toml"),
+        "[engine]\nctx = 4096\nthreads = 1\nbatch = 128\nubatch = 64\nmax_turn_tokens = 6\n",
+    )
+    .unwrap();
+    let tasks = tmp.path().join("tasks.jsonl");
+    std::fs::write(
+        &tasks,
+        "{\"instance_id\": \"a\", \"task\": \"make f return 2\"}\n{\"instance_id\": \"b\", \"task\": \"add a docstring to f, then run the tests\"}\n",
+    )
+    .unwrap();
+    let out = lilypad(tmp.path())
+        .args([
+            "run",
+            "--parallel",
+            "2",
+            "--sandbox",
+            "host",
+            "--allow-host",
+        ])
+        .arg("--tasks")
+        .arg(&tasks)
+        .arg("--repo")
+        .arg(&r)
+        .arg("--model")
+        .arg(&model)
+        .arg("--out")
+        .arg(tmp.path().join("batch"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Each task's turn read its prompt into a sequence of its own: fresh memory, never a
+    // rewind or a re-read over the other task's prompt.
+    let logs: Vec<String> = std::fs::read_dir(tmp.path().join("sessions"))
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.unwrap().path();
+            (p.extension()? == "jsonl").then(|| std::fs::read_to_string(p).unwrap())
+        })
+        .collect();
+    assert_eq!(logs.len(), 2);
+    for log in &logs {
+        assert!(log.contains(r#""reuse":{"kind":"fresh"}"#), "{log}");
+        assert!(
+            !log.contains("rewound") && !log.contains("reprefilled"),
+            "{log}"
+        );
+    }
+}

@@ -16,5 +16,6 @@ mod convert_fixture;
 mod engine;
 mod engine_real_vocab;
 mod quant;
+mod sequences;
 mod serve_slots;
 mod tool_grammar;

@@ -1,7 +1,7 @@
 //! Conversation slots in the in-process engine (requests in a `SequenceId`), the memory
-//! behind `lilypad serve`: interleaved conversations each keep their prefix reuse, a parked
-//! conversation continues exactly as if it had never left, and the least recently used one is
-//! dropped past the limit.
+//! behind `lilypad serve`: interleaved conversations each keep their prefix reuse, a
+//! conversation continues exactly as if the others had never run, and the least recently used
+//! one is dropped past the limit.
 
 use crate::common;
 use lilypad::engine::{EngineHandle, GenerateRequest, Reuse, SamplingParams, SequenceId};
@@ -61,12 +61,14 @@ fn the_least_recently_used_conversation_is_dropped() {
     for (i, p) in prompts.iter().enumerate() {
         run(&e, i as u64 + 1, p, 2);
     }
-    // C is active and B parked; A was dropped when C came.
+    // B and C are kept; A was dropped when C came.
     let (_, fb) = run(&e, 2, &prompts[1], 2);
-    assert!(fb.reused_tokens > 0, "B was parked: {fb:?}");
+    assert!(fb.reused_tokens > 0, "B was kept: {fb:?}");
     let (_, fa) = run(&e, 1, &prompts[0], 2);
     assert_eq!(fa.reuse, Reuse::Fresh, "A was dropped: {fa:?}");
-    // The default slot (plain `generate`) keeps working alongside.
+    // The default sequence (plain `generate`) is a conversation of its own alongside.
+    let (_, g) = e.generate(req(&prompts[0], 2)).unwrap().wait().unwrap();
+    assert_eq!(g.figures.reuse, Reuse::Fresh);
     let (_, g) = e.generate(req(&prompts[0], 2)).unwrap().wait().unwrap();
     assert_eq!(
         g.figures.reuse,

@@ -7,12 +7,15 @@ Modes:
             reasoning, a turn with the tool results, a turn cut by the token cap
   model     the server runs the tiny random model: models list, whole and streamed replies with
             usage, two conversations interleaved (each keeps its cached prefix), the API key
+  concurrent  the tiny model again: four clients at once (greedy, streamed and whole), then
+            the same four requests one at a time; every reply must be the same
 
 Exits non-zero with a traceback when a check fails; prints `OK MODE` at the end.
 """
 
 import json
 import sys
+import threading
 
 import openai
 from openai import OpenAI
@@ -207,6 +210,58 @@ def model_checks(client, key):
             raise AssertionError("a wrong key was accepted")
 
 
+def concurrent_checks(client):
+    model = client.models.list().data[0].id
+    requests = [
+        (
+            [
+                {"role": "system", "content": f"You are agent {i}."},
+                {"role": "user", "content": f"task {i}: " + "fix the bug " * (i * 3 + 1)},
+            ],
+            10 + 4 * i,
+            i % 2 == 0,
+        )
+        for i in range(4)
+    ]
+
+    def ask(messages, max_tokens, streamed):
+        kw = dict(max_tokens=max_tokens, temperature=0)
+        if streamed:
+            reasoning, content, calls, finish, usage, _ = stream_turn(client, model, messages, **kw)
+            return (reasoning, content, finish, usage.completion_tokens)
+        r = client.chat.completions.create(model=model, messages=messages, tools=TOOLS, **kw)
+        m = r.choices[0].message
+        return (
+            extra(m, "reasoning_content") or "",
+            m.content or "",
+            r.choices[0].finish_reason,
+            r.usage.completion_tokens,
+        )
+
+    together = [None] * len(requests)
+    errors = []
+    start = threading.Barrier(len(requests))
+
+    def worker(i):
+        try:
+            start.wait()
+            together[i] = ask(*requests[i])
+        except Exception as e:  # reported below, with the others
+            errors.append((i, repr(e)))
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(requests))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    alone = [ask(*r) for r in requests]
+    for i, (a, b) in enumerate(zip(together, alone)):
+        assert a == b, f"request {i}: together {a!r} alone {b!r}"
+        assert a[3] == requests[i][1], (i, a)
+    print("together and alone:", [r[3] for r in together])
+
+
 def main():
     mode, base = sys.argv[1], sys.argv[2]
     key = sys.argv[3] if len(sys.argv) > 3 else None
@@ -215,6 +270,8 @@ def main():
         scripted(client)
     elif mode == "model":
         model_checks(client, key)
+    elif mode == "concurrent":
+        concurrent_checks(client)
     else:
         raise SystemExit(f"unknown mode {mode}")
     print(f"OK {mode} (openai {openai.__version__})")

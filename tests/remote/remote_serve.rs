@@ -231,7 +231,7 @@ fn bearer_token_is_required_when_configured() {
 }
 
 #[test]
-fn requests_queue_for_the_engine_and_a_full_queue_is_refused() {
+fn requests_in_flight_are_bounded_and_one_more_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     // Each reply takes about 40 pieces x 20 ms.
     let long = format!("{}\n</think>\n\ndone", "x".repeat(120));
@@ -246,22 +246,15 @@ fn requests_queue_for_the_engine_and_a_full_queue_is_refused() {
         s.model_name = Some("script".into());
     });
     let msgs = vec![Message::user("hi")];
-    let t = Instant::now();
     let first = engine.chat(request(msgs.clone(), 1000));
     std::thread::sleep(Duration::from_millis(200));
     let second = engine.chat(request(msgs.clone(), 1000));
     std::thread::sleep(Duration::from_millis(200));
-    // One decoding, one waiting: a third is turned away.
+    // Two in flight: a third is turned away.
     let third = collect_stream(engine.chat(request(msgs, 1000)));
     let err = third.failed.expect("refused");
     assert!(err.contains("HTTP 503"), "{err}");
     let a = collect_stream(first);
     let b = collect_stream(second);
     assert_eq!((a.content.as_str(), b.content.as_str()), ("done", "done"));
-    // The second waited for the first: together they took two replies' time.
-    assert!(
-        t.elapsed() > Duration::from_millis(1400),
-        "{:?}",
-        t.elapsed()
-    );
 }

@@ -55,3 +55,13 @@ fn openai_client_against_the_tiny_model_with_interleaved_conversations() {
     );
     run_peer(&py, &server, "model", Some("team-key"));
 }
+
+#[test]
+fn four_concurrent_openai_clients_get_the_replies_of_one_at_a_time() {
+    let Some(py) = python() else { return };
+    let server = serve(
+        &["--model", remote_common::tiny_model().to_str().unwrap()],
+        &[],
+    );
+    run_peer(&py, &server, "concurrent", None);
+}

@@ -1,6 +1,7 @@
-//! What the model has in memory and how a new prompt is matched against it. Invariant: the
-//! llama.cpp sequence 0 holds exactly the tokens in `cached`, and every snapshot's position is
-//! at most `cached.len()` and was taken when memory held `cached[..pos]`.
+//! What one llama.cpp sequence has in memory and how a new prompt is matched against it.
+//! Invariant: the sequence `seq` holds exactly the tokens in `cached`, and every snapshot's
+//! position is at most `cached.len()` and was taken when memory held `cached[..pos]`. The
+//! context holds several sequences (`super::pool`); each has its own `Memory`.
 //!
 //! The DeltaNet layers keep a recurrent state that cannot be cut back to an arbitrary token, so
 //! rewinds go through snapshots of the sequence state taken at turn boundaries (the start of
@@ -16,26 +17,30 @@ use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::{LlamaStateSeqFlags, SeqState};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
-pub(super) const SEQ: i32 = 0;
-
+/// A rewind point. The state is shared between a sequence and the sequences forked from it.
+#[derive(Clone)]
 struct Snapshot {
     pos: usize,
-    state: SeqState,
+    state: Arc<SeqState>,
     /// Taken at the start of a prompt's last message: the point a saved session returns to.
     at_message_start: bool,
 }
 
-/// The outcome of reading a prompt. The last prompt token's logits are at batch index 0.
+/// The outcome of reading a prompt: everything but its last token is in memory (`last`, which
+/// the caller decodes to get the next token's logits, with other sequences' tokens or alone).
 pub(super) struct Prefill {
+    pub last: LlamaToken,
     pub reuse: Reuse,
     pub reused: usize,
     pub evaluated: usize,
     pub cancelled: bool,
 }
 
-/// A conversation's bookkeeping while it is parked in a slot (`super::slots`): its tokens and
-/// rewind points, kept with the sequence state saved beside them.
+/// A conversation's bookkeeping while it is parked (`super::pool`) or being forked: its tokens
+/// and rewind points, kept with the sequence state saved beside them.
+#[derive(Clone)]
 pub(super) struct Parts {
     cached: Vec<LlamaToken>,
     snapshots: Vec<Snapshot>,
@@ -45,9 +50,15 @@ impl Parts {
     pub(super) fn len(&self) -> usize {
         self.cached.len()
     }
+
+    pub(super) fn snapshot_bytes(&self) -> usize {
+        self.snapshots.iter().map(|s| s.state.byte_len()).sum()
+    }
 }
 
 pub(super) struct Memory {
+    /// The llama.cpp sequence id.
+    seq: i32,
     cached: Vec<LlamaToken>,
     snapshots: Vec<Snapshot>,
     max_snapshots: usize,
@@ -55,7 +66,7 @@ pub(super) struct Memory {
     batch: LlamaBatch<'static>,
 }
 
-fn llama_err(
+pub(super) fn llama_err(
     doing: &'static str,
     e: impl std::error::Error + Send + Sync + 'static,
 ) -> EngineError {
@@ -66,8 +77,9 @@ fn llama_err(
 }
 
 impl Memory {
-    pub(super) fn new(n_batch: usize, max_snapshots: usize) -> Self {
+    pub(super) fn new(seq: i32, n_batch: usize, max_snapshots: usize) -> Self {
         Self {
+            seq,
             cached: Vec::new(),
             snapshots: Vec::new(),
             max_snapshots,
@@ -80,8 +92,33 @@ impl Memory {
         self.cached.len()
     }
 
-    /// Bring memory to `prompt` and leave the last prompt token's logits ready.
+    pub(super) fn seq(&self) -> i32 {
+        self.seq
+    }
+
+    /// Bytes the snapshots hold (shared ones counted in every sequence that holds them).
+    pub(super) fn snapshot_bytes(&self) -> usize {
+        self.snapshots.iter().map(|s| s.state.byte_len()).sum()
+    }
+
+    /// Bring memory to `prompt` and leave the last prompt token's logits at batch index 0.
     pub(super) fn prefill(
+        &mut self,
+        ctx: &mut LlamaContext<'_>,
+        prompt: &[LlamaToken],
+        boundary: Option<usize>,
+        cancel: &AtomicBool,
+    ) -> Result<Prefill, EngineError> {
+        let pre = self.prefill_to_last(ctx, prompt, boundary, cancel)?;
+        if !pre.cancelled {
+            self.decode(ctx, &[pre.last], Some(0))?;
+        }
+        Ok(pre)
+    }
+
+    /// Bring memory to `prompt` but its last token (returned in [`Prefill::last`], for the
+    /// caller to decode, e.g. in a batch with other sequences, then [`Self::accept`]).
+    pub(super) fn prefill_to_last(
         &mut self,
         ctx: &mut LlamaContext<'_>,
         prompt: &[LlamaToken],
@@ -123,6 +160,7 @@ impl Memory {
         while pos < last {
             if cancel.load(Ordering::Relaxed) {
                 return Ok(Prefill {
+                    last: prompt[last],
                     reuse,
                     reused: start,
                     evaluated: pos - start,
@@ -140,13 +178,27 @@ impl Memory {
             }
         }
         self.snapshot(ctx)?;
-        self.decode(ctx, &prompt[last..], Some(0))?;
         Ok(Prefill {
+            last: prompt[last],
             reuse,
             reused: start,
             evaluated: n - start,
             cancelled: false,
         })
+    }
+
+    /// Record a token the caller decoded into this sequence (at position `self.len()`).
+    pub(super) fn accept(&mut self, tok: LlamaToken) {
+        self.cached.push(tok);
+    }
+
+    /// A copy of the bookkeeping (snapshot states shared), for forking this sequence into
+    /// another with [`Self::put_parts`].
+    pub(super) fn parts(&self) -> Parts {
+        Parts {
+            cached: self.cached.clone(),
+            snapshots: self.snapshots.clone(),
+        }
     }
 
     /// Read `tokens` at the end of memory; `logits_at` asks for the logits of one of them.
@@ -160,7 +212,7 @@ impl Memory {
         let base = self.cached.len();
         for (i, &tok) in tokens.iter().enumerate() {
             self.batch
-                .add(tok, (base + i) as i32, &[SEQ], logits_at == Some(i))
+                .add(tok, (base + i) as i32, &[self.seq], logits_at == Some(i))
                 .map_err(|e| llama_err("filling a batch", e))?;
         }
         ctx.decode(&mut self.batch)
@@ -208,7 +260,7 @@ impl Memory {
             self.batch.clear();
             for (pos, &tok) in tokens.iter().enumerate().take(end).skip(start) {
                 self.batch
-                    .add(tok, pos as i32, &[SEQ], pos >= from)
+                    .add(tok, pos as i32, &[self.seq], pos >= from)
                     .map_err(|e| llama_err("filling a batch", e))?;
             }
             ctx.decode(&mut self.batch)
@@ -229,15 +281,6 @@ impl Memory {
         Ok(())
     }
 
-    /// Read one generated token; its logits are then at batch index 0.
-    pub(super) fn push(
-        &mut self,
-        ctx: &mut LlamaContext<'_>,
-        tok: LlamaToken,
-    ) -> Result<(), EngineError> {
-        self.decode(ctx, &[tok], Some(0))
-    }
-
     /// Go back to at most `keep` tokens: the newest snapshot at or before it, or nothing.
     fn rewind(
         &mut self,
@@ -246,11 +289,11 @@ impl Memory {
     ) -> Result<(usize, Reuse), EngineError> {
         self.snapshots.retain(|s| s.pos <= keep);
         if let Some(snap) = self.snapshots.last() {
-            ctx.state_seq_set(&snap.state, SEQ)
+            ctx.state_seq_set(&snap.state, self.seq)
                 .map_err(|e| llama_err("restoring a snapshot", e))?;
             // With the recurrent part restored, trimming the attention cache past the snapshot
             // succeeds; it would fail on the hybrid memory without the restore.
-            ctx.kv_cache_seq_rm(SEQ, Some(snap.pos as u32), None)
+            ctx.kv_cache_seq_rm(self.seq, Some(snap.pos as u32), None)
                 .map_err(|e| llama_err("trimming the attention cache", e))?;
             self.cached.truncate(snap.pos);
             return Ok((snap.pos, Reuse::Rewound { to: snap.pos }));
@@ -268,8 +311,8 @@ impl Memory {
         }
     }
 
-    /// Take back parked bookkeeping; the caller has just restored the matching sequence state
-    /// into an empty sequence.
+    /// Take back parked (or forked) bookkeeping; the caller has just restored the matching
+    /// sequence state into an empty sequence (or copied it there).
     pub(super) fn put_parts(&mut self, parts: Parts) {
         self.cached = parts.cached;
         self.snapshots = parts.snapshots;
@@ -295,7 +338,7 @@ impl Memory {
                 self.rewind(ctx, pos)?;
             }
         }
-        ctx.state_seq_save_file(path, SEQ, &self.cached)
+        ctx.state_seq_save_file(path, self.seq, &self.cached)
             .map_err(|e| llama_err("saving the session state", e))?;
         Ok(self.cached.len())
     }
@@ -308,7 +351,7 @@ impl Memory {
     ) -> Result<usize, EngineError> {
         self.clear(ctx)?;
         let (tokens, _) = ctx
-            .state_seq_load_file(path, SEQ, ctx.n_ctx() as usize)
+            .state_seq_load_file(path, self.seq, ctx.n_ctx() as usize)
             .map_err(|e| llama_err("loading a saved session state", e))?;
         self.cached = tokens;
         Ok(self.cached.len())
@@ -316,7 +359,7 @@ impl Memory {
 
     /// Forget everything.
     pub(super) fn clear(&mut self, ctx: &mut LlamaContext<'_>) -> Result<(), EngineError> {
-        ctx.clear_kv_cache_seq(Some(SEQ as u32), None, None)
+        ctx.clear_kv_cache_seq(Some(self.seq as u32), None, None)
             .map_err(|e| llama_err("clearing memory", e))?;
         self.cached.clear();
         self.snapshots.clear();
@@ -341,11 +384,11 @@ impl Memory {
             return Ok(());
         }
         let state = ctx
-            .state_seq_get(SEQ, LlamaStateSeqFlags::PARTIAL_ONLY)
+            .state_seq_get(self.seq, LlamaStateSeqFlags::PARTIAL_ONLY)
             .map_err(|e| llama_err("taking a snapshot", e))?;
         self.snapshots.push(Snapshot {
             pos,
-            state,
+            state: Arc::new(state),
             at_message_start,
         });
         if self.snapshots.len() > self.max_snapshots {

@@ -2,13 +2,20 @@
 //! [`EngineHandle`] sends it jobs and receives results. Loading validates the file with the
 //! project's GGUF reader first, so a missing, truncated or foreign file gets a precise error
 //! before llama.cpp sees it.
+//!
+//! The context holds several sequences (`EngineSettings::sequences`): requests in different
+//! [`SequenceId`]s generate together, one token of each per decode step (`step`), each
+//! conversation in its own sequence with its own prefix reuse and snapshots (`pool`,
+//! `memory`); [`EngineHandle::fork`] copies one conversation into another without reading.
 
 mod memory;
+mod pool;
 mod sampler;
-mod slots;
+mod step;
 mod vocab;
 mod worker;
 
+pub use pool::{MemoryReport, SequenceMemory};
 pub use vocab::tokenize_texts;
 
 use super::stream::GenerationStream;
@@ -34,6 +41,30 @@ pub fn kv_bytes_per_token(file: &GgufFile) -> u64 {
     layers / interval * heads * (k + v) * 2
 }
 
+/// Recurrent-state bytes of one sequence (F32), from the file's metadata: for each Gated
+/// DeltaNet layer a convolution state of `(conv_kernel - 1) x (inner + 2 x groups x state)`
+/// and a delta-rule state of `state x inner` values, as llama.cpp sizes them (`n_embd_r`,
+/// `n_embd_s`). About 50 MiB for FrogNano; 0 for a model without recurrent layers.
+pub fn recurrent_bytes_per_sequence(file: &GgufFile) -> u64 {
+    let Some(interval) = file.arch_u64("full_attention_interval").filter(|&i| i > 1) else {
+        return 0;
+    };
+    let nextn = file.arch_u64("nextn_predict_layers").unwrap_or(0);
+    let layers = file
+        .arch_u64("block_count")
+        .unwrap_or(0)
+        .saturating_sub(nextn);
+    let recurrent = layers - layers / interval;
+    let conv = file
+        .arch_u64("ssm.conv_kernel")
+        .unwrap_or(0)
+        .saturating_sub(1);
+    let state = file.arch_u64("ssm.state_size").unwrap_or(0);
+    let groups = file.arch_u64("ssm.group_count").unwrap_or(0);
+    let inner = file.arch_u64("ssm.inner_size").unwrap_or(0);
+    recurrent * (conv * (inner + 2 * groups * state) + state * inner) * 4
+}
+
 /// What was loaded, for status lines and `doctor`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadedModel {
@@ -46,6 +77,8 @@ pub struct LoadedModel {
     pub vocabulary: u32,
     pub gpu_layers: u32,
     pub threads: u32,
+    /// Sequences the context holds (requests that can generate together).
+    pub sequences: u32,
     pub chat_template: Option<String>,
 }
 
@@ -60,8 +93,10 @@ pub(crate) enum Job {
         request: GenerateRequest,
         events: tokio::sync::mpsc::UnboundedSender<EngineEvent>,
         cancel: Arc<AtomicBool>,
+        trace: Option<mpsc::Sender<Vec<f32>>>,
     },
     Logits {
+        sequence: SequenceId,
         prompt: PromptInput,
         reply: mpsc::Sender<Result<(Vec<f32>, Figures), EngineError>>,
     },
@@ -82,12 +117,22 @@ pub(crate) enum Job {
         reply: mpsc::Sender<Result<(), EngineError>>,
     },
     SaveState {
+        sequence: SequenceId,
         path: PathBuf,
         reply: mpsc::Sender<Result<usize, EngineError>>,
     },
     LoadState {
+        sequence: SequenceId,
         path: PathBuf,
         reply: mpsc::Sender<Result<usize, EngineError>>,
+    },
+    Fork {
+        from: SequenceId,
+        to: SequenceId,
+        reply: mpsc::Sender<Result<usize, EngineError>>,
+    },
+    Memory {
+        reply: mpsc::Sender<MemoryReport>,
     },
 }
 
@@ -175,37 +220,98 @@ impl EngineHandle {
             .map_err(|_| EngineError::Stopped)
     }
 
-    /// Start generating; pieces stream in as they are decoded. A request in a sequence other
-    /// than the default one runs in that conversation slot: the engine keeps up to
-    /// `EngineSettings::conversation_slots` conversations' memory and switches to the
-    /// request's first (see `slots`), so interleaved conversations each keep their prefix
-    /// reuse. The default sequence is whichever conversation is active.
+    /// Start generating; pieces stream in as they are decoded. Each [`SequenceId`] is a
+    /// conversation with its own memory (prefix reuse, snapshots); requests in different
+    /// conversations generate together, one token of each per decode step, up to
+    /// `EngineSettings::sequences` at once (more wait for a sequence to finish). A
+    /// conversation that has no sequence is brought in, parking the least recently used idle
+    /// one in host memory; up to `EngineSettings::conversation_slots` are kept.
     pub fn generate(&self, request: GenerateRequest) -> Result<GenerationStream, EngineError> {
+        self.start_generation(request, None)
+    }
+
+    /// Like [`Self::generate`], also sending the logits every token was sampled from (one
+    /// row of the vocabulary per token, the first after the prompt). For tests and
+    /// diagnostics.
+    pub fn generate_traced(
+        &self,
+        request: GenerateRequest,
+    ) -> Result<(GenerationStream, mpsc::Receiver<Vec<f32>>), EngineError> {
+        let (tx, rx) = mpsc::channel();
+        Ok((self.start_generation(request, Some(tx))?, rx))
+    }
+
+    fn start_generation(
+        &self,
+        request: GenerateRequest,
+        trace: Option<mpsc::Sender<Vec<f32>>>,
+    ) -> Result<GenerationStream, EngineError> {
         let (tx, rx) = unbounded_channel();
         let cancel = Arc::new(AtomicBool::new(false));
         self.send(Job::Generate {
             request,
             events: tx,
             cancel: cancel.clone(),
+            trace,
         })?;
         Ok(GenerationStream::new(rx, cancel))
     }
 
-    /// Read `prompt` (reusing memory like a generation would) and return the logits for the
-    /// next token. For tests and diagnostics.
+    /// Read `prompt` in the default sequence (reusing memory like a generation would) and
+    /// return the logits for the next token. For tests and diagnostics.
     pub fn logits(&self, prompt: &str) -> Result<(Vec<f32>, Figures), EngineError> {
-        self.logits_of(PromptInput::Text(prompt.to_string()))
+        self.logits_of(SequenceId::DEFAULT, PromptInput::Text(prompt.to_string()))
     }
 
     /// Like [`Self::logits`], for a prompt given as token ids.
     pub fn logits_of_tokens(&self, tokens: &[u32]) -> Result<(Vec<f32>, Figures), EngineError> {
-        self.logits_of(PromptInput::Tokens(tokens.to_vec()))
+        self.logits_of(SequenceId::DEFAULT, PromptInput::Tokens(tokens.to_vec()))
     }
 
-    fn logits_of(&self, prompt: PromptInput) -> Result<(Vec<f32>, Figures), EngineError> {
+    /// Like [`Self::logits`], in conversation `sequence`: reads the prompt into that
+    /// sequence's memory (e.g. once, before forking it with [`Self::fork`]).
+    pub fn logits_in(
+        &self,
+        sequence: SequenceId,
+        prompt: &str,
+    ) -> Result<(Vec<f32>, Figures), EngineError> {
+        self.logits_of(sequence, PromptInput::Text(prompt.to_string()))
+    }
+
+    fn logits_of(
+        &self,
+        sequence: SequenceId,
+        prompt: PromptInput,
+    ) -> Result<(Vec<f32>, Figures), EngineError> {
         let (tx, rx) = mpsc::channel();
-        self.send(Job::Logits { prompt, reply: tx })?;
+        self.send(Job::Logits {
+            sequence,
+            prompt,
+            reply: tx,
+        })?;
         rx.recv().map_err(|_| EngineError::Stopped)?
+    }
+
+    /// Make conversation `to` a copy of `from` without reading anything again: the attention
+    /// cells of the unified cache are shared (`copy_kv_cache_seq`), the recurrent state is
+    /// copied, and the tokens and snapshots go along, so `to` continues exactly as `from`
+    /// would. Waits while either is generating. Returns the tokens `to` holds.
+    pub fn fork(&self, from: SequenceId, to: SequenceId) -> Result<usize, EngineError> {
+        let (tx, rx) = mpsc::channel();
+        self.send(Job::Fork {
+            from,
+            to,
+            reply: tx,
+        })?;
+        rx.recv().map_err(|_| EngineError::Stopped)?
+    }
+
+    /// Where memory goes: the shared attention cache and each conversation's share, with
+    /// llama.cpp's own sizes of every sequence state.
+    pub fn memory(&self) -> Result<MemoryReport, EngineError> {
+        let (tx, rx) = mpsc::channel();
+        self.send(Job::Memory { reply: tx })?;
+        rx.recv().map_err(|_| EngineError::Stopped)
     }
 
     /// Read `tokens` from empty memory and stream the next-token logits of every position from
@@ -242,28 +348,43 @@ impl EngineHandle {
         rx.recv().map_err(|_| EngineError::Stopped)
     }
 
-    /// Save what is in memory (up to the start of the last prompt's last message) to `path`,
-    /// so a resumed session need not read its conversation again. Returns the tokens saved.
+    /// Save what the default sequence holds (up to the start of the last prompt's last
+    /// message) to `path`, so a resumed session need not read its conversation again.
+    /// Returns the tokens saved.
     pub fn save_state(&self, path: &Path) -> Result<usize, EngineError> {
+        self.save_state_of(SequenceId::DEFAULT, path)
+    }
+
+    /// Like [`Self::save_state`], for conversation `sequence`.
+    pub fn save_state_of(&self, sequence: SequenceId, path: &Path) -> Result<usize, EngineError> {
         let (tx, rx) = mpsc::channel();
         self.send(Job::SaveState {
+            sequence,
             path: path.to_path_buf(),
             reply: tx,
         })?;
         rx.recv().map_err(|_| EngineError::Stopped)?
     }
 
-    /// Load a state saved by [`Self::save_state`] into memory. Returns its token count.
+    /// Load a state saved by [`Self::save_state`] into the default sequence. Returns its
+    /// token count.
     pub fn load_state(&self, path: &Path) -> Result<usize, EngineError> {
+        self.load_state_of(SequenceId::DEFAULT, path)
+    }
+
+    /// Like [`Self::load_state`], into conversation `sequence`.
+    pub fn load_state_of(&self, sequence: SequenceId, path: &Path) -> Result<usize, EngineError> {
         let (tx, rx) = mpsc::channel();
         self.send(Job::LoadState {
+            sequence,
             path: path.to_path_buf(),
             reply: tx,
         })?;
         rx.recv().map_err(|_| EngineError::Stopped)?
     }
 
-    /// Forget everything in memory (the next request reads its prompt in full).
+    /// Forget every conversation that is not generating (the next request reads its prompt
+    /// in full).
     pub fn reset(&self) -> Result<(), EngineError> {
         let (tx, rx) = mpsc::channel();
         self.send(Job::Reset { reply: tx })?;
@@ -300,22 +421,11 @@ impl Engine for EngineHandle {
     }
 
     fn save_state(&self, sequence: SequenceId, path: &Path) -> Result<Option<usize>, EngineError> {
-        active_only(sequence, "saving")?;
-        EngineHandle::save_state(self, path).map(Some)
+        self.save_state_of(sequence, path).map(Some)
     }
 
     fn load_state(&self, sequence: SequenceId, path: &Path) -> Result<Option<usize>, EngineError> {
-        active_only(sequence, "loading")?;
-        EngineHandle::load_state(self, path).map(Some)
-    }
-}
-
-/// Saved states belong to the active conversation; parked slots are not saved to files.
-fn active_only(sequence: SequenceId, doing: &'static str) -> Result<(), EngineError> {
-    if sequence == SequenceId::DEFAULT {
-        Ok(())
-    } else {
-        Err(EngineError::Sequence { sequence, doing })
+        self.load_state_of(sequence, path).map(Some)
     }
 }
 

@@ -1,23 +1,34 @@
-//! The engine thread: loads the model, creates the context, then serves jobs one at a time
-//! until the handle is dropped. Everything that touches llama.cpp after loading happens here.
+//! The engine thread: loads the model, creates the context (several sequences, one unified
+//! attention cache), then serves jobs until the handle is dropped. Everything that touches
+//! llama.cpp after loading happens here.
+//!
+//! The loop: sample the next token of every running generation (`super::step`), take new
+//! jobs, start the waiting ones that can start (a request joins when its conversation is not
+//! generating already and a sequence is free or can be freed by parking an idle one; its
+//! prompt is read then, all but the last token), then decode one batch with a token of every
+//! running generation. Other jobs (logits, scoring, saving, forking) run between two steps.
+//! Jobs of one conversation start in the order they came.
 
-use super::memory::Memory;
-use super::slots::Slots;
+use super::pool::{MemoryReport, Pool};
+use super::step::{Active, Outlet, Step};
 use super::{sampler, Job, LoadedModel, PromptInput, ScoredRows};
-use crate::engine::types::{EngineError, EngineEvent, Figures, Generation, SequenceId, StopReason};
+use crate::engine::types::{EngineError, EngineEvent, Figures, Generation, StopReason};
 use crate::engine::EngineSettings;
-use crate::engine::Utf8Stream;
 use crate::gguf::GgufFile;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
+use std::collections::{HashSet, VecDeque};
 use std::num::NonZeroU32;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 use std::time::Instant;
+
+/// llama.cpp's limit on sequences in one context (`LLAMA_MAX_SEQ`).
+pub(super) const MAX_SEQUENCES: u32 = 256;
 
 /// Everything the thread needs, resolved before it starts.
 pub(super) struct Plan {
@@ -32,8 +43,11 @@ pub(super) struct Plan {
     max_snapshots: usize,
     snapshot_interval: usize,
     conversation_slots: usize,
-    /// Attention-cache bytes per token, for the out-of-memory message.
+    sequences: u32,
+    /// Attention-cache bytes per token, for the out-of-memory message and the report.
     kv_bytes_per_token: u64,
+    /// Recurrent-state bytes per sequence, likewise.
+    recurrent_bytes: u64,
 }
 
 impl Plan {
@@ -62,7 +76,9 @@ impl Plan {
             max_snapshots: s.max_snapshots,
             snapshot_interval: s.snapshot_interval as usize,
             conversation_slots: s.conversation_slots.max(1) as usize,
+            sequences: s.sequences.clamp(1, MAX_SEQUENCES),
             kv_bytes_per_token: super::kv_bytes_per_token(file),
+            recurrent_bytes: super::recurrent_bytes_per_sequence(file),
         }
     }
 }
@@ -96,19 +112,25 @@ pub(super) fn run(
             return;
         }
     };
+    // One attention cache for every sequence (`kv_unified`): a sequence may use the whole
+    // context, and forked sequences share the cells of their common prefix.
     let ctx_params = LlamaContextParams::default()
         .with_n_ctx(NonZeroU32::new(plan.ctx))
         .with_n_batch(plan.batch)
         .with_n_ubatch(plan.ubatch)
+        .with_n_seq_max(plan.sequences)
+        .with_kv_unified(true)
         .with_n_threads(plan.threads as i32)
         .with_n_threads_batch(plan.threads as i32);
-    let mut ctx = match model.new_context(backend, ctx_params) {
+    let ctx = match model.new_context(backend, ctx_params) {
         Ok(c) => c,
         Err(_) => {
-            let kv_mib = plan.kv_bytes_per_token * u64::from(plan.ctx) / (1 << 20);
+            let mib = |b: u64| b / (1 << 20);
             let _ = ready.send(Err(EngineError::ContextMemory {
                 ctx: plan.ctx,
-                kv_mib,
+                kv_mib: mib(plan.kv_bytes_per_token * u64::from(plan.ctx)),
+                sequences: plan.sequences,
+                recurrent_mib: mib(plan.recurrent_bytes * u64::from(plan.sequences)),
                 suggest: (plan.ctx / 2).max(2048),
             }));
             return;
@@ -124,82 +146,449 @@ pub(super) fn run(
         vocabulary: model.n_vocab().max(0) as u32,
         gpu_layers: plan.gpu_layers.min(model.n_layer() + 1),
         threads: plan.threads,
+        sequences: plan.sequences,
         chat_template: plan.chat_template.clone(),
     };
     if ready.send(Ok(info)).is_err() {
         return;
     }
-    let mut memory = Memory::new(plan.batch as usize, plan.max_snapshots);
-    let mut slots = Slots::new(plan.conversation_slots - 1);
-    while let Ok(job) = jobs.recv() {
-        match job {
-            Job::Generate {
-                request,
-                events,
-                cancel,
-            } => {
-                // The default sequence is whichever conversation is active, so an engine that
-                // serves one conversation never switches.
-                let key = request.sequence.0;
-                if key != SequenceId::DEFAULT.0 {
-                    if let Err(e) = slots.switch(&mut ctx, &mut memory, key) {
-                        let _ = events.send(EngineEvent::Failed(e));
-                        continue;
+    let n_ctx = ctx.n_ctx() as usize;
+    let mut worker = Worker {
+        model: &model,
+        ctx,
+        pool: Pool::new(
+            plan.sequences as usize,
+            plan.batch as usize,
+            plan.max_snapshots,
+            plan.conversation_slots,
+            n_ctx,
+        ),
+        step: Step::new(plan.sequences as usize, plan.snapshot_interval),
+        waiting: VecDeque::new(),
+        kv_bytes_per_token: plan.kv_bytes_per_token,
+        recurrent_bytes: plan.recurrent_bytes,
+    };
+    worker.serve(&jobs);
+}
+
+/// A job that has not started, with its prompt once tokenised.
+struct Waiting {
+    job: Job,
+    tokens: Option<Vec<LlamaToken>>,
+}
+
+/// Whether a job started (it is done, or its generation is running) or must wait.
+enum Start {
+    Done,
+    Wait(Waiting),
+}
+
+struct Worker<'m> {
+    model: &'m LlamaModel,
+    ctx: LlamaContext<'m>,
+    pool: Pool,
+    step: Step,
+    waiting: VecDeque<Waiting>,
+    kv_bytes_per_token: u64,
+    recurrent_bytes: u64,
+}
+
+impl Worker<'_> {
+    fn serve(&mut self, jobs: &mpsc::Receiver<Job>) {
+        loop {
+            self.step.sample(self.model, &self.ctx, &mut self.pool);
+            if self.step.is_empty() && self.waiting.is_empty() {
+                match jobs.recv() {
+                    Ok(job) => self.waiting.push_back(Waiting { job, tokens: None }),
+                    Err(_) => return,
+                }
+            }
+            let mut gone = false;
+            loop {
+                match jobs.try_recv() {
+                    Ok(job) => self.waiting.push_back(Waiting { job, tokens: None }),
+                    Err(mpsc::TryRecvError::Empty) => break,
+                    Err(mpsc::TryRecvError::Disconnected) => {
+                        gone = true;
+                        break;
                     }
                 }
-                let run = Run {
-                    request: &request,
-                    events: &events,
-                    cancel: &cancel,
-                    snapshot_interval: plan.snapshot_interval,
-                };
-                let ev = match generate(&model, &mut ctx, &mut memory, run) {
-                    Ok(g) => EngineEvent::Done(g),
-                    Err(e) => EngineEvent::Failed(e),
-                };
-                let _ = events.send(ev);
             }
-            Job::Logits { prompt, reply } => {
-                let _ = reply.send(logits(&model, &mut ctx, &mut memory, &prompt));
+            if gone {
+                // The handle was dropped: nothing more can be asked or awaited.
+                self.step.cancel_all(&mut self.pool);
+                return;
             }
-            Job::Score {
-                tokens,
-                from,
-                reply,
-            } => {
-                let toks: Vec<LlamaToken> = tokens.iter().map(|&t| LlamaToken(t as i32)).collect();
-                let n_vocab = model.n_vocab().max(0) as usize;
-                let sent = memory.score(&mut ctx, &toks, from, |start, rows, logits| {
-                    let batch = ScoredRows {
-                        start,
-                        rows,
-                        n_vocab,
-                        logits,
-                    };
-                    reply.send(Ok(batch)).is_ok()
-                });
-                if let Err(e) = sent {
-                    let _ = reply.send(Err(e));
+            self.start_waiting();
+            self.step.decode(&mut self.ctx, &mut self.pool);
+        }
+    }
+
+    /// Start every waiting job that can start, in order; a job waits behind an earlier one of
+    /// the same conversation. With nothing running, a job that would wait for ever fails.
+    fn start_waiting(&mut self) {
+        let mut blocked: HashSet<u64> = HashSet::new();
+        let mut kept = VecDeque::new();
+        while let Some(w) = self.waiting.pop_front() {
+            let keys = job_keys(&w.job);
+            if keys.iter().any(|k| blocked.contains(k)) {
+                kept.push_back(w);
+                continue;
+            }
+            match self.start(w) {
+                Start::Done => {}
+                Start::Wait(w) => {
+                    blocked.extend(keys);
+                    kept.push_back(w);
                 }
             }
+        }
+        if self.step.is_empty() {
+            // Nothing runs that could free a sequence or memory: say so instead of waiting.
+            for w in kept.drain(..) {
+                fail(w.job, EngineError::NoSequence);
+            }
+        }
+        self.waiting = kept;
+    }
+
+    fn start(&mut self, mut w: Waiting) -> Start {
+        match w.job {
+            Job::Generate { .. } => self.start_generate(w),
+            Job::Logits { sequence, .. } => {
+                let key = sequence.0;
+                let Some(i) = self.place(key) else {
+                    return Start::Wait(w);
+                };
+                let tokens = self.tokens_of(&mut w);
+                match self.pool.make_room(&mut self.ctx, i, tokens.len()) {
+                    Ok(true) => {}
+                    Ok(false) => return Start::Wait(w),
+                    Err(e) => {
+                        fail(w.job, e);
+                        return Start::Done;
+                    }
+                }
+                if let Job::Logits { reply, .. } = w.job {
+                    let _ = reply.send(self.logits(i, &tokens));
+                }
+                Start::Done
+            }
+            Job::Score {
+                ref tokens, from, ..
+            } => {
+                let Some(i) = self.place(crate::engine::SequenceId::DEFAULT.0) else {
+                    return Start::Wait(w);
+                };
+                let n = tokens.len();
+                match self.pool.make_room(&mut self.ctx, i, n) {
+                    Ok(true) => {}
+                    Ok(false) => return Start::Wait(w),
+                    Err(e) => {
+                        fail(w.job, e);
+                        return Start::Done;
+                    }
+                }
+                if let Job::Score { tokens, reply, .. } = w.job {
+                    self.score(i, &tokens, from, &reply);
+                }
+                Start::Done
+            }
+            Job::SaveState { sequence, .. } | Job::LoadState { sequence, .. } => {
+                let Some(i) = self.place(sequence.0) else {
+                    return Start::Wait(w);
+                };
+                let memory = self.pool.memory(i);
+                match w.job {
+                    Job::SaveState { path, reply, .. } => {
+                        let _ = reply.send(memory.save(&mut self.ctx, &path));
+                    }
+                    Job::LoadState { path, reply, .. } => {
+                        let _ = reply.send(memory.load(&mut self.ctx, &path));
+                    }
+                    _ => {}
+                }
+                Start::Done
+            }
+            Job::Fork { from, to, .. } => match self.pool.fork(&mut self.ctx, from.0, to.0) {
+                Ok(None) => Start::Wait(w),
+                Ok(Some(n)) => {
+                    if let Job::Fork { reply, .. } = w.job {
+                        let _ = reply.send(Ok(n));
+                    }
+                    Start::Done
+                }
+                Err(e) => {
+                    fail(w.job, e);
+                    Start::Done
+                }
+            },
             Job::Tokenize { text, reply } => {
-                let _ = reply.send(tokenize(&model, &text).iter().map(|t| t.0 as u32).collect());
+                let _ = reply.send(
+                    tokenize(self.model, &text)
+                        .iter()
+                        .map(|t| t.0 as u32)
+                        .collect(),
+                );
+                Start::Done
             }
             Job::Detokenize { tokens, reply } => {
                 let toks: Vec<LlamaToken> = tokens.iter().map(|&t| LlamaToken(t as i32)).collect();
-                let bytes = model.vocab().detokenize(&toks, false, false);
+                let bytes = self.model.vocab().detokenize(&toks, false, false);
                 let _ = reply.send(String::from_utf8_lossy(&bytes).into_owned());
-            }
-            Job::SaveState { path, reply } => {
-                let _ = reply.send(memory.save(&mut ctx, &path));
-            }
-            Job::LoadState { path, reply } => {
-                let _ = reply.send(memory.load(&mut ctx, &path));
+                Start::Done
             }
             Job::Reset { reply } => {
-                let _ = reply.send(memory.clear(&mut ctx));
+                let _ = reply.send(self.pool.reset(&mut self.ctx));
+                Start::Done
+            }
+            Job::Memory { reply } => {
+                let _ = reply.send(self.report());
+                Start::Done
             }
         }
+    }
+
+    /// The sequence of conversation `key` when it is not generating and one can be had.
+    fn place(&mut self, key: u64) -> Option<usize> {
+        if self.pool.is_busy(key) {
+            return None;
+        }
+        match self.pool.acquire(&mut self.ctx, key, &[]) {
+            Ok(i) => i,
+            Err(e) => {
+                tracing::warn!("cannot bring conversation {key} into a sequence: {e}");
+                None
+            }
+        }
+    }
+
+    fn tokens_of(&self, w: &mut Waiting) -> Vec<LlamaToken> {
+        if let Some(t) = &w.tokens {
+            return t.clone();
+        }
+        let tokens = match &w.job {
+            Job::Logits {
+                prompt: PromptInput::Text(t),
+                ..
+            } => tokenize(self.model, t),
+            Job::Logits {
+                prompt: PromptInput::Tokens(ids),
+                ..
+            } => ids.iter().map(|&t| LlamaToken(t as i32)).collect(),
+            Job::Generate { request, .. } => match request.text("llama.cpp") {
+                Ok(t) => tokenize(self.model, t),
+                Err(_) => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        w.tokens = Some(tokens.clone());
+        tokens
+    }
+
+    fn start_generate(&mut self, mut w: Waiting) -> Start {
+        let Job::Generate {
+            request,
+            events,
+            cancel,
+            trace,
+        } = &w.job
+        else {
+            return Start::Done;
+        };
+        let out = Outlet {
+            events: events.clone(),
+            cancel: cancel.clone(),
+            trace: trace.clone(),
+        };
+        if out.abandoned() {
+            let _ = out.events.send(EngineEvent::Done(Generation {
+                stop: StopReason::Cancelled,
+                figures: Figures {
+                    prompt_tokens: 0,
+                    reused_tokens: 0,
+                    evaluated_tokens: 0,
+                    reuse: crate::engine::Reuse::Fresh,
+                    generated_tokens: 0,
+                    prefill_seconds: 0.0,
+                    decode_seconds: 0.0,
+                },
+                tokens: Vec::new(),
+            }));
+            return Start::Done;
+        }
+        if let Err(e) = request.text("llama.cpp") {
+            let _ = out.events.send(EngineEvent::Failed(e));
+            return Start::Done;
+        }
+        let (key, max_tokens) = (request.sequence.0, request.max_tokens as usize);
+        let sampling = request.sampling.clone();
+        let grammar = request.tool_grammar.clone();
+        let Some(i) = self.place(key) else {
+            return Start::Wait(w);
+        };
+        let tokens = self.tokens_of(&mut w);
+        let n_ctx = self.ctx.n_ctx();
+        if tokens.is_empty() || tokens.len() > n_ctx as usize {
+            let e = if tokens.is_empty() {
+                EngineError::EmptyPrompt
+            } else {
+                EngineError::PromptTooLong {
+                    prompt: tokens.len(),
+                    ctx: n_ctx,
+                }
+            };
+            let _ = out.events.send(EngineEvent::Failed(e));
+            return Start::Done;
+        }
+        match self.pool.make_room(&mut self.ctx, i, tokens.len()) {
+            Ok(true) => {}
+            Ok(false) => return Start::Wait(w),
+            Err(e) => {
+                let _ = out.events.send(EngineEvent::Failed(e));
+                return Start::Done;
+            }
+        }
+        let started = Instant::now();
+        let boundary = last_message_start(self.model, &tokens);
+        let pre =
+            match self
+                .pool
+                .memory(i)
+                .prefill_to_last(&mut self.ctx, &tokens, boundary, &out.cancel)
+            {
+                Ok(p) => p,
+                Err(e) => {
+                    let _ = out.events.send(EngineEvent::Failed(e));
+                    return Start::Done;
+                }
+            };
+        let figures = Figures {
+            prompt_tokens: tokens.len(),
+            reused_tokens: pre.reused,
+            evaluated_tokens: pre.evaluated,
+            reuse: pre.reuse,
+            generated_tokens: 0,
+            prefill_seconds: started.elapsed().as_secs_f64(),
+            decode_seconds: 0.0,
+        };
+        if pre.cancelled {
+            let _ = out.events.send(EngineEvent::Done(Generation {
+                stop: StopReason::Cancelled,
+                figures,
+                tokens: Vec::new(),
+            }));
+            return Start::Done;
+        }
+        let mut sampler = sampler::build(self.model, &sampling, grammar.as_deref());
+        if let Some(t) = sampler.trigger().filter(|t| tokens.last() == Some(t)) {
+            // The prompt ends inside a call already: the grammar starts triggered.
+            sampler.accept(t);
+        }
+        self.pool.set_busy(i, true);
+        self.step.join(Active::new(
+            i, max_tokens, out, sampler, figures, started, pre.last,
+        ));
+        Start::Done
+    }
+
+    fn logits(
+        &mut self,
+        i: usize,
+        tokens: &[LlamaToken],
+    ) -> Result<(Vec<f32>, Figures), EngineError> {
+        let start = Instant::now();
+        let never = AtomicBool::new(false);
+        let boundary = last_message_start(self.model, tokens);
+        let pre = self
+            .pool
+            .memory(i)
+            .prefill(&mut self.ctx, tokens, boundary, &never)?;
+        let figures = Figures {
+            prompt_tokens: tokens.len(),
+            reused_tokens: pre.reused,
+            evaluated_tokens: pre.evaluated,
+            reuse: pre.reuse,
+            generated_tokens: 0,
+            prefill_seconds: start.elapsed().as_secs_f64(),
+            decode_seconds: 0.0,
+        };
+        Ok((self.ctx.get_logits_ith(0).to_vec(), figures))
+    }
+
+    fn score(
+        &mut self,
+        i: usize,
+        tokens: &[u32],
+        from: usize,
+        reply: &mpsc::SyncSender<Result<ScoredRows, EngineError>>,
+    ) {
+        let toks: Vec<LlamaToken> = tokens.iter().map(|&t| LlamaToken(t as i32)).collect();
+        let n_vocab = self.model.n_vocab().max(0) as usize;
+        let sent = self
+            .pool
+            .memory(i)
+            .score(&mut self.ctx, &toks, from, |start, rows, logits| {
+                let batch = ScoredRows {
+                    start,
+                    rows,
+                    n_vocab,
+                    logits,
+                };
+                reply.send(Ok(batch)).is_ok()
+            });
+        if let Err(e) = sent {
+            let _ = reply.send(Err(e));
+        }
+    }
+
+    fn report(&self) -> MemoryReport {
+        MemoryReport {
+            context_tokens: self.ctx.n_ctx() as usize,
+            used_tokens: self.pool.used_tokens(),
+            sequences: self.pool.sequences(),
+            kv_bytes_per_token: self.kv_bytes_per_token,
+            recurrent_bytes_per_sequence: self.recurrent_bytes,
+            conversations: self.pool.conversations(&self.ctx),
+        }
+    }
+}
+
+/// The conversations a job belongs to (none for jobs that do not touch memory).
+fn job_keys(job: &Job) -> Vec<u64> {
+    match job {
+        Job::Generate { request, .. } => vec![request.sequence.0],
+        Job::Logits { sequence, .. }
+        | Job::SaveState { sequence, .. }
+        | Job::LoadState { sequence, .. } => vec![sequence.0],
+        Job::Score { .. } => vec![crate::engine::SequenceId::DEFAULT.0],
+        Job::Fork { from, to, .. } => vec![from.0, to.0],
+        Job::Tokenize { .. } | Job::Detokenize { .. } | Job::Reset { .. } | Job::Memory { .. } => {
+            Vec::new()
+        }
+    }
+}
+
+/// Answer a job with an error.
+fn fail(job: Job, e: EngineError) {
+    match job {
+        Job::Generate { events, .. } => {
+            let _ = events.send(EngineEvent::Failed(e));
+        }
+        Job::Logits { reply, .. } => {
+            let _ = reply.send(Err(e));
+        }
+        Job::Score { reply, .. } => {
+            let _ = reply.send(Err(e));
+        }
+        Job::SaveState { reply, .. } | Job::LoadState { reply, .. } | Job::Fork { reply, .. } => {
+            let _ = reply.send(Err(e));
+        }
+        Job::Reset { reply } => {
+            let _ = reply.send(Err(e));
+        }
+        // These never wait.
+        Job::Tokenize { .. } | Job::Detokenize { .. } | Job::Memory { .. } => {}
     }
 }
 
@@ -215,123 +604,4 @@ fn last_message_start(model: &LlamaModel, tokens: &[LlamaToken]) -> Option<usize
 
 fn tokenize(model: &LlamaModel, text: &str) -> Vec<LlamaToken> {
     model.vocab().tokenize(text.as_bytes(), false, true)
-}
-
-/// The bytes a token stands for as generated text: control tokens are empty.
-fn piece(model: &LlamaModel, tok: LlamaToken) -> Vec<u8> {
-    model.vocab().token_to_piece(tok, false, None)
-}
-
-fn logits(
-    model: &LlamaModel,
-    ctx: &mut LlamaContext<'_>,
-    memory: &mut Memory,
-    prompt: &PromptInput,
-) -> Result<(Vec<f32>, Figures), EngineError> {
-    let tokens = match prompt {
-        PromptInput::Text(t) => tokenize(model, t),
-        PromptInput::Tokens(ids) => ids.iter().map(|&t| LlamaToken(t as i32)).collect(),
-    };
-    let start = Instant::now();
-    let never = AtomicBool::new(false);
-    let pre = memory.prefill(ctx, &tokens, last_message_start(model, &tokens), &never)?;
-    let figures = Figures {
-        prompt_tokens: tokens.len(),
-        reused_tokens: pre.reused,
-        evaluated_tokens: pre.evaluated,
-        reuse: pre.reuse,
-        generated_tokens: 0,
-        prefill_seconds: start.elapsed().as_secs_f64(),
-        decode_seconds: 0.0,
-    };
-    Ok((ctx.get_logits_ith(0).to_vec(), figures))
-}
-
-/// One generation job's inputs.
-struct Run<'a> {
-    request: &'a crate::engine::GenerateRequest,
-    events: &'a tokio::sync::mpsc::UnboundedSender<EngineEvent>,
-    cancel: &'a AtomicBool,
-    snapshot_interval: usize,
-}
-
-fn generate(
-    model: &LlamaModel,
-    ctx: &mut LlamaContext<'_>,
-    memory: &mut Memory,
-    run: Run<'_>,
-) -> Result<Generation, EngineError> {
-    let Run {
-        request,
-        events,
-        cancel,
-        snapshot_interval,
-    } = run;
-    let tokens = tokenize(model, request.text("llama.cpp")?);
-    let started = Instant::now();
-    let pre = memory.prefill(ctx, &tokens, last_message_start(model, &tokens), cancel)?;
-    let mut figures = Figures {
-        prompt_tokens: tokens.len(),
-        reused_tokens: pre.reused,
-        evaluated_tokens: pre.evaluated,
-        reuse: pre.reuse,
-        generated_tokens: 0,
-        prefill_seconds: started.elapsed().as_secs_f64(),
-        decode_seconds: 0.0,
-    };
-    if pre.cancelled {
-        return Ok(Generation {
-            stop: StopReason::Cancelled,
-            figures,
-            tokens: Vec::new(),
-        });
-    }
-    let decode_start = Instant::now();
-    let mut sampler = sampler::build(model, &request.sampling, request.tool_grammar.as_deref());
-    if let Some(t) = sampler.trigger().filter(|t| tokens.last() == Some(t)) {
-        // The prompt ends inside a call already: the grammar starts triggered.
-        sampler.accept(t);
-    }
-    let vocab = model.vocab();
-    let mut text = Utf8Stream::new();
-    let mut generated = Vec::new();
-    let mut idx = 0;
-    let n_ctx = ctx.n_ctx() as usize;
-    let stop = loop {
-        if cancel.load(Ordering::Relaxed) {
-            break StopReason::Cancelled;
-        }
-        let tok = sampler.sample(ctx, idx);
-        if vocab.is_eog(tok) {
-            break StopReason::EndOfGeneration;
-        }
-        generated.push(tok.0 as u32);
-        let s = text.push(&piece(model, tok));
-        if !s.is_empty() && events.send(EngineEvent::Piece(s)).is_err() {
-            // Nobody is listening any more: treat as a cancellation.
-            break StopReason::Cancelled;
-        }
-        if generated.len() >= request.max_tokens as usize {
-            break StopReason::TokenCap;
-        }
-        if memory.len() + 1 >= n_ctx {
-            break StopReason::ContextFull;
-        }
-        memory.push(ctx, tok)?;
-        if snapshot_interval > 0 && generated.len().is_multiple_of(snapshot_interval) {
-            memory.snapshot(ctx)?;
-        }
-        idx = 0;
-    };
-    let rest = text.finish();
-    if !rest.is_empty() {
-        let _ = events.send(EngineEvent::Piece(rest));
-    }
-    figures.generated_tokens = generated.len();
-    figures.decode_seconds = decode_start.elapsed().as_secs_f64();
-    Ok(Generation {
-        stop,
-        figures,
-        tokens: generated,
-    })
 }
