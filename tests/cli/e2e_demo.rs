@@ -130,7 +130,8 @@ pub fn have_tmux() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-fn session_log(dir: &Path) -> Vec<serde_json::Value> {
+/// The events of the one session log in `dir`.
+pub fn session_log(dir: &Path) -> Vec<serde_json::Value> {
     let log: PathBuf = std::fs::read_dir(dir)
         .expect("session dir")
         .filter_map(|e| e.ok().map(|e| e.path()))

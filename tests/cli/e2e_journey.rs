@@ -10,7 +10,7 @@
 //! Needs tmux, a Docker engine with LILYPAD_TEST_BASH_IMAGE (`lilypad-sandbox:debian`) and
 //! LILYPAD_TEST_JOURNEY_DIR; without them it skips loudly, unless LILYPAD_TEST_STRICT=1 (CI).
 
-use super::e2e_demo::{have_tmux, Tmux};
+use super::e2e_demo::{have_tmux, session_log, Tmux};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -182,20 +182,6 @@ fn project(tmp: &Path, data: &Path, base_image: &str) -> PathBuf {
     repo
 }
 
-fn session_events(dir: &Path) -> Vec<serde_json::Value> {
-    let log = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .expect("a session log");
-    std::fs::read_to_string(log)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 /// Containers left by the Lilypad process `pid`.
 fn containers_of(pid: u32) -> usize {
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -333,7 +319,7 @@ fn a_python_project_from_task_to_applied_fix_across_a_crash() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
 
     // What the model saw: a clean checkout, then the suite passing in the sandbox.
-    let events = session_events(&sessions);
+    let events = session_log(&sessions);
     let output = |needle: &str| {
         events.iter().any(|e| {
             e["event"] == "tool_result"

@@ -108,17 +108,7 @@ impl Run {
     }
 
     fn log(&self) -> Vec<serde_json::Value> {
-        let log = std::fs::read_dir(self.path("sessions"))
-            .unwrap()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
-            .expect("a session log");
-        std::fs::read_to_string(log)
-            .unwrap()
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        super::e2e_demo::session_log(&self.path("sessions"))
     }
 }
 
