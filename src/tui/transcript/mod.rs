@@ -349,10 +349,31 @@ impl Transcript {
             (Direction::Back, Some(s)) => Box::new((0..s).rev()),
             (Direction::Back, None) => Box::new((0..n).rev()),
         };
-        let next = candidates.into_iter().find(|&i| self.cells[i].selectable());
+        let next = candidates
+            .into_iter()
+            .find(|&i| self.cells[i].selectable(ctx));
         if let Some(i) = next {
             self.selected = Some(i);
             self.reveal(i, ctx);
+        }
+    }
+
+    /// The first line of the thought streaming now, if the model is thinking.
+    pub fn thinking(&self) -> Option<&str> {
+        match &self.cells.last()?.kind {
+            CellKind::Reasoning { text, done: false } => {
+                text.lines().map(str::trim).find(|l| !l.is_empty())
+            }
+            _ => None,
+        }
+    }
+
+    /// Drop the selection when its item is not drawn any more (reasoning just hidden).
+    pub fn unselect_hidden(&mut self, ctx: &RenderCtx<'_>) {
+        if let Some(i) = self.selected {
+            if self.cells.get(i).is_none_or(|c| c.hidden(ctx)) {
+                self.selected = None;
+            }
         }
     }
 
