@@ -37,6 +37,8 @@ pub struct ToolItem {
     pub name: String,
     /// Known once the call is complete.
     pub call: Option<ToolCall>,
+    /// Arguments as they are generated, (parameter, raw text so far), in the order they began.
+    pub streamed: Vec<(String, String)>,
     /// Live output of a running command (tail).
     pub live: String,
     pub result: Option<ToolOutcome>,
@@ -340,7 +342,7 @@ fn assistant(text: &str, done: bool, width: usize, ctx: &RenderCtx<'_>) -> Vec<L
 /// `Read(src/app.py)`, `Bash($ make test)`: the call's one-line summary.
 pub fn call_summary(item: &ToolItem) -> String {
     let Some(call) = &item.call else {
-        return format!("{}…", item.name);
+        return super::streaming::summary(item);
     };
     let arg = |k: &str| call.arguments.get(k).map(json_text).unwrap_or_default();
     match call.name.as_str() {
@@ -437,6 +439,7 @@ fn tool_lines(
             out.push(Line::styled(format!("    {l}"), t.fg(t.code)));
         }
     }
+    out.extend(super::streaming::preview(item, expanded, width, ctx));
     let body: Vec<String> = match &item.result {
         Some(r) => r.content.lines().map(str::to_string).collect(),
         None => item.live.lines().map(str::to_string).collect(),

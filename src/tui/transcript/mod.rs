@@ -4,12 +4,14 @@
 //!
 //! Invariant: only the last streaming cell (reasoning or assistant text), tool cells named by
 //! call id, and the current turn's cells when the agent revises or settles the turn change after
-//! they are pushed. A tool cell without a call is tentative (shown as `Name…`): the call is
-//! decided when the turn ends, and a tentative cell no settled call claims becomes a notice.
+//! they are pushed. A tool cell without a call is tentative (shown by its name, then by its
+//! arguments as they stream in): the call is decided when the turn ends, and a tentative cell
+//! no settled call claims becomes a notice.
 
 pub mod cell;
 pub mod markdown;
 pub mod search;
+pub mod streaming;
 
 pub use cell::{CellKind, HistoryCell, Level, RenderCtx, ToolItem, ToolOutcome};
 
@@ -113,6 +115,17 @@ impl Transcript {
                     name: name.clone(),
                     ..ToolItem::default()
                 })));
+            }
+            Event::ToolCallArgumentDelta { parameter, text } => {
+                let from = self.turn_start();
+                let open = self.cells[from..]
+                    .iter()
+                    .rposition(|c| matches!(&c.kind, CellKind::Tool(t) if t.call.is_none()));
+                if let Some(i) = open {
+                    if let CellKind::Tool(t) = self.cells[from + i].edit() {
+                        streaming::push(t, parameter, text);
+                    }
+                }
             }
             Event::TurnRevised { reasoning, content } => self.revise(reasoning, content),
             Event::ToolCallReady { call } => {
