@@ -86,10 +86,6 @@ fn a_write_streams_its_path_then_its_content() {
         ],
     );
     assert!(matches!(&a.mode, Mode::Review(Review::Change(c)) if c.path == "calc.py"));
-    let item = a.transcript.cells().iter().find_map(|c| match &c.kind {
-        lilypad::tui::transcript::CellKind::Tool(t) => Some(t),
-        _ => None,
-    });
     let tools: Vec<_> = a
         .transcript
         .cells()
