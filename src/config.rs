@@ -165,6 +165,8 @@ pub struct Settings {
     pub log: LogSettings,
     /// Where the model's tool calls run (see `crate::sandbox::SandboxSettings`).
     pub sandbox: crate::sandbox::SandboxSettings,
+    /// The terminal interface (`[interface]`: how reasoning is shown).
+    pub interface: crate::tui::InterfaceSettings,
     /// The scripted engine (`--engine script:FILE`); from the environment only.
     #[serde(skip)]
     pub script: ScriptSettings,
@@ -518,6 +520,16 @@ runtime_class = "gvisor"
         );
         assert_eq!(s.command_rules_for(&b).len(), 1);
         assert!(s.command_rules_for(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn the_interface_section_sets_how_reasoning_is_shown() {
+        let s: Settings = toml::from_str("[interface]\nreasoning = \"full\"\n").unwrap();
+        assert_eq!(s.interface.reasoning, crate::tui::ReasoningView::Full);
+        assert_eq!(
+            Settings::default().interface.reasoning,
+            crate::tui::ReasoningView::Collapsed
+        );
     }
 
     #[test]

@@ -503,6 +503,12 @@ impl Agent {
                 self.emit(Event::ContentDelta { text: t });
             }
             ParseEvent::ToolCallStarted { name, .. } => self.emit(Event::ToolCallStarted { name }),
+            ParseEvent::ToolCallArgumentDelta { name, text, .. } => {
+                self.emit(Event::ToolCallArgumentDelta {
+                    parameter: name,
+                    text,
+                })
+            }
             ParseEvent::ToolCallArgument { .. }
             | ParseEvent::ToolCallComplete { .. }
             | ParseEvent::ToolCallError(_) => {}
@@ -519,7 +525,9 @@ impl Agent {
                 ParseEvent::Reasoning(t) => turn.reasoning = t,
                 ParseEvent::Content(t) => turn.content = t,
                 // Already announced live.
-                ParseEvent::ToolCallStarted { .. } | ParseEvent::ToolCallArgument { .. } => {}
+                ParseEvent::ToolCallStarted { .. }
+                | ParseEvent::ToolCallArgumentDelta { .. }
+                | ParseEvent::ToolCallArgument { .. } => {}
                 other => items.push(other),
             }
         }
@@ -547,7 +555,7 @@ impl Agent {
                 self.emit(Event::ContentDelta { text: t });
             }
             ParseEvent::ToolCallStarted { name, .. } => self.emit(Event::ToolCallStarted { name }),
-            ParseEvent::ToolCallArgument { .. } => {}
+            ParseEvent::ToolCallArgumentDelta { .. } | ParseEvent::ToolCallArgument { .. } => {}
             // A call the output stopped inside is run like any other when the model ended its
             // turn there; a turn cut by the token cap never runs any call.
             ParseEvent::ToolCallComplete { index, call, .. } => {

@@ -105,6 +105,7 @@ pub(super) fn run(args: &DemoArgs, settings: &Settings) -> anyhow::Result<ExitCo
             task: Some(DEMO_TASK.to_string()),
             step_mode: args.step,
             notices: Vec::new(),
+            reasoning: settings.interface.reasoning,
         },
         resume: None,
     };

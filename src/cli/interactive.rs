@@ -287,6 +287,7 @@ pub(super) fn run_default(
             task,
             step_mode: opts.step,
             notices,
+            reasoning: settings.interface.reasoning,
         },
         resume: None,
     };

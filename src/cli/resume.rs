@@ -91,6 +91,7 @@ fn in_interface(
             task: args.message.clone(),
             step_mode: opts.step,
             notices,
+            reasoning: settings.interface.reasoning,
         },
         resume: Some(rec),
     };

@@ -27,7 +27,9 @@ pub fn render_line(e: &Event) -> String {
         Event::TurnStarted { step } => format!("-- step {step}"),
         Event::ReasoningDelta { .. } | Event::ContentDelta { .. } => String::new(),
         Event::TurnRevised { .. } => "(turn revised: earlier text was reasoning)".into(),
-        Event::ToolCallStarted { .. } | Event::ToolOutputDelta { .. } => String::new(),
+        Event::ToolCallStarted { .. }
+        | Event::ToolCallArgumentDelta { .. }
+        | Event::ToolOutputDelta { .. } => String::new(),
         Event::ToolCallReady { call } => format!(
             "call {} {}",
             call.name,

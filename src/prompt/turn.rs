@@ -27,7 +27,9 @@ impl ParsedTurn {
         match event {
             ParseEvent::Reasoning(t) => self.reasoning.push_str(&t),
             ParseEvent::Content(t) => self.content.push_str(&t),
-            ParseEvent::ToolCallStarted { .. } | ParseEvent::ToolCallArgument { .. } => {}
+            ParseEvent::ToolCallStarted { .. }
+            | ParseEvent::ToolCallArgumentDelta { .. }
+            | ParseEvent::ToolCallArgument { .. } => {}
             ParseEvent::ToolCallComplete { call, end, .. } => {
                 if end == CallEnd::CutOff {
                     self.cut_off_call = Some(call.id.clone());

@@ -236,6 +236,12 @@ pub enum Event {
     ToolCallStarted {
         name: String,
     },
+    /// Text of an argument of the call last started, as it is generated (the parameter's
+    /// deltas joined are its raw value). Tentative like the call; for showing it as it grows.
+    ToolCallArgumentDelta {
+        parameter: String,
+        text: String,
+    },
     /// The turn's reasoning and content as settled at its end, when they differ from what the
     /// deltas showed (a later `</think>` made earlier text and calls reasoning). Replaces the
     /// turn's deltas.

@@ -217,7 +217,12 @@ impl Reply {
         loop {
             match self.next().await {
                 Some(Ok((events, done))) => {
-                    if events.is_empty() && done.is_none() {
+                    // Only reasoning and content are written live: a piece inside a tool call
+                    // (argument deltas) writes nothing, so it counts as held back too.
+                    let writes = events
+                        .iter()
+                        .any(|e| matches!(e, ParseEvent::Reasoning(_) | ParseEvent::Content(_)));
+                    if !writes && done.is_none() {
                         if last_write.elapsed() >= std::time::Duration::from_millis(200) {
                             if tx.send(Bytes::from_static(b": waiting\n\n")).is_err() {
                                 cancel.store(true, Ordering::Relaxed);

@@ -19,6 +19,7 @@ pub mod clipboard;
 pub mod diff_lines;
 pub mod keymap;
 mod runner;
+pub mod settings;
 pub mod terminal;
 pub mod text_input;
 pub mod theme;
@@ -28,6 +29,7 @@ pub mod wrap;
 
 pub use app::{App, AppOptions, Effect, PatchDecision};
 pub use runner::{replay, run};
+pub use settings::{InterfaceSettings, ReasoningView};
 pub use theme::Theme;
 
 use crate::protocol::{Event, Op};
@@ -107,6 +109,8 @@ pub struct TuiOptions {
     pub step_mode: bool,
     /// Warnings shown at the top of the transcript (e.g. the host sandbox warning).
     pub notices: Vec<String>,
+    /// How reasoning is shown at the start (`r` changes it).
+    pub reasoning: ReasoningView,
 }
 
 /// How a session ended, for the summary printed after the screen is restored.

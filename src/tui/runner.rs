@@ -40,12 +40,13 @@ pub async fn run(
     options: TuiOptions,
     mut startup: UnboundedReceiver<Startup>,
 ) -> Result<SessionOutcome, TuiError> {
-    let app = App::new(AppOptions {
+    let mut app = App::new(AppOptions {
         theme: options.theme.clone(),
         repo: options.repo.clone(),
         has_patch: false,
         replay: false,
     });
+    app.reasoning = options.reasoning;
     let mut lp = Loop::new(app, options.task.clone(), options.step_mode)?;
     for n in &options.notices {
         lp.app

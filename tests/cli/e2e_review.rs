@@ -406,3 +406,42 @@ fn a_prefix_rule_approves_the_second_matching_command_without_asking() {
         "{report}"
     );
 }
+
+/// A Write of `n` lines, then an answer.
+fn long_write(n: usize) -> String {
+    let body: String = (0..n).map(|i| format!("value_{i:02} = {i}\n")).collect();
+    format!(
+        "=== turn ===\nWriting the values.\n</think>\n\n<tool_call>\n<function=Write>\n<parameter=file_path>\nvalues.py\n</parameter>\n<parameter=content>\n{body}</parameter>\n</function>\n</tool_call>\n=== turn ===\nDone.\n</think>\n\nWrote values.py.\n"
+    )
+}
+
+#[test]
+fn a_write_streams_its_content_before_the_call_completes() {
+    if skip() {
+        return;
+    }
+    let run = Run::new(&long_write(80));
+    let t = run.start("LILYPAD_SCRIPT_DELAY_MS=30", "write the values");
+    // The path, then the first lines of the content, while the call is still being written.
+    let screen = t.wait_for(&["Write(values.py)", "value_10 = 10"]);
+    assert!(!screen.contains("value_79 = 79"), "{screen}");
+    assert!(!screen.contains("Approve this"), "{screen}");
+    // The content grows: the newest lines are shown, the first ones counted above them.
+    let screen = t.wait_for(&["value_40 = 40", "lines above"]);
+    assert!(!screen.contains("Approve this"), "{screen}");
+    // Once the call is complete its review opens.
+    t.wait_for(&["Approve this create?", "values.py (new file)  +80 -0"]);
+    t.keys(&["y"]);
+    t.wait_for(&["Session patch"]);
+    t.keys(&["a"]);
+    t.wait_for(&["patch applied"]);
+    t.keys(&["q"]);
+    assert_eq!(run.wait_done(&t), "0");
+    let written = std::fs::read_to_string(run.path("repo/values.py")).unwrap();
+    assert_eq!(written.lines().count(), 80);
+    // The closer takes the value's last newline, as the format says.
+    assert!(
+        written.ends_with("value_78 = 78\nvalue_79 = 79"),
+        "{written}"
+    );
+}

@@ -18,5 +18,7 @@ mod prompt_render;
 mod setup_script;
 mod tui_conventions;
 mod tui_edit_views;
+mod tui_reasoning;
+mod tui_streaming;
 mod tui_views;
 mod turn_records;

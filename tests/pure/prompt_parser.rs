@@ -45,13 +45,21 @@ fn settle(pieces: &[&str], start: Start) -> Vec<ParseEvent> {
     settled
 }
 
-/// Joins adjacent reasoning and content deltas.
+/// Joins adjacent reasoning and content deltas, and adjacent argument deltas of a parameter.
 fn coalesce(events: Vec<ParseEvent>) -> Vec<ParseEvent> {
     let mut out: Vec<ParseEvent> = Vec::new();
     for e in events {
         match (out.last_mut(), e) {
             (Some(ParseEvent::Reasoning(a)), ParseEvent::Reasoning(b)) => a.push_str(&b),
             (Some(ParseEvent::Content(a)), ParseEvent::Content(b)) => a.push_str(&b),
+            (
+                Some(ParseEvent::ToolCallArgumentDelta {
+                    index: i,
+                    name: n,
+                    text: a,
+                }),
+                ParseEvent::ToolCallArgumentDelta { index, name, text },
+            ) if *i == index && *n == name => a.push_str(&text),
             (_, e) => out.push(e),
         }
     }
@@ -488,7 +496,8 @@ fn check_call_bookkeeping(events: &[ParseEvent]) {
                 assert!(*index >= next_index);
                 open = Some(*index);
             }
-            ParseEvent::ToolCallArgument { index, .. } => assert_eq!(open, Some(*index)),
+            ParseEvent::ToolCallArgument { index, .. }
+            | ParseEvent::ToolCallArgumentDelta { index, .. } => assert_eq!(open, Some(*index)),
             ParseEvent::ToolCallComplete { index, .. } => {
                 assert_eq!(open.take(), Some(*index), "completed a call never started");
                 next_index = index + 1;
@@ -537,4 +546,116 @@ proptest! {
             prop_assert_eq!(other, "");
         }
     }
+}
+
+/// The deltas of one parameter, joined, in the order they came.
+fn deltas(events: &[ParseEvent]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for e in events {
+        if let ParseEvent::ToolCallArgumentDelta { name, text, .. } = e {
+            match out.last_mut() {
+                Some((n, t)) if n == name => t.push_str(text),
+                _ => out.push((name.clone(), text.clone())),
+            }
+        }
+    }
+    out
+}
+
+const WRITE: &str = "</think>\n<tool_call>\n<function=Write>\n<parameter=file_path>\nsrc/app.py\n</parameter>\n<parameter=content>\nimport os\n\n\ndef main():\n    print(os.getcwd())\n\n</parameter>\n</function>\n</tool_call>";
+
+#[test]
+fn a_value_streams_as_deltas_before_its_closer() {
+    let mut p = Parser::new(schemas(), Start::Reasoning);
+    let mut seen = Vec::new();
+    let mut content_before_close = String::new();
+    // One character at a time, as a slow model would give them.
+    for (i, c) in WRITE.char_indices() {
+        let events = p.push(&c.to_string());
+        if WRITE[..i].contains("<parameter=content>")
+            && !WRITE[..=i].contains("</parameter>\n</function>")
+        {
+            for e in &events {
+                if let ParseEvent::ToolCallArgumentDelta { name, text, .. } = e {
+                    if name == "content" {
+                        content_before_close.push_str(text);
+                    }
+                }
+            }
+        }
+        seen.extend(events);
+    }
+    seen.extend(p.finish());
+    // The path first, then the content growing, before the content's closer was read.
+    assert_eq!(
+        deltas(&seen),
+        vec![
+            ("file_path".to_string(), "src/app.py".to_string()),
+            (
+                "content".to_string(),
+                "import os\n\n\ndef main():\n    print(os.getcwd())\n".to_string()
+            ),
+        ]
+    );
+    assert!(
+        content_before_close.starts_with("import os\n\n\ndef main():\n    print(os.getcwd())"),
+        "{content_before_close:?}"
+    );
+    // Every delta comes before its parameter's whole value, which is unchanged.
+    let first_arg = seen
+        .iter()
+        .position(|e| matches!(e, ParseEvent::ToolCallArgument { name, .. } if name == "content"))
+        .unwrap();
+    let last_delta = seen
+        .iter()
+        .rposition(
+            |e| matches!(e, ParseEvent::ToolCallArgumentDelta { name, .. } if name == "content"),
+        )
+        .unwrap();
+    assert!(last_delta < first_arg);
+    assert!(seen.contains(&ParseEvent::ToolCallArgument {
+        index: 0,
+        name: "content".into(),
+        value: json!("import os\n\n\ndef main():\n    print(os.getcwd())\n"),
+    }));
+    check_call_bookkeeping(&seen);
+    // The settled turn has whole values only.
+    let settled = p.settle();
+    assert!(!settled
+        .iter()
+        .any(|e| matches!(e, ParseEvent::ToolCallArgumentDelta { .. })));
+}
+
+#[test]
+fn trailing_newlines_wait_for_text_and_a_tag_prefix_is_not_streamed() {
+    let mut p = Parser::new(schemas(), Start::Content);
+    let mut events = Vec::new();
+    for piece in [
+        "<tool_call>\n<function=Bash>\n<parameter=command>\n",
+        "echo a\n\n",
+        "</param",
+    ] {
+        events.extend(p.push(piece));
+    }
+    // The value may end at the newlines, and `</param` may be its closer: neither is out.
+    assert_eq!(deltas(&events), vec![("command".into(), "echo a".into())]);
+    events.extend(p.push("eter>\n</function>\n</tool_call>"));
+    events.extend(p.finish());
+    // The closer took one newline; the other is part of the value, and goes out at its end.
+    assert_eq!(deltas(&events), vec![("command".into(), "echo a\n".into())]);
+}
+
+#[test]
+fn a_cut_off_value_streams_what_arrived() {
+    let events = feed(
+        &["<tool_call>\n<function=Write>\n<parameter=file_path>\na.txt\n</parameter>\n<parameter=content>\nhalf a li"],
+        Start::Content,
+    );
+    assert_eq!(
+        deltas(&events),
+        vec![
+            ("file_path".into(), "a.txt".into()),
+            ("content".into(), "half a li".into())
+        ]
+    );
 }

@@ -193,6 +193,50 @@ fn cancelling_closes_the_stream_and_frees_the_server() {
     ));
 }
 
+/// A client that leaves while the model writes a long tool call (nothing is streamed until the
+/// call is settled) still stops the engine: the server keeps probing the connection.
+#[test]
+fn a_client_leaving_during_a_tool_call_stops_the_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let body: String = (0..400).map(|i| format!("line {i}\n")).collect();
+    let turn = format!(
+        "x\n</think>\n\n<tool_call>\n<function=Write>\n<parameter=file_path>\na.txt\n</parameter>\n<parameter=content>\n{body}</parameter>\n</function>\n</tool_call>"
+    );
+    let script = remote_common::script(dir.path(), &[&turn]);
+    let engine_arg = format!("script:{}", script.display());
+    // About 5 ms a piece: the call takes seconds to write.
+    let server = serve(
+        &["--engine", &engine_arg],
+        &[("LILYPAD_SCRIPT_DELAY_MS", "5")],
+    );
+    let engine = client(&server.base, |_| {});
+    let stream = engine.chat(request(vec![Message::user("write it")], 8000));
+    let cancel = stream.canceller();
+    let mut events = stream.events;
+    let first = events.blocking_recv().expect("an event");
+    assert!(
+        matches!(first, lilypad::engine::EngineEvent::Parsed(_)),
+        "{first:?}"
+    );
+    // Into the call, then away.
+    std::thread::sleep(Duration::from_millis(300));
+    cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+    while events.blocking_recv().is_some() {}
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let log = server.log();
+        if log.contains("Cancelled") {
+            break;
+        }
+        assert!(
+            !log.contains("EndOfGeneration"),
+            "the engine wrote the whole call for a client that had left:\n{log}"
+        );
+        assert!(Instant::now() < deadline, "{log}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn bearer_token_is_required_when_configured() {
     let dir = tempfile::tempdir().unwrap();

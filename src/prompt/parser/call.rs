@@ -36,6 +36,7 @@ impl Parser {
             args: Map::new(),
             param: None,
             value: String::new(),
+            streamed: 0,
         });
         self.calls_seen += 1;
         self.state = State::CallOpen;
@@ -116,6 +117,7 @@ impl Parser {
             } else {
                 call.param = Some(name);
                 call.value.clear();
+                call.streamed = 0;
                 self.state = State::ParamValue;
             }
         }
@@ -194,6 +196,7 @@ impl Parser {
                     call.value.push_str(&text);
                 }
                 self.consume(n);
+                self.stream_value(out);
                 n > 0
             }
         }
@@ -261,6 +264,7 @@ impl Parser {
             return;
         };
         let raw = std::mem::take(&mut call.value);
+        let streamed = std::mem::take(&mut call.streamed);
         // Without its closer, a value that holds the start of a call ran into that call: the
         // arguments of two calls are mixed.
         let ran_into_call =
@@ -274,6 +278,15 @@ impl Parser {
         let tool = call.name.as_deref().unwrap_or("");
         let value = type_value(raw, self.schemas.param_type(tool, &param));
         let index = call.index;
+        // What was held back (the value's last newlines, a tag that was not one) goes now, so
+        // the deltas joined are the raw value.
+        if let Some(tail) = raw.get(streamed..).filter(|t| !t.is_empty()) {
+            out.push(ParseEvent::ToolCallArgumentDelta {
+                index,
+                name: param.clone(),
+                text: tail.to_string(),
+            });
+        }
         out.push(ParseEvent::ToolCallArgument {
             index,
             name: param.clone(),
@@ -283,6 +296,33 @@ impl Parser {
         if ran_into_call {
             self.flag_ambiguous(index, CALL_OPEN);
         }
+    }
+
+    /// Sends what can be sent of the value being read: after its leading newline, up to its
+    /// trailing newlines (at most two, which the value's end may take off).
+    fn stream_value(&mut self, out: &mut Vec<ParseEvent>) {
+        let Some(call) = self.call.as_mut() else {
+            return;
+        };
+        let Some(param) = call.param.as_ref() else {
+            return;
+        };
+        if call.value.is_empty() || call.value == "\n" {
+            return; // the leading newline, or nothing yet
+        }
+        let body = call.value.strip_prefix('\n').unwrap_or(&call.value);
+        let trailing = body.len() - body.trim_end_matches('\n').len();
+        let end = body.len() - trailing.min(2);
+        if end <= call.streamed {
+            return;
+        }
+        let text = body[call.streamed..end].to_string();
+        call.streamed = end;
+        out.push(ParseEvent::ToolCallArgumentDelta {
+            index: call.index,
+            name: param.clone(),
+            text,
+        });
     }
 
     pub(super) fn complete(&mut self, end: CallEnd, out: &mut Vec<ParseEvent>) {

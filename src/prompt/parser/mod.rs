@@ -16,9 +16,10 @@
 //!
 //! Invariants:
 //! - Any split of the same text into pieces gives the same live events once adjacent reasoning
-//!   and content deltas are joined, and the same settled events. Text that could be the start of
-//!   a tag is held back only until it is decided; a parameter value is held until its closer
-//!   (values are emitted whole).
+//!   and content deltas are joined (and adjacent argument deltas of one parameter), and the same
+//!   settled events. Text that could be the start of a tag is held back only until it is
+//!   decided; a value streams as argument deltas (trailing newlines held until text follows
+//!   them, as the value may end there) and comes typed and whole when its closer arrives.
 //! - Reasoning and content come out trimmed: leading whitespace is dropped, trailing whitespace is
 //!   held until more text of the same kind follows, and dropped at the end.
 //! - No input panics or loops: every step consumes text or changes state towards consuming it.
@@ -90,6 +91,14 @@ pub enum ParseEvent {
     ToolCallStarted {
         index: usize,
         name: String,
+    },
+    /// Raw text of the parameter being read, as it arrives (live view only): the deltas of
+    /// one parameter joined are its value before typing, the surrounding newlines the format
+    /// puts around a value left out. The typed value still comes whole in `ToolCallArgument`.
+    ToolCallArgumentDelta {
+        index: usize,
+        name: String,
+        text: String,
     },
     /// One argument, typed, when its closer arrived.
     ToolCallArgument {
@@ -163,6 +172,8 @@ struct CallBuild {
     args: Map<String, Value>,
     param: Option<String>,
     value: String,
+    /// Bytes of `value` already sent as `ToolCallArgumentDelta` (after its leading newline).
+    streamed: usize,
 }
 
 /// The incremental parser. Feed pieces with [`Parser::push`], then call [`Parser::finish`] once.

@@ -63,7 +63,10 @@ impl Parser {
         let mut next = self.first_id;
         for e in events {
             let index = match &e {
-                ParseEvent::Reasoning(_) | ParseEvent::Content(_) => continue,
+                // Deltas belong to the live view; the settled turn has whole values.
+                ParseEvent::Reasoning(_)
+                | ParseEvent::Content(_)
+                | ParseEvent::ToolCallArgumentDelta { .. } => continue,
                 ParseEvent::ToolCallStarted { index, .. }
                 | ParseEvent::ToolCallArgument { index, .. }
                 | ParseEvent::ToolCallComplete { index, .. } => *index,

@@ -474,8 +474,10 @@ impl App {
                 Vec::new()
             }
             A::ToggleReasoning => {
-                self.show_reasoning = !self.show_reasoning;
+                self.reasoning = self.reasoning.next();
                 self.bump_epoch();
+                let ctx = self.render_ctx_owned();
+                self.transcript.unselect_hidden(&ctx.as_ctx());
                 Vec::new()
             }
             A::ReplayNext => self.replay_step(Direction::Forward),
@@ -539,7 +541,7 @@ impl App {
         OwnedCtx {
             theme: self.theme.clone(),
             hl: self.hl.clone(),
-            show_reasoning: self.show_reasoning,
+            reasoning: self.reasoning,
             epoch: self.epoch,
         }
     }
@@ -626,7 +628,7 @@ fn short_id(id: &str) -> String {
 struct OwnedCtx {
     theme: crate::tui::theme::Theme,
     hl: crate::diff::Highlighter,
-    show_reasoning: bool,
+    reasoning: crate::tui::ReasoningView,
     epoch: u64,
 }
 
@@ -635,7 +637,7 @@ impl OwnedCtx {
         crate::tui::transcript::RenderCtx {
             theme: &self.theme,
             hl: &self.hl,
-            show_reasoning: self.show_reasoning,
+            reasoning: self.reasoning,
             epoch: self.epoch,
         }
     }

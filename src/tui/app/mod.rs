@@ -118,7 +118,8 @@ pub struct AppOptions {
 pub struct App {
     pub theme: Theme,
     pub hl: Highlighter,
-    pub show_reasoning: bool,
+    /// How reasoning is shown (`[interface] reasoning`, cycled by `r`).
+    pub reasoning: crate::tui::ReasoningView,
     epoch: u64,
     pub transcript: Transcript,
     pub status: Status,
@@ -154,7 +155,7 @@ impl App {
         Self {
             theme: options.theme.clone(),
             hl,
-            show_reasoning: false,
+            reasoning: crate::tui::ReasoningView::default(),
             epoch: 0,
             transcript: Transcript::new(),
             status: Status::default(),
@@ -183,7 +184,7 @@ impl App {
         RenderCtx {
             theme: &self.theme,
             hl: &self.hl,
-            show_reasoning: self.show_reasoning,
+            reasoning: self.reasoning,
             epoch: self.epoch,
         }
     }

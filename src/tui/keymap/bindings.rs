@@ -378,7 +378,7 @@ pub const BINDINGS: &[Binding] = &[
         &[ch('r')],
         A::ToggleReasoning,
         None,
-        "show or hide all reasoning",
+        "show reasoning collapsed, in full, or hidden (each press the next; [interface] reasoning sets the first)",
     ),
     b(
         C::Transcript,

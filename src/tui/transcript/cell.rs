@@ -7,6 +7,7 @@ use super::markdown;
 use crate::diff::{FileDiff, Highlighter};
 use crate::protocol::{FinishReason, Resolution, ToolCall};
 use crate::tui::diff_lines;
+use crate::tui::settings::ReasoningView;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{truncate, wrap, wrap_all};
 use ratatui::style::{Modifier, Style};
@@ -36,6 +37,8 @@ pub struct ToolItem {
     pub name: String,
     /// Known once the call is complete.
     pub call: Option<ToolCall>,
+    /// Arguments as they are generated, (parameter, raw text so far), in the order they began.
+    pub streamed: Vec<(String, String)>,
     /// Live output of a running command (tail).
     pub live: String,
     pub result: Option<ToolOutcome>,
@@ -80,7 +83,8 @@ pub enum CellKind {
 pub struct RenderCtx<'a> {
     pub theme: &'a Theme,
     pub hl: &'a Highlighter,
-    pub show_reasoning: bool,
+    /// How reasoning is shown (collapsed, in full, hidden).
+    pub reasoning: ReasoningView,
     /// Bumped whenever the settings above change (part of the cache key).
     pub epoch: u64,
 }
@@ -119,8 +123,11 @@ impl HistoryCell {
         matches!(self.kind, CellKind::Reasoning { .. } | CellKind::Tool(_))
     }
 
-    /// Whether Tab stops on this item (to expand it or copy it).
-    pub fn selectable(&self) -> bool {
+    /// Whether Tab stops on this item (to expand it or copy it): not on hidden reasoning.
+    pub fn selectable(&self, ctx: &RenderCtx<'_>) -> bool {
+        if self.hidden(ctx) {
+            return false;
+        }
         matches!(
             self.kind,
             CellKind::User(_)
@@ -167,9 +174,14 @@ impl HistoryCell {
     /// Whether the item is expanded under `ctx`.
     pub fn is_expanded(&self, ctx: &RenderCtx<'_>) -> bool {
         self.expanded.unwrap_or(match self.kind {
-            CellKind::Reasoning { .. } => ctx.show_reasoning,
+            CellKind::Reasoning { .. } => ctx.reasoning == ReasoningView::Full,
             _ => false,
         })
+    }
+
+    /// Whether the item draws nothing under `ctx` (reasoning, when it is hidden).
+    pub fn hidden(&self, ctx: &RenderCtx<'_>) -> bool {
+        matches!(self.kind, CellKind::Reasoning { .. }) && ctx.reasoning == ReasoningView::Hidden
     }
 
     /// The item's lines for `width`, from the cache when nothing changed.
@@ -196,6 +208,9 @@ impl HistoryCell {
     }
 
     fn display_lines(&self, width: usize, ctx: &RenderCtx<'_>) -> Vec<Line<'static>> {
+        if self.hidden(ctx) {
+            return Vec::new();
+        }
         let t = ctx.theme;
         let width = width.saturating_sub(1).max(10);
         let mut out = match &self.kind {
@@ -327,7 +342,7 @@ fn assistant(text: &str, done: bool, width: usize, ctx: &RenderCtx<'_>) -> Vec<L
 /// `Read(src/app.py)`, `Bash($ make test)`: the call's one-line summary.
 pub fn call_summary(item: &ToolItem) -> String {
     let Some(call) = &item.call else {
-        return format!("{}…", item.name);
+        return super::streaming::summary(item);
     };
     let arg = |k: &str| call.arguments.get(k).map(json_text).unwrap_or_default();
     match call.name.as_str() {
@@ -424,6 +439,7 @@ fn tool_lines(
             out.push(Line::styled(format!("    {l}"), t.fg(t.code)));
         }
     }
+    out.extend(super::streaming::preview(item, expanded, width, ctx));
     let body: Vec<String> = match &item.result {
         Some(r) => r.content.lines().map(str::to_string).collect(),
         None => item.live.lines().map(str::to_string).collect(),

@@ -4,12 +4,14 @@
 //!
 //! Invariant: only the last streaming cell (reasoning or assistant text), tool cells named by
 //! call id, and the current turn's cells when the agent revises or settles the turn change after
-//! they are pushed. A tool cell without a call is tentative (shown as `Name…`): the call is
-//! decided when the turn ends, and a tentative cell no settled call claims becomes a notice.
+//! they are pushed. A tool cell without a call is tentative (shown by its name, then by its
+//! arguments as they stream in): the call is decided when the turn ends, and a tentative cell
+//! no settled call claims becomes a notice.
 
 pub mod cell;
 pub mod markdown;
 pub mod search;
+pub mod streaming;
 
 pub use cell::{CellKind, HistoryCell, Level, RenderCtx, ToolItem, ToolOutcome};
 
@@ -113,6 +115,17 @@ impl Transcript {
                     name: name.clone(),
                     ..ToolItem::default()
                 })));
+            }
+            Event::ToolCallArgumentDelta { parameter, text } => {
+                let from = self.turn_start();
+                let open = self.cells[from..]
+                    .iter()
+                    .rposition(|c| matches!(&c.kind, CellKind::Tool(t) if t.call.is_none()));
+                if let Some(i) = open {
+                    if let CellKind::Tool(t) = self.cells[from + i].edit() {
+                        streaming::push(t, parameter, text);
+                    }
+                }
             }
             Event::TurnRevised { reasoning, content } => self.revise(reasoning, content),
             Event::ToolCallReady { call } => {
@@ -349,10 +362,31 @@ impl Transcript {
             (Direction::Back, Some(s)) => Box::new((0..s).rev()),
             (Direction::Back, None) => Box::new((0..n).rev()),
         };
-        let next = candidates.into_iter().find(|&i| self.cells[i].selectable());
+        let next = candidates
+            .into_iter()
+            .find(|&i| self.cells[i].selectable(ctx));
         if let Some(i) = next {
             self.selected = Some(i);
             self.reveal(i, ctx);
+        }
+    }
+
+    /// The first line of the thought streaming now, if the model is thinking.
+    pub fn thinking(&self) -> Option<&str> {
+        match &self.cells.last()?.kind {
+            CellKind::Reasoning { text, done: false } => {
+                text.lines().map(str::trim).find(|l| !l.is_empty())
+            }
+            _ => None,
+        }
+    }
+
+    /// Drop the selection when its item is not drawn any more (reasoning just hidden).
+    pub fn unselect_hidden(&mut self, ctx: &RenderCtx<'_>) {
+        if let Some(i) = self.selected {
+            if self.cells.get(i).is_none_or(|c| c.hidden(ctx)) {
+                self.selected = None;
+            }
         }
     }
 

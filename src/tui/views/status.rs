@@ -3,6 +3,7 @@
 
 use crate::tui::app::{AgentState, App};
 use crate::tui::wrap::truncate;
+use crate::tui::ReasoningView;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
@@ -10,6 +11,9 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 use std::time::Instant;
 use unicode_width::UnicodeWidthStr;
+
+/// Most columns the thought's first line takes in the status line.
+const MAX_THINKING_WIDTH: usize = 60;
 
 /// Tokens as `950`, `12.3k`, `131k`.
 pub(super) fn tokens(n: usize) -> String {
@@ -80,10 +84,21 @@ pub(super) fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
         AgentState::Finished => base.fg(t.added),
         _ => base,
     };
+    // While the model thinks, what it thinks about: the first line of the thought.
+    let label = match app.transcript.thinking() {
+        Some(line) if s.state == AgentState::Generating => {
+            let room = (area.width as usize / 2).clamp(16, MAX_THINKING_WIDTH);
+            format!("thinking: {}", truncate(line, room))
+        }
+        _ => s.state.label().to_string(),
+    };
     let mut right = vec![Span::styled(
-        format!("● {} ", s.state.label()),
+        format!("● {label} "),
         state_style.add_modifier(Modifier::BOLD),
     )];
+    if app.reasoning == ReasoningView::Hidden {
+        right.insert(0, Span::styled("[reasoning hidden] ", base.fg(t.dim)));
+    }
     if s.step_mode {
         right.insert(0, Span::styled("[step mode] ", base.fg(t.warning)));
     }
