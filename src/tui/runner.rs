@@ -29,6 +29,8 @@ struct Loop {
     guard: TerminalGuard,
     keys: KeyReader,
     backend: Option<Backend>,
+    /// What the person sent before the session was ready, in order.
+    held: Vec<Op>,
     jobs_tx: UnboundedSender<Job>,
     jobs_rx: UnboundedReceiver<Job>,
     task: Option<String>,
@@ -86,6 +88,7 @@ impl Loop {
             guard,
             keys: KeyReader::start(),
             backend: None,
+            held: Vec::new(),
             jobs_tx,
             jobs_rx,
             task,
@@ -210,10 +213,14 @@ impl Loop {
                     self.app.status.step_mode = true;
                     let _ = backend.ops.send(Op::SetStepMode { on: true });
                 }
+                let held = std::mem::take(&mut self.held);
                 if let Some(task) = self.task.take() {
                     let _ = backend.ops.send(Op::UserMessage { text: task });
-                } else if !resumed || self.app.status.state.accepts_message() {
+                } else if held.is_empty() && (!resumed || self.app.status.state.accepts_message()) {
                     self.app.input_focus = true;
+                }
+                for op in held {
+                    let _ = backend.ops.send(op);
                 }
                 self.app.progress = None;
                 self.backend = Some(backend);
@@ -229,6 +236,10 @@ impl Loop {
     fn perform(&mut self, effects: Vec<Effect>) {
         for fx in effects {
             match fx {
+                // A message typed while the session starts; other ops then have nothing to act on.
+                Effect::Send(op @ Op::UserMessage { .. }) if self.backend.is_none() => {
+                    self.held.push(op);
+                }
                 Effect::Send(op) => {
                     let sent = self.backend.as_ref().map(|b| b.ops.send(op).is_ok());
                     if sent == Some(false) {

@@ -366,6 +366,31 @@ fn long_transcripts_draw_only_what_is_visible() {
 }
 
 #[test]
+fn a_message_typed_while_the_session_starts_is_held_not_refused() {
+    use crossterm::event::{KeyCode, KeyEvent};
+    use lilypad::protocol::Op;
+    let mut app = app();
+    assert_eq!(app.status.state, lilypad::tui::app::AgentState::Starting);
+    app.on_key(KeyEvent::from(KeyCode::Char('i')));
+    for c in "fix the test".chars() {
+        app.on_key(KeyEvent::from(KeyCode::Char(c)));
+    }
+    let fx = app.on_key(KeyEvent::from(KeyCode::Enter));
+    assert_eq!(
+        fx,
+        vec![Effect::Send(Op::UserMessage {
+            text: "fix the test".into()
+        })]
+    );
+    let screen = text(&draw(&app));
+    assert!(
+        screen.contains("queued until the session has started › fix the test"),
+        "{screen}"
+    );
+    assert!(!screen.contains("not running"), "{screen}");
+}
+
+#[test]
 fn a_message_typed_while_the_agent_works_is_queued_then_delivered() {
     use crossterm::event::{KeyCode, KeyEvent};
     use lilypad::protocol::Op;

@@ -388,6 +388,17 @@ impl App {
                     self.overlay = Some(Overlay::ContextFull(text));
                     return Vec::new();
                 }
+                if state == AgentState::Starting {
+                    // The runner holds it until the session is ready, then sends it like any
+                    // other message (after the task given on the command line, if any).
+                    self.input.take();
+                    self.input_focus = false;
+                    self.transcript.notice(
+                        Level::Info,
+                        format!("queued until the session has started › {text}"),
+                    );
+                    return vec![Effect::Send(Op::UserMessage { text })];
+                }
                 if !state.accepts_message() && !state.is_busy() {
                     self.transcript.notice(
                         Level::Warning,
