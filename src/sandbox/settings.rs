@@ -4,7 +4,7 @@
 //!
 //! Owns: the fields, their defaults and units (sizes such as `2g` or `512Mi`), and turning
 //! them into each runtime's settings ([`SandboxSettings::spec`]). Does not own: layering the
-//! file under the flags (`crate::config`), or the flags themselves (`crate::cli`).
+//! file under the flags (the `config` module, a layer above), or the flags themselves (`cli`).
 
 use super::docker::DockerSettings;
 use super::image::ImageBuild;
