@@ -32,18 +32,9 @@ Done.
 Fixed `add`.
 ";
 
-#[test]
-fn a_killed_session_resumes_at_its_pending_approval() {
-    if !have_tmux() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is required under CI"
-        );
-        eprintln!("skipped: no tmux");
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("repo");
+/// `DIR/repo`: a git repository of one commit holding `calc.py`, whose `add` subtracts.
+pub fn calc_repo(dir: &std::path::Path) -> std::path::PathBuf {
+    let repo = dir.join("repo");
     std::fs::create_dir_all(&repo).unwrap();
     std::fs::write(repo.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
     for args in [
@@ -66,6 +57,21 @@ fn a_killed_session_resumes_at_its_pending_approval() {
             .unwrap()
             .success());
     }
+    repo
+}
+
+#[test]
+fn a_killed_session_resumes_at_its_pending_approval() {
+    if !have_tmux() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is required under CI"
+        );
+        eprintln!("skipped: no tmux");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = calc_repo(tmp.path());
     let (first, after) = (tmp.path().join("first.txt"), tmp.path().join("after.txt"));
     std::fs::write(&first, EDIT).unwrap();
     // The resumed session's model: the scripted engine knows no turns, so its script starts

@@ -34,29 +34,7 @@ struct Run {
 impl Run {
     fn new(script: &str) -> Self {
         let tmp = tempfile::tempdir().unwrap();
-        let repo = tmp.path().join("repo");
-        std::fs::create_dir_all(&repo).unwrap();
-        std::fs::write(repo.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
-        for args in [
-            &["init", "-q"][..],
-            &["add", "-A"],
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-qm",
-                "init",
-            ],
-        ] {
-            assert!(Command::new("git")
-                .args(args)
-                .current_dir(&repo)
-                .status()
-                .unwrap()
-                .success());
-        }
+        super::e2e_resume::calc_repo(tmp.path());
         std::fs::write(tmp.path().join("script.txt"), script).unwrap();
         Self { tmp }
     }
