@@ -108,6 +108,7 @@ pub(super) fn run(args: &DemoArgs, settings: &Settings) -> anyhow::Result<ExitCo
             reasoning: settings.interface.reasoning,
         },
         resume: None,
+        attempts: None,
     };
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let finished = rt.block_on(interactive::run(plan))?;

@@ -33,12 +33,22 @@ pub(super) struct Plan {
     pub tui: TuiOptions,
     /// A recorded session to reopen instead of starting a new one.
     pub resume: Option<resume::Recorded>,
+    /// Several attempts at the task, side by side (`--attempts N`, N > 1).
+    pub attempts: Option<AttemptsChoice>,
+}
+
+/// `--attempts N` and the check each attempt runs when it finishes.
+#[derive(Debug, Clone)]
+pub(super) struct AttemptsChoice {
+    pub count: usize,
+    pub check: Option<String>,
 }
 
 /// What the session left behind, for the summary.
 pub(super) struct Finished {
     pub outcome: SessionOutcome,
-    pub log_path: Option<PathBuf>,
+    /// Session logs (one per attempt with `--attempts`).
+    pub log_paths: Vec<PathBuf>,
 }
 
 struct SandboxPatch(Arc<dyn Sandbox>);
@@ -86,12 +96,12 @@ pub(super) async fn run(plan: Plan) -> anyhow::Result<Finished> {
         starter.abort();
         None
     };
-    let mut log_path = None;
-    if let Some((sandbox, log)) = started {
+    let mut log_paths = Vec::new();
+    for (sandbox, log) in started.unwrap_or_default() {
         let _ = sandbox.close().await;
-        log_path = Some(log);
+        log_paths.push(log);
     }
-    Ok(Finished { outcome, log_path })
+    Ok(Finished { outcome, log_paths })
 }
 
 fn progress(tx: &UnboundedSender<Startup>, label: &str, fraction: Option<f64>) {
@@ -101,8 +111,11 @@ fn progress(tx: &UnboundedSender<Startup>, label: &str, fraction: Option<f64>) {
     });
 }
 
-/// Load, open, start; report each step. Returns the sandbox and log path to clean up after.
-async fn start(plan: Plan, tx: UnboundedSender<Startup>) -> Option<(Arc<dyn Sandbox>, PathBuf)> {
+/// The sandboxes to close and the session logs, once the interface is done.
+type Started = Vec<(Arc<dyn Sandbox>, PathBuf)>;
+
+/// Load, open, start; report each step. Returns the sandboxes and log paths to clean up after.
+async fn start(plan: Plan, tx: UnboundedSender<Startup>) -> Option<Started> {
     match try_start(plan, &tx).await {
         Ok(v) => Some(v),
         Err(e) => {
@@ -112,10 +125,10 @@ async fn start(plan: Plan, tx: UnboundedSender<Startup>) -> Option<(Arc<dyn Sand
     }
 }
 
-async fn try_start(
-    plan: Plan,
-    tx: &UnboundedSender<Startup>,
-) -> anyhow::Result<(Arc<dyn Sandbox>, PathBuf)> {
+async fn try_start(plan: Plan, tx: &UnboundedSender<Startup>) -> anyhow::Result<Started> {
+    if let Some(a) = plan.attempts.clone() {
+        return start_attempts(plan, a, tx).await;
+    }
     let model = match plan.model {
         ModelPlan::Ready(m) => m,
         ModelPlan::Load(choice) => {
@@ -147,7 +160,9 @@ async fn try_start(
         let _ = tx.send(Startup::Notice(notice));
     }
     if let Some(rec) = plan.resume {
-        return start_resumed(rec, &plan.settings, &plan.opts, model, sandbox, tx).await;
+        return Ok(vec![
+            start_resumed(rec, &plan.settings, &plan.opts, model, sandbox, tx).await?,
+        ]);
     }
     let session_id = session::new_session_id();
     let config = launch::agent_config(
@@ -174,7 +189,105 @@ async fn try_start(
         history: Vec::new(),
         rules: rule_store(&plan.settings, &plan.spec),
     }));
-    Ok((sandbox, log_path))
+    Ok(vec![(sandbox, log_path)])
+}
+
+/// `--attempts N`: the model once (a scripted engine once per attempt), N sandboxes, N
+/// sessions of the task decoded together, each with its own seed, and the check after each.
+async fn start_attempts(
+    plan: Plan,
+    choice: AttemptsChoice,
+    tx: &UnboundedSender<Startup>,
+) -> anyhow::Result<Started> {
+    use crate::launch::attempts;
+    let task = plan
+        .task
+        .clone()
+        .ok_or_else(|| anyhow::anyhow!("--attempts needs the task on the command line"))?;
+    let models = match plan.model {
+        ModelPlan::Ready(m) => vec![m; choice.count],
+        ModelPlan::Load(engine) => {
+            progress(tx, "loading the model", Some(0.0));
+            let (settings, ptx, n) = (plan.settings.clone(), tx.clone(), choice.count);
+            tokio::task::spawn_blocking(move || {
+                attempts::attempt_models(&engine, &settings, n, move |f| {
+                    progress(&ptx, "loading the model", Some(f as f64));
+                })
+            })
+            .await??
+        }
+    };
+    progress(
+        tx,
+        &format!(
+            "starting {} {} sandboxes on copies of {}",
+            choice.count,
+            plan.spec.kind,
+            plan.spec.repo.display()
+        ),
+        None,
+    );
+    let ptx = tx.clone();
+    let report = move |line: &str| {
+        progress(&ptx, &format!("preparing the sandbox image: {line}"), None);
+    };
+    let base_seed = plan.settings.engine.sampling.seed.unwrap_or_else(rand_seed);
+    let started = attempts::start_attempts(
+        attempts::AttemptsPlan {
+            settings: &plan.settings,
+            opts: &plan.opts,
+            spec: &plan.spec,
+            choice: &plan.engine_label,
+            task: &task,
+            count: choice.count,
+            base_seed,
+            policy: ApprovalPolicy::default(),
+        },
+        models,
+        &report,
+    )
+    .await?;
+    if let Some(first) = started.first() {
+        if let Some(notice) = launch::image_notice(first.sandbox.as_ref(), &plan.spec).await {
+            let _ = tx.send(Startup::Notice(notice));
+        }
+    }
+    // The check may take as long as the longest command the model may run.
+    let timeout = plan
+        .settings
+        .sandbox
+        .command_timeouts()
+        .1
+        .unwrap_or(crate::launch::check::DEFAULT_CHECK_TIMEOUT);
+    let mut backends = Vec::new();
+    let mut cleanup = Vec::new();
+    for a in started {
+        let running = match &choice.check {
+            Some(cmd) => attempts::with_check(a.running, a.sandbox.clone(), cmd.clone(), timeout),
+            None => a.running,
+        };
+        cleanup.push((a.sandbox.clone(), running.log_path.clone()));
+        backends.push(tui::AttemptBackend {
+            backend: Backend {
+                ops: running.ops,
+                events: running.events,
+                patch: Some(Arc::new(SandboxPatch(a.sandbox.clone()))),
+                history: Vec::new(),
+                rules: rule_store(&plan.settings, &plan.spec),
+            },
+            seed: a.seed,
+        });
+    }
+    let _ = tx.send(Startup::Attempts(backends));
+    Ok(cleanup)
+}
+
+/// A seed when none is configured: the attempts of one run still derive from one base.
+fn rand_seed() -> u32 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    t.subsec_nanos() ^ (t.as_secs() as u32) ^ std::process::id()
 }
 
 /// Reopen a recorded session: its patch back in a fresh sandbox, its conversation and model
@@ -235,11 +348,17 @@ pub(super) fn summary(f: &Finished) -> String {
         P::Empty => "the session changed nothing".into(),
         P::Undecided => "the session patch was not applied".into(),
     };
-    let log = f
-        .log_path
-        .as_ref()
-        .map(|p| format!("; log: {}", p.display()))
-        .unwrap_or_default();
+    let log = match &f.log_paths[..] {
+        [] => String::new(),
+        [one] => format!("; log: {}", one.display()),
+        many => format!(
+            "; logs: {}",
+            many.iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
     let id = if f.outcome.session_id.is_empty() {
         String::new()
     } else {
@@ -260,6 +379,7 @@ pub(super) fn run_default(
     opts: &SessionOptions,
     theme_name: Option<&str>,
     settings: &Settings,
+    attempts: Option<AttemptsChoice>,
 ) -> anyhow::Result<std::process::ExitCode> {
     use anyhow::Context;
     let repo = match &opts.repo {
@@ -290,6 +410,7 @@ pub(super) fn run_default(
             reasoning: settings.interface.reasoning,
         },
         resume: None,
+        attempts,
     };
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let finished = rt.block_on(run(plan))?;

@@ -48,6 +48,16 @@ pub struct Cli {
     /// Colour theme of the interface: dark, light, or a theme file
     #[arg(long, env = "LILYPAD_THEME")]
     pub theme: Option<String>,
+
+    /// Run N attempts at the task at once, each in its own sandbox with its own seed, and
+    /// review them side by side (build the patch from one or from hunks of several)
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=16))]
+    pub attempts: u16,
+
+    /// A command run in each attempt's sandbox when it finishes (its exit
+    /// status says whether the attempt passed), e.g. "python -m pytest -q"
+    #[arg(long)]
+    pub check: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -128,11 +138,17 @@ pub fn main() -> ExitCode {
 
 fn run(cli: Cli, settings: Settings) -> anyhow::Result<ExitCode> {
     let Some(command) = cli.command else {
+        let attempts =
+            (cli.attempts > 1 || cli.check.is_some()).then(|| interactive::AttemptsChoice {
+                count: cli.attempts as usize,
+                check: cli.check.clone(),
+            });
         return interactive::run_default(
             cli.task,
             &(&cli.session).into(),
             cli.theme.as_deref(),
             &settings,
+            attempts,
         );
     };
     match command {

@@ -94,6 +94,7 @@ fn in_interface(
             reasoning: settings.interface.reasoning,
         },
         resume: Some(rec),
+        attempts: None,
     };
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let finished = rt.block_on(interactive::run(plan))?;

@@ -15,6 +15,7 @@
 //! Invariant: for a computed diff, applying every hunk gives exactly `after` and applying none
 //! gives exactly `before` (line endings and a missing final newline included).
 
+pub mod combine;
 mod emphasis;
 pub mod highlight;
 mod hunks;

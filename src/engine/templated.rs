@@ -98,6 +98,17 @@ impl TemplatedModel {
         })
     }
 
+    /// Read `turn`'s prompt once into its sequence and copy it into each of `copies` (see
+    /// [`Engine::share_prompt`]); `None` when the engine keeps no memory to share.
+    pub fn share_prompt(
+        &self,
+        turn: &TurnRequest,
+        copies: &[SequenceId],
+    ) -> Result<Option<usize>, EngineError> {
+        let prompt = self.prompt(turn)?;
+        self.engine.share_prompt(turn.sequence, &prompt, copies)
+    }
+
     /// Start a turn.
     pub fn start(&self, turn: &TurnRequest) -> Result<GenerationStream, EngineError> {
         self.engine.generate(self.request(turn)?)

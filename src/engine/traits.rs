@@ -11,7 +11,7 @@
 //! Does not own: the chat template (an engine that reads text is handed rendered text).
 
 use super::stream::GenerationStream;
-use super::types::{EngineError, GenerateRequest, PromptForm, SequenceId};
+use super::types::{EngineError, GenerateRequest, Prompt, PromptForm, SequenceId};
 use std::path::Path;
 
 /// A model engine: reads a prompt, streams the generation back.
@@ -43,6 +43,20 @@ pub trait Engine: Send + Sync {
     /// Load memory saved by [`Engine::save_state`] into `sequence`; returns its token count.
     fn load_state(&self, sequence: SequenceId, path: &Path) -> Result<Option<usize>, EngineError> {
         let _ = (sequence, path);
+        Ok(None)
+    }
+
+    /// Read `prompt` into conversation `from` once and make each of `copies` a copy of it, so
+    /// that every copy's first request finds the prompt already read (several attempts at one
+    /// task). Returns the tokens each copy holds, or `None` for engines that keep no memory
+    /// here (each copy then reads the prompt itself).
+    fn share_prompt(
+        &self,
+        from: SequenceId,
+        prompt: &Prompt,
+        copies: &[SequenceId],
+    ) -> Result<Option<usize>, EngineError> {
+        let _ = (from, prompt, copies);
         Ok(None)
     }
 }

@@ -64,6 +64,16 @@ pub fn render_line(e: &Event) -> String {
             Some(a) => format!("finished ({reason:?}): {a}"),
             None => format!("finished ({reason:?})"),
         },
+        Event::CheckFinished {
+            command,
+            passed,
+            exit_code,
+            ..
+        } => match (passed, exit_code) {
+            (true, _) => format!("check passed: {command}"),
+            (false, Some(c)) => format!("check failed (exit {c}): {command}"),
+            (false, None) => format!("check timed out: {command}"),
+        },
         Event::Error { message } => format!("error: {message}"),
         Event::SessionEnded => String::new(),
     }

@@ -3,6 +3,8 @@
 //! event before passing it on. The interactive interface and the headless runner both start
 //! sessions through here, so they behave the same.
 
+pub mod attempts;
+pub mod check;
 mod options;
 mod recorder;
 pub mod resume;

@@ -288,6 +288,16 @@ pub enum Event {
         reason: FinishReason,
         final_answer: Option<String>,
     },
+    /// An attempt's check command ran in its sandbox after the task finished (`--check`).
+    CheckFinished {
+        command: String,
+        /// Exit status 0.
+        passed: bool,
+        /// `None`: killed at the timeout.
+        exit_code: Option<i64>,
+        /// The tail of its output.
+        output: String,
+    },
     /// Something went wrong that the person should see (the session continues if it can).
     Error {
         message: String,

@@ -15,6 +15,7 @@
 
 pub mod actions;
 pub mod app;
+pub mod attempts;
 pub mod clipboard;
 pub mod diff_lines;
 pub mod keymap;
@@ -86,6 +87,12 @@ pub struct Backend {
     pub rules: Option<Arc<dyn RuleStore>>,
 }
 
+/// One attempt's backend and seed.
+pub struct AttemptBackend {
+    pub backend: Backend,
+    pub seed: u32,
+}
+
 /// What start-up reports while the model loads and the sandbox starts.
 pub enum Startup {
     Progress {
@@ -93,6 +100,8 @@ pub enum Startup {
         fraction: Option<f64>,
     },
     Ready(Backend),
+    /// Several attempts at one task, each already sent the task (`--attempts N`).
+    Attempts(Vec<AttemptBackend>),
     Failed(String),
     /// A warning to show in the transcript (e.g. what the sandbox image lacks).
     Notice(String),

@@ -2,9 +2,14 @@
 //! effects performed; frames drawn at most [`super::FRAMES_PER_SECOND`] times a second and
 //! only when something changed. Agent events are drained in batches so a fast stream costs one
 //! frame, not one frame per piece.
+//!
+//! With several attempts (`--attempts N`) each attempt is a slot with its own [`App`] and
+//! backend; the attempts board ([`super::attempts`]) is in front until one is opened, and
+//! `b` (or `q`) in an attempt brings the board back.
 
 use super::actions::{self, ActionError, KeyReader};
 use super::app::{App, AppOptions, Effect, PatchDecision};
+use super::attempts::{Board, BoardEffect};
 use super::terminal::TerminalGuard;
 use super::{Backend, SessionOutcome, Startup, TuiError, TuiOptions, FRAMES_PER_SECOND};
 use crate::diff::{patch, FileDiff};
@@ -17,24 +22,43 @@ use tokio::time::{sleep_until, Instant};
 /// Most agent events applied before a frame may be drawn.
 const EVENT_BATCH: usize = 4096;
 
-/// Results of background jobs.
+/// Results of background jobs, with the slot (attempt) they belong to.
 enum Job {
-    Diff(RequestId, u32, FileDiff),
-    Patch(Result<(Vec<u8>, Vec<FileDiff>), ActionError>),
-    PatchDone(Result<PatchDecision, ActionError>),
+    Diff(usize, RequestId, u32, FileDiff),
+    Patch(usize, Result<(Vec<u8>, Vec<FileDiff>), ActionError>),
+    PatchDone(usize, Result<PatchDecision, ActionError>),
+    /// A patch the attempts board applied (what it was, and how that went).
+    BoardApplied(String, Result<PatchDecision, ActionError>),
+}
+
+/// One session in the interface: the only one, or one of several attempts.
+struct Slot {
+    app: App,
+    backend: Option<Backend>,
+    /// The agent has ended (its event stream closed, or `SessionEnded` came).
+    ended: bool,
 }
 
 struct Loop {
-    app: App,
+    slots: Vec<Slot>,
+    /// The slot whose App is in front (when the board is not).
+    focus: usize,
+    /// Several attempts: their board, and whether it is in front.
+    board: Option<Board>,
+    board_front: bool,
     guard: TerminalGuard,
     keys: KeyReader,
-    backend: Option<Backend>,
     /// What the person sent before the session was ready, in order.
     held: Vec<Op>,
+    /// Every slot's agent events, tagged with the slot (`None`: that agent is gone).
+    events_tx: UnboundedSender<(usize, Option<Event>)>,
+    events_rx: UnboundedReceiver<(usize, Option<Event>)>,
     jobs_tx: UnboundedSender<Job>,
     jobs_rx: UnboundedReceiver<Job>,
     task: Option<String>,
     step_mode: bool,
+    /// The board asked to end everything.
+    quit_all: bool,
 }
 
 /// Run a live session: start-up messages arrive on `startup` (progress, then the backend).
@@ -51,16 +75,13 @@ pub async fn run(
     app.reasoning = options.reasoning;
     let mut lp = Loop::new(app, options.task.clone(), options.step_mode)?;
     for n in &options.notices {
-        lp.app
+        lp.app_mut()
             .transcript
             .notice(super::transcript::Level::Warning, n.clone());
     }
-    lp.app.on_progress("starting…".into(), None);
+    lp.app_mut().on_progress("starting…".into(), None);
     lp.run(Some(&mut startup)).await?;
-    Ok(SessionOutcome {
-        session_id: lp.app.status.session_id.clone(),
-        patch: lp.app.patch.clone(),
-    })
+    Ok(lp.outcome())
 }
 
 /// Step through recorded events.
@@ -72,8 +93,8 @@ pub async fn replay(theme: super::Theme, events: Vec<Event>) -> Result<(), TuiEr
         replay: true,
     });
     let mut lp = Loop::new(app, None, false)?;
-    let fx = lp.app.start_replay(events);
-    lp.perform(fx);
+    let fx = lp.app_mut().start_replay(events);
+    lp.perform(0, fx);
     lp.run(None).await
 }
 
@@ -83,17 +104,88 @@ impl Loop {
         // Syntax rules load lazily; do it now, off the draw path, while the model loads.
         std::thread::spawn(crate::diff::highlight::prewarm);
         let (jobs_tx, jobs_rx) = unbounded_channel();
+        let (events_tx, events_rx) = unbounded_channel();
         Ok(Self {
-            app,
+            slots: vec![Slot {
+                app,
+                backend: None,
+                ended: false,
+            }],
+            focus: 0,
+            board: None,
+            board_front: false,
             guard,
             keys: KeyReader::start(),
-            backend: None,
             held: Vec::new(),
+            events_tx,
+            events_rx,
             jobs_tx,
             jobs_rx,
             task,
             step_mode,
+            quit_all: false,
         })
+    }
+
+    /// The App in front (with the board in front: the selected attempt's).
+    fn app_mut(&mut self) -> &mut App {
+        let i = self.focus.min(self.slots.len() - 1);
+        &mut self.slots[i].app
+    }
+
+    /// How the session (or the attempts) ended, for the summary.
+    fn outcome(&self) -> SessionOutcome {
+        let ids: Vec<&str> = self
+            .slots
+            .iter()
+            .map(|s| s.app.status.session_id.as_str())
+            .filter(|id| !id.is_empty())
+            .collect();
+        let patch = match &self.board {
+            None => self.slots[0].app.patch.clone(),
+            Some(b) => match (
+                &b.applied,
+                self.slots.iter().find(|s| {
+                    matches!(
+                        s.app.patch,
+                        PatchDecision::Applied { .. } | PatchDecision::Saved { .. }
+                    )
+                }),
+            ) {
+                (_, Some(s)) => s.app.patch.clone(),
+                (Some(_), None) => match &self.slots[0].app.options.repo {
+                    Some(repo) => PatchDecision::Applied { repo: repo.clone() },
+                    None => PatchDecision::Undecided,
+                },
+                (None, None) => PatchDecision::Undecided,
+            },
+        };
+        SessionOutcome {
+            session_id: ids.join(", "),
+            patch,
+        }
+    }
+
+    /// Take `backend`'s events into the shared stream, tagged with `slot`.
+    fn attach(&mut self, slot: usize, mut backend: Backend) {
+        let (_closed, empty) = unbounded_channel();
+        let mut events = std::mem::replace(&mut backend.events, empty);
+        let tx = self.events_tx.clone();
+        tokio::spawn(async move {
+            while let Some(ev) = events.recv().await {
+                if tx.send((slot, Some(ev))).is_err() {
+                    return;
+                }
+            }
+            let _ = tx.send((slot, None));
+        });
+        self.slots[slot].backend = Some(backend);
+    }
+
+    fn busy(&self) -> bool {
+        self.slots
+            .iter()
+            .any(|s| !s.ended && s.app.status.state.is_busy())
     }
 
     async fn run(
@@ -105,7 +197,6 @@ impl Loop {
         let mut dirty = true;
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         loop {
-            let events_open = self.backend.is_some();
             let startup_open = startup.is_some();
             tokio::select! {
                 msg = async { match startup.as_mut() { Some(s) => s.recv().await, None => None } }, if startup_open => {
@@ -115,55 +206,46 @@ impl Loop {
                     }
                     dirty = true;
                 }
-                ev = async { match self.backend.as_mut() { Some(b) => b.events.recv().await, None => None } }, if events_open => {
+                Some((slot, ev)) = self.events_rx.recv() => {
                     match ev {
                         Some(ev) => {
-                            self.on_agent_event(ev);
+                            self.on_agent_event(slot, ev);
                             // Drain what else is queued: one frame for the whole batch.
                             for _ in 0..EVENT_BATCH {
-                                let next = self.backend.as_mut().and_then(|b| b.events.try_recv().ok());
-                                match next {
-                                    Some(ev) => self.on_agent_event(ev),
-                                    None => break,
+                                match self.events_rx.try_recv() {
+                                    Ok((slot, Some(ev))) => self.on_agent_event(slot, ev),
+                                    Ok((slot, None)) => self.on_agent_gone(slot),
+                                    Err(_) => break,
                                 }
                             }
                         }
-                        None => {
-                            // The agent is gone; keep the screen until the person quits.
-                            if let Some(b) = self.backend.as_mut() {
-                                b.events.close();
-                            }
-                            self.backend.as_mut().map(|b| b.patch.take());
-                            self.backend = None;
-                            self.app.status.state = super::app::AgentState::Ended;
-                        }
+                        None => self.on_agent_gone(slot),
                     }
                     dirty = true;
                 }
                 key = self.keys.rx.recv() => {
                     match key {
-                        Some(TermEvent::Key(k)) if k.kind != KeyEventKind::Release => {
-                            let fx = self.app.on_key(k);
-                            self.perform(fx);
-                        }
-                        Some(TermEvent::Paste(text)) => {
+                        Some(TermEvent::Key(k)) if k.kind != KeyEventKind::Release => self.on_key(k),
+                        Some(TermEvent::Paste(text)) if !self.board_front => {
+                            let slot = self.focus;
                             for c in text.chars().filter(|c| !c.is_control()) {
                                 let k = crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char(c));
-                                if self.app.contexts().first().is_some_and(|c| c.is_text_entry()) {
-                                    let fx = self.app.on_key(k);
-                                    self.perform(fx);
+                                if self.slots[slot].app.contexts().first().is_some_and(|c| c.is_text_entry()) {
+                                    let fx = self.slots[slot].app.on_key(k);
+                                    self.perform(slot, fx);
                                 }
                             }
                         }
-                        Some(TermEvent::Mouse(m)) => {
+                        Some(TermEvent::Mouse(m)) if !self.board_front => {
                             let to = match m.kind {
                                 MouseEventKind::ScrollUp => Some(super::Direction::Back),
                                 MouseEventKind::ScrollDown => Some(super::Direction::Forward),
                                 _ => None,
                             };
                             if let Some(to) = to {
-                                let fx = self.app.on_wheel(to);
-                                self.perform(fx);
+                                let slot = self.focus;
+                                let fx = self.slots[slot].app.on_wheel(to);
+                                self.perform(slot, fx);
                             }
                         }
                         Some(_) => {}
@@ -172,21 +254,25 @@ impl Loop {
                     dirty = true;
                 }
                 Some(job) = self.jobs_rx.recv() => {
-                    match job {
-                        Job::Diff(id, revision, d) => self.app.on_diff_of(id, revision, d),
-                        Job::Patch(r) => self.app.on_patch(r),
-                        Job::PatchDone(r) => self.app.on_patch_done(r),
-                    }
+                    self.on_job(job);
                     dirty = true;
                 }
                 _ = tick.tick() => dirty = true,
                 _ = sleep_until(next_frame), if dirty => {
-                    self.guard.term.draw(|f| super::views::draw(f, &self.app))?;
+                    let (slots, board) = (&self.slots, &self.board);
+                    let (front, focus) = (self.board_front, self.focus);
+                    self.guard.term.draw(|f| match board {
+                        Some(b) if front => {
+                            let apps: Vec<&App> = slots.iter().map(|s| &s.app).collect();
+                            super::attempts::view::draw(f, b, &apps, &slots[0].app.theme)
+                        }
+                        _ => super::views::draw(f, &slots[focus].app),
+                    })?;
                     dirty = false;
                     next_frame = Instant::now() + frame;
                 }
             }
-            if self.app.quitting {
+            if self.quit_all || self.slots.iter().any(|s| s.app.quitting) {
                 self.finish().await;
                 return Ok(());
             }
@@ -195,55 +281,196 @@ impl Loop {
 
     fn on_startup(&mut self, msg: Startup) {
         match msg {
-            Startup::Progress { label, fraction } => self.app.on_progress(label, fraction),
-            Startup::Failed(m) => self.app.on_startup_failed(&m),
+            Startup::Progress { label, fraction } => self.app_mut().on_progress(label, fraction),
+            Startup::Failed(m) => self.app_mut().on_startup_failed(&m),
             Startup::Notice(m) => self
-                .app
+                .app_mut()
                 .transcript
                 .notice(super::transcript::Level::Warning, m),
             Startup::Ready(mut backend) => {
-                self.app.options.has_patch = backend.patch.is_some();
+                let app = &mut self.slots[0].app;
+                app.options.has_patch = backend.patch.is_some();
                 let history = std::mem::take(&mut backend.history);
                 let resumed = !history.is_empty();
                 if resumed {
-                    let fx = self.app.load_history(history);
-                    self.perform(fx);
+                    let fx = self.slots[0].app.load_history(history);
+                    self.perform(0, fx);
                 }
                 if self.step_mode {
-                    self.app.status.step_mode = true;
+                    self.slots[0].app.status.step_mode = true;
                     let _ = backend.ops.send(Op::SetStepMode { on: true });
                 }
                 let held = std::mem::take(&mut self.held);
+                let app = &mut self.slots[0].app;
                 if let Some(task) = self.task.take() {
                     let _ = backend.ops.send(Op::UserMessage { text: task });
-                } else if held.is_empty() && (!resumed || self.app.status.state.accepts_message()) {
-                    self.app.input_focus = true;
+                } else if held.is_empty() && (!resumed || app.status.state.accepts_message()) {
+                    app.input_focus = true;
                 }
                 for op in held {
                     let _ = backend.ops.send(op);
                 }
-                self.app.progress = None;
-                self.backend = Some(backend);
+                app.progress = None;
+                self.attach(0, backend);
+            }
+            Startup::Attempts(attempts) => {
+                // The attempts were started with the task already; the first slot's App
+                // (which showed the start-up) becomes attempt 1.
+                self.task = None;
+                self.held.clear();
+                let n = attempts.len();
+                let seeds: Vec<u32> = attempts.iter().map(|a| a.seed).collect();
+                let options = self.slots[0].app.options.clone();
+                let reasoning = self.slots[0].app.reasoning;
+                for (i, a) in attempts.into_iter().enumerate() {
+                    if i >= self.slots.len() {
+                        let mut app = App::new(options.clone());
+                        app.reasoning = reasoning;
+                        self.slots.push(Slot {
+                            app,
+                            backend: None,
+                            ended: false,
+                        });
+                    }
+                    let app = &mut self.slots[i].app;
+                    app.options.has_patch = a.backend.patch.is_some();
+                    app.progress = None;
+                    app.attempt_label = Some(format!("attempt {} of {n} · b: all", i + 1));
+                    if self.step_mode {
+                        app.status.step_mode = true;
+                        let _ = a.backend.ops.send(Op::SetStepMode { on: true });
+                    }
+                    self.attach(i, a.backend);
+                }
+                self.board = Some(Board::new(&seeds));
+                self.board_front = true;
             }
         }
     }
 
-    fn on_agent_event(&mut self, ev: Event) {
-        let fx = self.app.on_event(ev);
-        self.perform(fx);
+    fn on_agent_event(&mut self, slot: usize, ev: Event) {
+        if let Some(b) = self.board.as_mut() {
+            b.on_event(slot, &ev);
+        }
+        if matches!(ev, Event::SessionEnded) {
+            self.slots[slot].ended = true;
+        }
+        let fx = self.slots[slot].app.on_event(ev);
+        self.perform(slot, fx);
     }
 
-    fn perform(&mut self, effects: Vec<Effect>) {
+    /// Slot `slot`'s agent is gone; its screen stays until the person quits.
+    fn on_agent_gone(&mut self, slot: usize) {
+        let s = &mut self.slots[slot];
+        s.ended = true;
+        s.backend = None;
+        s.app.status.state = super::app::AgentState::Ended;
+    }
+
+    fn on_key(&mut self, k: crossterm::event::KeyEvent) {
+        use crossterm::event::KeyCode;
+        if self.board_front {
+            let busy = self.busy();
+            let Some(board) = self.board.as_mut() else {
+                return;
+            };
+            let fx = board.on_key(k, busy);
+            self.perform_board(fx);
+            return;
+        }
+        let slot = self.focus;
+        let app = &self.slots[slot].app;
+        let typing = app.contexts().first().is_some_and(|c| c.is_text_entry());
+        if self.board.is_some()
+            && !typing
+            && app.overlay.is_none()
+            && matches!(k.code, KeyCode::Char('b') | KeyCode::Char('q'))
+        {
+            self.board_front = true;
+            if let Some(b) = self.board.as_mut() {
+                b.selected = slot;
+            }
+            return;
+        }
+        let fx = self.slots[slot].app.on_key(k);
+        self.perform(slot, fx);
+    }
+
+    fn on_job(&mut self, job: Job) {
+        match job {
+            Job::Diff(slot, id, revision, d) => self.slots[slot].app.on_diff_of(id, revision, d),
+            Job::Patch(slot, r) => {
+                if let (Some(b), Ok((raw, files))) = (self.board.as_mut(), &r) {
+                    b.on_patch(slot, raw.clone(), files.clone());
+                }
+                self.slots[slot].app.on_patch(r);
+            }
+            Job::PatchDone(slot, r) => {
+                if let (Some(b), Ok(PatchDecision::Applied { .. })) = (self.board.as_mut(), &r) {
+                    b.on_applied(format!("attempt {}", slot + 1), Ok(()));
+                }
+                self.slots[slot].app.on_patch_done(r);
+            }
+            Job::BoardApplied(what, r) => {
+                if let Some(b) = self.board.as_mut() {
+                    b.on_applied(what, r.map(|_| ()).map_err(|e| e.to_string()));
+                }
+            }
+        }
+    }
+
+    fn perform_board(&mut self, effects: Vec<BoardEffect>) {
+        for fx in effects {
+            match fx {
+                BoardEffect::Open(i) if i < self.slots.len() => {
+                    self.focus = i;
+                    self.board_front = false;
+                }
+                BoardEffect::Open(_) => {}
+                BoardEffect::Apply(bytes) => {
+                    let what = self
+                        .board
+                        .as_ref()
+                        .map(|b| b.describe_apply())
+                        .unwrap_or_default();
+                    let tx = self.jobs_tx.clone();
+                    let repo = self.slots[0].app.options.repo.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let r = match repo {
+                            Some(repo) => actions::apply_patch(&repo, &bytes),
+                            None => Err(ActionError::NoRepository),
+                        };
+                        let _ = tx.send(Job::BoardApplied(what, r));
+                    });
+                }
+                BoardEffect::Quit => {
+                    for s in &self.slots {
+                        if let Some(b) = &s.backend {
+                            let _ = b.ops.send(Op::Shutdown);
+                        }
+                    }
+                    self.quit_all = true;
+                }
+            }
+        }
+    }
+
+    fn perform(&mut self, slot: usize, effects: Vec<Effect>) {
         for fx in effects {
             match fx {
                 // A message typed while the session starts; other ops then have nothing to act on.
-                Effect::Send(op @ Op::UserMessage { .. }) if self.backend.is_none() => {
+                Effect::Send(op @ Op::UserMessage { .. })
+                    if self.slots[slot].backend.is_none() && !self.slots[slot].ended =>
+                {
                     self.held.push(op);
                 }
                 Effect::Send(op) => {
-                    let sent = self.backend.as_ref().map(|b| b.ops.send(op).is_ok());
-                    if sent == Some(false) {
-                        self.app.transcript.notice(
+                    let sent = self.slots[slot]
+                        .backend
+                        .as_ref()
+                        .map(|b| b.ops.send(op).is_ok());
+                    if sent == Some(false) || self.slots[slot].ended {
+                        self.slots[slot].app.transcript.notice(
                             super::transcript::Level::Error,
                             "the agent is no longer running",
                         );
@@ -256,19 +483,23 @@ impl Loop {
                     after,
                     revision,
                 } => {
-                    let (tx, hl) = (self.jobs_tx.clone(), self.app.hl.clone());
+                    let (tx, hl) = (self.jobs_tx.clone(), self.slots[slot].app.hl.clone());
                     tokio::task::spawn_blocking(move || {
                         // A large file's first screens arrive coloured first, the rest after.
                         FileDiff::compute_in_stages(&path, before.as_deref(), &after, &hl, |d| {
-                            let _ = tx.send(Job::Diff(id, revision, d));
+                            let _ = tx.send(Job::Diff(slot, id, revision, d));
                         });
                     });
                 }
                 Effect::ExportPatch => {
-                    let Some(src) = self.backend.as_ref().and_then(|b| b.patch.clone()) else {
+                    let Some(src) = self.slots[slot]
+                        .backend
+                        .as_ref()
+                        .and_then(|b| b.patch.clone())
+                    else {
                         continue;
                     };
-                    let (tx, hl) = (self.jobs_tx.clone(), self.app.hl.clone());
+                    let (tx, hl) = (self.jobs_tx.clone(), self.slots[slot].app.hl.clone());
                     tokio::spawn(async move {
                         let result = match src.export().await {
                             Ok(raw) => tokio::task::spawn_blocking(move || {
@@ -279,7 +510,7 @@ impl Loop {
                             .map_err(ActionError::Parse),
                             Err(e) => Err(ActionError::Export(e)),
                         };
-                        let _ = tx.send(Job::Patch(result));
+                        let _ = tx.send(Job::Patch(slot, result));
                     });
                 }
                 Effect::OpenEditor { id, path, text } => {
@@ -290,28 +521,31 @@ impl Loop {
                         .map_err(ActionError::Terminal)
                         .and_then(|r| r);
                     self.keys.resume();
-                    let fx = self.app.on_edited(id, result);
-                    self.perform(fx);
+                    let fx = self.slots[slot].app.on_edited(id, result);
+                    self.perform(slot, fx);
                 }
                 Effect::ApplyPatch(bytes) => {
                     let tx = self.jobs_tx.clone();
-                    let repo = self.app.options.repo.clone();
+                    let repo = self.slots[slot].app.options.repo.clone();
                     tokio::task::spawn_blocking(move || {
                         let r = match repo {
                             Some(repo) => actions::apply_patch(&repo, &bytes),
                             None => Err(ActionError::NoRepository),
                         };
-                        let _ = tx.send(Job::PatchDone(r));
+                        let _ = tx.send(Job::PatchDone(slot, r));
                     });
                 }
                 Effect::SavePatch { path, bytes } => {
                     let tx = self.jobs_tx.clone();
                     tokio::task::spawn_blocking(move || {
-                        let _ = tx.send(Job::PatchDone(actions::save_patch(&path, &bytes)));
+                        let _ = tx.send(Job::PatchDone(slot, actions::save_patch(&path, &bytes)));
                     });
                 }
                 Effect::SaveRule { prefix } => {
-                    let store = self.backend.as_ref().and_then(|b| b.rules.clone());
+                    let store = self.slots[slot]
+                        .backend
+                        .as_ref()
+                        .and_then(|b| b.rules.clone());
                     let text = match store.map(|s| s.save_command_prefix(&prefix)) {
                         Some(Ok(path)) => (
                             super::transcript::Level::Info,
@@ -329,11 +563,17 @@ impl Loop {
                             "the rule was kept for this session; this session cannot save rules".into(),
                         ),
                     };
-                    self.app.transcript.notice(text.0, text.1);
+                    self.slots[slot].app.transcript.notice(text.0, text.1);
                 }
                 Effect::Copy { what, text } => {
                     let term = std::env::var("TERM").ok();
-                    let name: String = self.app.status.session_id.chars().take(24).collect();
+                    let name: String = self.slots[slot]
+                        .app
+                        .status
+                        .session_id
+                        .chars()
+                        .take(24)
+                        .collect();
                     let result = super::clipboard::copy(
                         &text,
                         if name.is_empty() { "session" } else { &name },
@@ -345,24 +585,26 @@ impl Loop {
                         doing: "copying".into(),
                         source,
                     });
-                    self.app.on_copied(&what, result);
+                    self.slots[slot].app.on_copied(&what, result);
                 }
-                Effect::Quit => self.app.quitting = true,
+                Effect::Quit => self.slots[slot].app.quitting = true,
             }
         }
     }
 
-    /// Let the agent end the session (so its log is complete), briefly.
+    /// Let the agents end their sessions (so their logs are complete), briefly.
     async fn finish(&mut self) {
-        let Some(b) = self.backend.as_mut() else {
-            return;
-        };
         let deadline = Instant::now() + Duration::from_secs(3);
-        loop {
+        // A slot quitting on its own has sent its Shutdown; the board sent everyone's.
+        if self.board.is_none() && self.slots[0].backend.is_none() {
+            return;
+        }
+        while self.slots.iter().any(|s| s.backend.is_some() && !s.ended) {
             tokio::select! {
-                ev = b.events.recv() => match ev {
-                    Some(Event::SessionEnded) | None => return,
+                ev = self.events_rx.recv() => match ev {
+                    Some((slot, Some(Event::SessionEnded)) | (slot, None)) => self.slots[slot].ended = true,
                     Some(_) => {}
+                    None => return,
                 },
                 _ = sleep_until(deadline) => return,
             }

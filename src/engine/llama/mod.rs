@@ -20,7 +20,9 @@ pub use vocab::tokenize_texts;
 
 use super::stream::GenerationStream;
 use super::traits::Engine;
-use super::types::{EngineError, EngineEvent, Figures, GenerateRequest, PromptForm, SequenceId};
+use super::types::{
+    EngineError, EngineEvent, Figures, GenerateRequest, Prompt, PromptForm, SequenceId,
+};
 use crate::engine::EngineSettings;
 use crate::gguf::GgufFile;
 use std::path::{Path, PathBuf};
@@ -426,6 +428,23 @@ impl Engine for EngineHandle {
 
     fn load_state(&self, sequence: SequenceId, path: &Path) -> Result<Option<usize>, EngineError> {
         self.load_state_of(sequence, path).map(Some)
+    }
+
+    fn share_prompt(
+        &self,
+        from: SequenceId,
+        prompt: &Prompt,
+        copies: &[SequenceId],
+    ) -> Result<Option<usize>, EngineError> {
+        let Prompt::Text(text) = prompt else {
+            return Ok(None);
+        };
+        self.logits_in(from, text)?;
+        let mut held = 0;
+        for &to in copies.iter().filter(|&&to| to != from) {
+            held = self.fork(from, to)?;
+        }
+        Ok(Some(held))
     }
 }
 

@@ -147,6 +147,9 @@ pub struct App {
     /// First line of the help overlay shown, and how many lines its page had when drawn.
     pub help_scroll: usize,
     pub help_page: std::cell::Cell<usize>,
+    /// Which attempt this is, when several attempts run (`attempt 2 of 3`), for the status
+    /// line.
+    pub attempt_label: Option<String>,
 }
 
 impl App {
@@ -175,6 +178,7 @@ impl App {
             search: None,
             help_scroll: 0,
             help_page: std::cell::Cell::new(20),
+            attempt_label: None,
             options,
         }
     }

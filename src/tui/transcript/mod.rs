@@ -191,6 +191,21 @@ impl Transcript {
                 self.finish_streaming();
                 self.push(CellKind::Finished { reason: *reason });
             }
+            Event::CheckFinished {
+                command,
+                passed,
+                output,
+                ..
+            } => {
+                let (level, word) = if *passed {
+                    (Level::Info, "passed")
+                } else {
+                    (Level::Warning, "failed")
+                };
+                let lines: Vec<&str> = output.lines().collect();
+                let tail = lines[lines.len().saturating_sub(3)..].join("\n");
+                self.notice(level, format!("check {word}: {command}\n{tail}"));
+            }
             Event::Error { message } => self.notice(Level::Error, format!("error: {message}")),
             Event::ConversationRestarted { old_context_tokens } => self.notice(
                 Level::Info,
