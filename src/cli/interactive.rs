@@ -241,7 +241,7 @@ async fn start_attempts(
             task: &task,
             count: choice.count,
             base_seed,
-            policy: ApprovalPolicy::default(),
+            policy: attempts_policy(plan.spec.kind),
         },
         models,
         &report,
@@ -280,6 +280,20 @@ async fn start_attempts(
     }
     let _ = tx.send(Startup::Attempts(backends));
     Ok(cleanup)
+}
+
+/// The approval policy attempts start from (`--approve` goes over it): every attempt works on
+/// its own copy and nothing reaches the working tree until the reviewer applies a patch, so
+/// edits run without asking; commands too in a container, whose network is off, but not on
+/// the host.
+fn attempts_policy(kind: crate::sandbox::SandboxKind) -> ApprovalPolicy {
+    use crate::agent::Policy;
+    let mut p = ApprovalPolicy::default();
+    p.edits = Policy::Auto;
+    if kind != crate::sandbox::SandboxKind::Host {
+        p.commands = Policy::Auto;
+    }
+    p
 }
 
 /// A seed when none is configured: the attempts of one run still derive from one base.

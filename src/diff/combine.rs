@@ -31,6 +31,9 @@ pub struct Piece {
     pub path: String,
     /// Old lines the piece covers, 0-based, context included (empty: an insertion point).
     pub old: Range<usize>,
+    /// A hash of the change itself (position and lines): two attempts that made the same
+    /// change have equal pieces, which never conflict and are written once.
+    pub change: u64,
 }
 
 /// Why pieces cannot be combined.
@@ -56,6 +59,7 @@ pub fn pieces(attempt: usize, files: &[FileDiff]) -> Vec<Piece> {
                     hunk: Some(hi),
                     path: f.path.clone(),
                     old: h.old_lines.clone(),
+                    change: hash_hunk(h),
                 });
             }
         } else {
@@ -65,15 +69,42 @@ pub fn pieces(attempt: usize, files: &[FileDiff]) -> Vec<Piece> {
                 hunk: None,
                 path: f.path.clone(),
                 old: 0..usize::MAX,
+                change: hash_file(f),
             });
         }
     }
     out
 }
 
+fn hash_hunk(h: &Hunk) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut s = std::collections::hash_map::DefaultHasher::new();
+    (h.old_start, h.old_len, h.new_len).hash(&mut s);
+    for l in &h.lines {
+        (l.kind as u8, l.text(), l.no_newline).hash(&mut s);
+    }
+    s.finish()
+}
+
+fn hash_file(f: &FileDiff) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut s = std::collections::hash_map::DefaultHasher::new();
+    f.unified().hash(&mut s);
+    matches!(f.status, FileStatus::Binary).hash(&mut s);
+    s.finish()
+}
+
+/// Whether two pieces are the same change (made by two attempts alike).
+pub fn same(a: &Piece, b: &Piece) -> bool {
+    a.path == b.path
+        && a.old == b.old
+        && a.change == b.change
+        && a.hunk.is_some() == b.hunk.is_some()
+}
+
 /// Whether two pieces cannot both be taken.
 pub fn conflict(a: &Piece, b: &Piece) -> bool {
-    if a.attempt == b.attempt || a.path != b.path {
+    if a.attempt == b.attempt || a.path != b.path || same(a, b) {
         return false;
     }
     if a.hunk.is_none() || b.hunk.is_none() {
@@ -116,6 +147,8 @@ pub fn combine(files: &[Vec<FileDiff>], taken: &[Piece]) -> Result<String, Combi
     for path in paths {
         let mut mine: Vec<&Piece> = taken.iter().filter(|p| p.path == path).collect();
         mine.sort_by_key(|p| (p.old.start, p.old.end));
+        // The same change taken from two attempts is written once.
+        mine.dedup_by(|b, a| same(a, b));
         let Some(first) = mine.first() else { continue };
         let Some(file) = files.get(first.attempt).and_then(|f| f.get(first.file)) else {
             continue;
@@ -295,6 +328,13 @@ mod tests {
             })
         );
         assert_eq!(combine(&files, &[]), Err(CombineError::Nothing));
+        // The same change made by two attempts is no conflict, and is written once.
+        let again = pieces(3, &files[0]);
+        assert!(same(&p0[0], &again[0]) && !conflict(&p0[0], &again[0]));
+        let mut files = files;
+        files.push(files[0].clone());
+        let text = combine(&files, &[p0[0].clone(), again[0].clone()]).unwrap();
+        assert_eq!(text.matches("+F\n").count(), 1, "{text}");
     }
 
     #[test]

@@ -11,6 +11,7 @@
 
 mod bench_cli;
 mod cli_model;
+mod e2e_attempts;
 mod e2e_demo;
 mod e2e_journey;
 mod e2e_resume;

@@ -195,6 +195,13 @@ fn pieces(frame: &mut Frame<'_>, area: Rect, board: &Board, p: &Pieces, t: &Them
         if clash {
             spans.push(Span::styled("  conflict", t.fg(t.error)));
         }
+        if let Some(twin) = (0..i).find(|&j| crate::diff::combine::same(&p.pieces[j], &p.pieces[i]))
+        {
+            spans.push(Span::styled(
+                format!("  same as attempt {}", p.pieces[twin].attempt + 1),
+                t.dim(),
+            ));
+        }
         lines.push(Line::from(spans));
     }
     frame.render_widget(Paragraph::new(lines), inner);

@@ -53,7 +53,7 @@ pub(super) fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
         (7, truncate(model, 32), base),
     ];
     if let Some(label) = &app.attempt_label {
-        items.insert(1, (1, label.clone(), base.fg(t.accent)));
+        items.insert(1, (9, label.clone(), base.fg(t.accent)));
     }
     if !sandbox.is_empty() {
         items.push((3, truncate(sandbox, 20), base));
