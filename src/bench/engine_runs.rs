@@ -371,6 +371,13 @@ pub(super) fn sequences(
         target_at_4: None,
     };
     report.figures.extend(o.figures());
+    eprintln!("bench attempts: 3 attempts together and one after the other...");
+    let a = super::attempts::run(engine.clone(), 3, tokens as u32).map_err(BenchError::Attempts)?;
+    report.notes.push(format!(
+        "attempts: the agent's first prompt ({} tokens) read once and forked into 3 sequences, decoded together with a seed each, against 3 attempts one after the other from empty memory; {} sampled tokens each",
+        a.prompt_tokens, a.tokens
+    ));
+    report.figures.push(a.figure());
     eprintln!("bench sequences: lilypad serve, 4 clients together and one at a time...");
     let s = super::sequences::serve(engine, 4, tokens as u32)?;
     report.figures.push(s.figure());

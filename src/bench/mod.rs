@@ -18,6 +18,7 @@
 //! Nothing here asserts on time: the tests only check the structure of the report.
 
 pub mod agent_turns;
+pub mod attempts;
 pub mod conversation;
 pub mod decode;
 pub mod engine;

@@ -135,6 +135,8 @@ pub enum BenchError {
     Tools(#[from] t::ToolsBenchError),
     #[error(transparent)]
     Serve(#[from] super::sequences::ServeBenchError),
+    #[error("attempts bench: {0}")]
+    Attempts(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// An I/O failure while doing `what`.

@@ -288,8 +288,10 @@ async fn start_attempts(
 /// the host.
 fn attempts_policy(kind: crate::sandbox::SandboxKind) -> ApprovalPolicy {
     use crate::agent::Policy;
-    let mut p = ApprovalPolicy::default();
-    p.edits = Policy::Auto;
+    let mut p = ApprovalPolicy {
+        edits: Policy::Auto,
+        ..ApprovalPolicy::default()
+    };
     if kind != crate::sandbox::SandboxKind::Host {
         p.commands = Policy::Auto;
     }

@@ -36,6 +36,7 @@ fn bench_all_quick_reports_every_figure_with_a_baseline() {
         "engine",
         "tools",
         "sequences",
+        "attempts",
     ] {
         assert!(benches.contains(&b), "{b} missing from {benches:?}");
     }
