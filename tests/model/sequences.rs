@@ -126,6 +126,40 @@ fn a_forked_sequence_continues_exactly_as_the_original() {
 }
 
 #[test]
+fn a_shared_prompt_is_read_once_for_every_attempt() {
+    // What `--attempts` does through the engine seam: one read, forks, decoded together.
+    let _g = serial();
+    let prompt = chat("s", "fix it in three attempts");
+    let [expected] = &alone(&[greedy_in(1, &prompt, 10)])[..] else {
+        unreachable!()
+    };
+    let e = load(&test_settings());
+    let held = lilypad::engine::Engine::share_prompt(
+        &e,
+        SequenceId(1),
+        &lilypad::engine::Prompt::Text(prompt.clone()),
+        &[SequenceId(2), SequenceId(3)],
+    )
+    .unwrap();
+    let streams: Vec<_> = [1, 2, 3]
+        .iter()
+        .map(|&s| e.generate_traced(greedy_in(s, &prompt, 10)).unwrap())
+        .collect();
+    for (s, (stream, _)) in streams.into_iter().enumerate() {
+        let (_, g) = stream.wait().unwrap();
+        assert_eq!(Some(g.figures.prompt_tokens), held, "sequence {}", s + 1);
+        assert_eq!(
+            g.figures.evaluated_tokens,
+            1,
+            "sequence {}: {:?}",
+            s + 1,
+            g.figures
+        );
+        assert_eq!(&g.tokens, &expected.0, "sequence {}", s + 1);
+    }
+}
+
+#[test]
 fn cancelling_one_sequence_leaves_the_others_running() {
     let _g = serial();
     let p = prompts();
