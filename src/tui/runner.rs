@@ -157,6 +157,14 @@ impl Loop {
                     Some(repo) => PatchDecision::Applied { repo: repo.clone() },
                     None => PatchDecision::Undecided,
                 },
+                (None, None)
+                    if !b.cards.is_empty()
+                        && b.cards
+                            .iter()
+                            .all(|c| c.patch.as_ref().is_some_and(|(raw, _)| raw.is_empty())) =>
+                {
+                    PatchDecision::Empty
+                }
                 (None, None) => PatchDecision::Undecided,
             },
         };
