@@ -4,11 +4,24 @@
 //! asking inside a Docker or Kubernetes sandbox; on the host, commands are refused unless the
 //! user allowed the host explicitly.
 
-mod batch;
+pub mod attempts;
+pub mod batch;
+pub mod check;
+pub mod presets;
 mod print;
+pub mod progress;
+pub mod report;
+pub mod results;
+pub mod sources;
 
-pub use batch::{run_batch, BatchTask};
+pub use attempts::{attempt_seed, engine_for};
+pub use batch::{run_batch, BatchPlan, BatchSummary};
+pub use check::{CheckOutcome, CheckSpec};
 pub use print::render_line;
+pub use progress::ProgressMode;
+pub use report::pass_at_k;
+pub use results::AttemptResult;
+pub use sources::{parse_tasks, BatchTask, SourceError};
 
 use crate::agent::{ApprovalPolicy, Policy};
 use crate::config::Settings;
@@ -38,6 +51,61 @@ pub struct Outcome {
     pub patch_path: PathBuf,
     pub trajectory_path: PathBuf,
     pub log_path: PathBuf,
+    /// The check's outcome, when a check was given.
+    pub check: Option<CheckOutcome>,
+    pub figures: TaskFigures,
+    /// The trajectory, as written (pretty JSON).
+    pub trajectory: Vec<u8>,
+}
+
+/// What a task cost, from its events.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TaskFigures {
+    pub steps: u32,
+    /// Prompt tokens the engine read (reused ones not counted).
+    pub prompt_tokens: u64,
+    pub generated_tokens: u64,
+    /// The context at the last turn.
+    pub context_tokens: u64,
+}
+
+impl TaskFigures {
+    fn of(events: &[Event]) -> Self {
+        let mut f = Self::default();
+        for e in events {
+            if let Event::TurnFinished {
+                figures,
+                context_tokens,
+                ..
+            } = e
+            {
+                f.steps += 1;
+                f.prompt_tokens += figures.evaluated_tokens as u64;
+                f.generated_tokens += figures.generated_tokens as u64;
+                f.context_tokens = *context_tokens as u64;
+            }
+        }
+        f
+    }
+}
+
+/// Where a task's patch and trajectory files go.
+#[derive(Debug, Clone, Copy)]
+pub enum TaskFiles<'a> {
+    /// `{id}.patch` and `{id}.trajectory.json` in this folder (default: the session
+    /// directory).
+    Session(Option<&'a Path>),
+    /// Nowhere: the caller records them (a batch's results folder).
+    Caller,
+}
+
+/// Facts about the run that the session header records beside what the session knows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunFacts {
+    /// The model with its hash (computed once per batch).
+    pub model: Option<crate::session::ModelIdentity>,
+    pub preset: Option<String>,
+    pub attempt: Option<u32>,
 }
 
 /// One headless task: what to run, where, and with which settings.
@@ -50,10 +118,13 @@ pub struct TaskRun<'a> {
     /// The task text, sent as the first user message.
     pub task: &'a str,
     pub repo: &'a Path,
-    /// Where the patch and trajectory go (default: the session directory).
-    pub out_dir: Option<&'a Path>,
+    /// Where the patch and trajectory go.
+    pub files: TaskFiles<'a>,
     /// The engine sequence of this task's conversation (a batch gives each task its own).
     pub sequence: crate::engine::SequenceId,
+    /// Run after the agent, in its sandbox.
+    pub check: Option<&'a CheckSpec>,
+    pub facts: &'a RunFacts,
 }
 
 /// Where a task's events are written while it runs.
@@ -64,12 +135,18 @@ pub enum EventOutput<'a> {
     Json(&'a mut (dyn Write + Send)),
     /// Readable lines ([`render_line`]).
     Text(&'a mut (dyn Write + Send)),
+    /// Handed to a function (a batch's progress view).
+    Observe(&'a mut (dyn FnMut(&Event) + Send)),
 }
 
 impl EventOutput<'_> {
     fn write(&mut self, event: &Event) {
         let (w, line) = match self {
             Self::Quiet => return,
+            Self::Observe(f) => {
+                f(event);
+                return;
+            }
             Self::Json(w) => (w, serde_json::to_string(event).unwrap_or_default()),
             Self::Text(w) => (w, render_line(event)),
         };
@@ -92,8 +169,10 @@ pub async fn run_task(
         choice,
         task,
         repo,
-        out_dir,
+        files,
         sequence,
+        check,
+        facts,
     } = run;
     let spec = launch::sandbox_spec(settings, opts, repo, SandboxKind::Docker);
     let sandbox = launch::open_sandbox(&spec).await?;
@@ -105,7 +184,15 @@ pub async fn run_task(
     let mut config = launch::agent_config(settings, opts, &settings.prompt, policy, &session_id)?;
     config.sequence = sequence;
     let dir = launch::session_dir(opts)?;
-    let header = launch::header(&config, &spec, choice, task);
+    let mut header = launch::header(&config, &spec, choice, task);
+    if let Some(p) = &mut header.provenance {
+        if facts.model.is_some() {
+            p.model.clone_from(&facts.model);
+        }
+        p.preset.clone_from(&facts.preset);
+        p.attempt = facts.attempt;
+    }
+    let provenance = header.provenance.clone();
     let system_prompt = config.system_prompt.clone();
     let log = SessionLog::create(&dir, &header)?;
     let mut running = launch::start(model, sandbox.clone(), config, Default::default(), log);
@@ -128,33 +215,30 @@ pub async fn run_task(
     }
     let _ = running.agent.await;
     let patch = sandbox.export_patch().await.unwrap_or_default();
+    let checked = match check {
+        Some(c) => Some(check::run_check(sandbox.as_ref(), c).await),
+        None => None,
+    };
     let _ = sandbox.close().await;
-    let base = match out_dir {
-        Some(d) => {
-            std::fs::create_dir_all(d).map_err(|source| session::SessionError::Write {
-                path: d.to_path_buf(),
-                source,
-            })?;
-            d.join(&session_id)
+    let check = checked.transpose()?;
+    let mut traj = session::trajectory(&session_id, &system_prompt, &events);
+    traj.provenance = provenance;
+    let trajectory = serde_json::to_vec_pretty(&traj).unwrap_or_default();
+    let base = match files {
+        TaskFiles::Session(Some(d)) => Some(d.join(&session_id)),
+        TaskFiles::Session(None) => Some(dir.join(&session_id)),
+        TaskFiles::Caller => None,
+    };
+    let (patch_path, trajectory_path) = match base {
+        Some(base) => {
+            let patch_path = base.with_extension("patch");
+            let trajectory_path = base.with_extension("trajectory.json");
+            results::write_atomic(&patch_path, &patch)?;
+            results::write_atomic(&trajectory_path, &trajectory)?;
+            (patch_path, trajectory_path)
         }
-        None => dir.join(&session_id),
+        None => Default::default(),
     };
-    let patch_path = base.with_extension("patch");
-    let trajectory_path = base.with_extension("trajectory.json");
-    let traj = session::trajectory(&session_id, &system_prompt, &events);
-    let write = |p: &Path, bytes: &[u8]| {
-        std::fs::write(p, bytes).map_err(|source| session::SessionError::Write {
-            path: p.to_path_buf(),
-            source,
-        })
-    };
-    write(&patch_path, &patch)?;
-    write(
-        &trajectory_path,
-        serde_json::to_string_pretty(&traj)
-            .unwrap_or_default()
-            .as_bytes(),
-    )?;
     Ok(Outcome {
         session_id,
         reason: finish.0,
@@ -163,5 +247,8 @@ pub async fn run_task(
         patch_path,
         trajectory_path,
         log_path: running.log_path,
+        check,
+        figures: TaskFigures::of(&events),
+        trajectory,
     })
 }

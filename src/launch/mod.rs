@@ -4,6 +4,7 @@
 //! sessions through here, so they behave the same.
 
 mod options;
+pub mod provenance;
 mod recorder;
 pub mod resume;
 
@@ -49,6 +50,9 @@ pub enum LaunchError {
     Resume(String),
     #[error("{0} is not a directory")]
     NotADirectory(PathBuf),
+    /// A task that cannot be set up (its repository not found or not checked out).
+    #[error("{0}")]
+    Task(String),
 }
 
 /// How the model is reached.
@@ -284,7 +288,8 @@ pub async fn image_notice(sandbox: &dyn Sandbox, spec: &SandboxSpec) -> Option<S
 }
 
 /// A header for a new session of `config` (its id, system prompt, policy and harness) on
-/// `spec`'s repository and sandbox.
+/// `spec`'s repository and sandbox, with the provenance known at start
+/// ([`provenance::basic`]: the model without its hash, sampling, seed, image, harness hash).
 pub fn header(
     config: &AgentConfig,
     spec: &SandboxSpec,
@@ -302,5 +307,6 @@ pub fn header(
         system_prompt: config.system_prompt.clone(),
         policy: Some(config.policy.spec()),
         harness: config.harness.clone(),
+        provenance: Some(provenance::basic(config, spec, engine)),
     }
 }
