@@ -48,6 +48,11 @@ pub struct RunArgs {
     /// DIR/owner__name), each checked out at the task's base_commit
     #[arg(long, value_name = "DIR")]
     pub repos_dir: Option<PathBuf>,
+    /// The sandbox image of each task that names none, e.g.
+    /// `swebench/sweb.eval.x86_64.{instance}:latest` (`{instance}`: the id as SWE-bench's
+    /// image names write it; `{instance_id}`: as it is)
+    #[arg(long, value_name = "TEMPLATE")]
+    pub image_template: Option<String>,
     /// An evaluation preset (Leaf's): steps, context, per-turn cap, wall time, attempts and
     /// sampling; explicit flags win. `--preset list` prints them
     #[arg(long, value_name = "NAME")]
@@ -144,6 +149,7 @@ pub(super) fn run(
         tasks,
         default_repo: repo,
         repos_dir: args.repos_dir.clone(),
+        image_template: args.image_template.clone(),
         attempts: resolved.attempts,
         base_seed: resolved.base_seed.unwrap_or(0),
         parallel: args.parallel,
@@ -234,6 +240,8 @@ fn single(
         sequence: crate::engine::SequenceId::DEFAULT,
         check,
         facts: &facts,
+        resume: None,
+        on_log: None,
     };
     let outcome = rt.block_on(headless::run_task(run, model, events))?;
     eprintln!(

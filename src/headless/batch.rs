@@ -26,6 +26,9 @@ pub struct BatchPlan {
     pub default_repo: PathBuf,
     /// Local clones of "owner/name" repositories (`--repos-dir`).
     pub repos_dir: Option<PathBuf>,
+    /// The sandbox image of tasks that name none (`--image-template`, see
+    /// [`super::sources::image_for`]).
+    pub image_template: Option<String>,
     /// Attempts per task (at least 1).
     pub attempts: u32,
     /// The seed of attempt 1; attempt n uses `base + n - 1`.
@@ -172,6 +175,9 @@ pub async fn run_batch(
         if let Some(p) = &plan.preset {
             o.insert("preset".into(), p.clone().into());
         }
+        if let Some(t) = &plan.image_template {
+            o.insert("image_template".into(), t.clone().into());
+        }
     }
     let report = super::report::build(&header, &all);
     report.write(&plan.out)?;
@@ -209,9 +215,16 @@ impl Job {
         let id = task.instance_id.clone();
         let seed = attempt_seed(self.plan.base_seed, self.attempt);
         self.settings.engine.sampling.seed = Some(seed);
-        if let Some(image) = &task.image {
-            self.settings.sandbox.image = Some(image.clone());
+        let image = task.image.clone().or_else(|| {
+            self.plan
+                .image_template
+                .as_deref()
+                .map(|t| super::sources::image_for(t, &id))
+        });
+        if let Some(image) = image {
+            self.settings.sandbox.image = Some(image);
             self.settings.sandbox.dockerfile = None;
+            self.settings.sandbox.devcontainer = false;
         }
         let choice = engine_for(&self.choice, self.attempt, seed);
         if matches!(choice, EngineChoice::Script(_)) {
@@ -298,6 +311,20 @@ impl Job {
                 progress.attempt_step(&id, attempt, *step);
             }
         };
+        // An attempt killed mid-way left its session log named in `session.json`: continue it.
+        let dir = self.store.dir(&task.instance_id, self.attempt);
+        let marker = dir.join("session.json");
+        let resume = std::fs::read_to_string(&marker)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v["log"].as_str().map(PathBuf::from))
+            .filter(|p| p.is_file());
+        let on_log = move |log: &std::path::Path| {
+            let text = serde_json::json!({ "log": log }).to_string();
+            if let Err(e) = super::results::write_atomic(&marker, text.as_bytes()) {
+                tracing::warn!(error = %e, "the attempt's session could not be noted");
+            }
+        };
         let run = TaskRun {
             settings: &self.settings,
             session: &self.opts,
@@ -308,6 +335,8 @@ impl Job {
             sequence: self.sequence,
             check: self.plan.check.as_ref(),
             facts: &self.facts,
+            resume: resume.as_deref(),
+            on_log: Some(&on_log),
         };
         run_task(run, model, EventOutput::Observe(&mut observe)).await
     }

@@ -109,7 +109,7 @@ pub struct RunFacts {
 }
 
 /// One headless task: what to run, where, and with which settings.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct TaskRun<'a> {
     pub settings: &'a Settings,
     pub session: &'a SessionOptions,
@@ -125,6 +125,12 @@ pub struct TaskRun<'a> {
     /// Run after the agent, in its sandbox.
     pub check: Option<&'a CheckSpec>,
     pub facts: &'a RunFacts,
+    /// A session log whose unfinished task this run continues (its patch restored in the
+    /// sandbox, its conversation rebuilt, the same log appended to); a log whose task finished
+    /// is not continued, and the task starts afresh.
+    pub resume: Option<&'a Path>,
+    /// Told the session log's path as soon as the log exists.
+    pub on_log: Option<&'a (dyn Fn(&Path) + Send + Sync)>,
 }
 
 /// Where a task's events are written while it runs.
@@ -173,33 +179,79 @@ pub async fn run_task(
         sequence,
         check,
         facts,
+        resume,
+        on_log,
     } = run;
     let spec = launch::sandbox_spec(settings, opts, repo, SandboxKind::Docker);
     let sandbox = launch::open_sandbox(&spec).await?;
     if let Some(notice) = launch::image_notice(sandbox.as_ref(), &spec).await {
         eprintln!("warning: {notice}");
     }
-    let session_id = session::new_session_id();
+    // A session log to continue: only while its task has not finished.
+    let earlier = match resume {
+        Some(path) => {
+            let (header, events) = session::read_log(path)?;
+            let rec = launch::resume::Recorded {
+                header,
+                events: events.into_iter().map(|(_, e)| e).collect(),
+                log_path: path.to_path_buf(),
+            };
+            (!rec.finished()).then_some(rec)
+        }
+        None => None,
+    };
+    let session_id = match &earlier {
+        Some(rec) => rec.header.session_id.clone(),
+        None => session::new_session_id(),
+    };
     let policy = headless_policy(spec.kind, opts.allow_host);
     let mut config = launch::agent_config(settings, opts, &settings.prompt, policy, &session_id)?;
     config.sequence = sequence;
     let dir = launch::session_dir(opts)?;
-    let mut header = launch::header(&config, &spec, choice, task);
-    if let Some(p) = &mut header.provenance {
-        if facts.model.is_some() {
-            p.model.clone_from(&facts.model);
+    let (log, history, op, earlier_events, provenance, system_prompt) = match earlier {
+        Some(rec) => {
+            let patch = rec.log_path.with_extension("patch");
+            if let Err(e) = launch::resume::restore_patch(sandbox.as_ref(), &patch).await {
+                let _ = sandbox.close().await;
+                return Err(e);
+            }
+            let history = session::rebuild(&rec.header.system_prompt, &rec.events);
+            (
+                SessionLog::append_to(&rec.log_path)?,
+                history,
+                Op::Continue,
+                rec.events,
+                rec.header.provenance,
+                rec.header.system_prompt,
+            )
         }
-        p.preset.clone_from(&facts.preset);
-        p.attempt = facts.attempt;
+        None => {
+            let mut header = launch::header(&config, &spec, choice, task);
+            if let Some(p) = &mut header.provenance {
+                if facts.model.is_some() {
+                    p.model.clone_from(&facts.model);
+                }
+                p.preset.clone_from(&facts.preset);
+                p.attempt = facts.attempt;
+            }
+            (
+                SessionLog::create(&dir, &header)?,
+                Default::default(),
+                Op::UserMessage {
+                    text: task.to_string(),
+                },
+                Vec::new(),
+                header.provenance,
+                config.system_prompt.clone(),
+            )
+        }
+    };
+    if let Some(f) = on_log {
+        f(log.path());
     }
-    let provenance = header.provenance.clone();
-    let system_prompt = config.system_prompt.clone();
-    let log = SessionLog::create(&dir, &header)?;
-    let mut running = launch::start(model, sandbox.clone(), config, Default::default(), log);
-    let _ = running.ops.send(Op::UserMessage {
-        text: task.to_string(),
-    });
-    let mut events = Vec::new();
+    let mut running = launch::start(model, sandbox.clone(), config, history, log);
+    let _ = running.ops.send(op);
+    let mut events = earlier_events;
     let mut finish = (FinishReason::Error, None);
     while let Some(event) = running.events.recv().await {
         out.write(&event);

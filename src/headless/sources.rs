@@ -4,8 +4,8 @@
 //! `image`; other fields are ignored). Owns reading the file (instance ids must be unique and
 //! usable as folder names) and putting a task's repository in place: a local path as it is, or
 //! with `--repos-dir` a clone found at `DIR/owner/name` or `DIR/owner__name`, checked out at
-//! `base_commit` into a temporary folder that becomes the sandbox's repository. Does not own
-//! running tasks (`super::batch`).
+//! `base_commit` into a temporary folder that becomes the sandbox's repository; and a task's
+//! image from `--image-template` ([`image_for`]). Does not own running tasks (`super::batch`).
 
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -104,6 +104,16 @@ pub fn parse_tasks(text: &str, file: &Path) -> Result<Vec<BatchTask>, SourceErro
         tasks.push(t);
     }
     Ok(tasks)
+}
+
+/// The image of task `instance_id` from `template`: `{instance}` is replaced by the id as
+/// SWE-bench's image names write it (lowercase, `__` written `_1776_`), `{instance_id}` by the
+/// id as it is; e.g. `swebench/sweb.eval.x86_64.{instance}:latest`.
+pub fn image_for(template: &str, instance_id: &str) -> String {
+    let swebench = instance_id.replace("__", "_1776_").to_lowercase();
+    template
+        .replace("{instance_id}", instance_id)
+        .replace("{instance}", &swebench)
 }
 
 /// A task's repository, ready for a sandbox; a checkout is removed when this is dropped.
@@ -215,6 +225,22 @@ mod tests {
         );
         let bad = "{\"instance_id\": \"a/b\", \"task\": \"t\"}\n";
         assert!(parse_tasks(bad, Path::new("f")).is_err());
+    }
+
+    #[test]
+    fn image_templates_write_ids_as_swebench_does() {
+        assert_eq!(
+            image_for(
+                "swebench/sweb.eval.x86_64.{instance}:latest",
+                "django__django-11099"
+            ),
+            "swebench/sweb.eval.x86_64.django_1776_django-11099:latest"
+        );
+        assert_eq!(
+            image_for("r/{instance}:{instance_id}", "Astropy__X"),
+            "r/astropy_1776_x:Astropy__X"
+        );
+        assert_eq!(image_for("plain:1", "a__b"), "plain:1");
     }
 
     #[test]

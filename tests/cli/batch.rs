@@ -297,7 +297,7 @@ fn attempts_differ_by_script_are_checked_and_a_second_run_skips_them() {
 }
 
 #[test]
-fn a_batch_killed_half_way_finishes_when_run_again() {
+fn a_batch_killed_half_way_finishes_when_run_again_continuing_the_attempt_in_flight() {
     let tmp = tempfile::tempdir().unwrap();
     let r = repo(tmp.path());
     let script = tmp.path().join("fix.script");
@@ -318,14 +318,34 @@ fn a_batch_killed_half_way_finishes_when_run_again() {
             .filter(|id| out.join("results").join(id).join("1/result.json").exists())
             .count()
     };
+    // The attempt in flight: its session log (named in its folder's session.json) has begun
+    // its second turn and not finished.
+    let in_flight = |out: &Path| -> Option<(String, PathBuf)> {
+        ids.iter().find_map(|id| {
+            let note = out.join("results").join(id).join("1/session.json");
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(note).ok()?).ok()?;
+            let log = PathBuf::from(v["log"].as_str()?);
+            let text = std::fs::read_to_string(&log).ok()?;
+            (text.matches("\"event\":\"turn_started\"").count() >= 2
+                && !text.contains("\"event\":\"task_finished\""))
+            .then(|| (id.to_string(), log))
+        })
+    };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while done(&out_dir) == 0 {
+    let (flying, flying_log) = loop {
+        if done(&out_dir) > 0 {
+            if let Some(f) = in_flight(&out_dir) {
+                break f;
+            }
+        }
         assert!(
             std::time::Instant::now() < deadline,
-            "no attempt ever finished"
+            "no attempt was ever in flight after one had finished"
         );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    // SIGKILL: no chance to clean up or finish writing.
     child.kill().unwrap();
     child.wait().unwrap();
     let finished = done(&out_dir);
@@ -364,9 +384,35 @@ fn a_batch_killed_half_way_finishes_when_run_again() {
     }
     let preds = json_lines(&out_dir.join("predictions.jsonl"));
     assert_eq!(preds.len(), ids.len());
-    assert!(preds.iter().all(|p| p["check_passed"] == true));
+    assert!(preds.iter().all(|p| p["check_passed"] == true), "{preds:?}");
     let report = read_json(&out_dir.join("report.json"));
     assert_eq!(report["pass_at_k"]["1"], 1.0);
+    // The attempt in flight was continued from its session log, not started again: same
+    // session, same log (now holding both runs), and one log per attempt in all.
+    let result = read_json(&out_dir.join("results").join(&flying).join("1/result.json"));
+    let stem = flying_log
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    assert_eq!(result["session_id"], stem.as_str());
+    let (_, events) = lilypad::session::read_log(&flying_log).unwrap();
+    let starts = events
+        .iter()
+        .filter(|(_, e)| matches!(e, lilypad::protocol::Event::SessionStarted { .. }))
+        .count();
+    assert_eq!(starts, 2, "the killed run and the continued one");
+    let logs = std::fs::read_dir(tmp.path().join("sessions"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "jsonl")
+        })
+        .count();
+    assert_eq!(logs, ids.len());
 }
 
 #[test]
