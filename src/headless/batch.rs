@@ -306,10 +306,12 @@ impl Job {
             task.instance_id.clone(),
             self.attempt,
         );
-        let mut observe = move |e: &Event| {
-            if let Event::TurnStarted { step } = e {
-                progress.attempt_step(&id, attempt, *step);
+        let mut observe = move |e: &Event| match e {
+            Event::TurnStarted { step } => progress.attempt_step(&id, attempt, *step),
+            Event::TurnFinished { figures, .. } => {
+                progress.generated(figures.generated_tokens as u64)
             }
+            _ => {}
         };
         // An attempt killed mid-way left its session log named in `session.json`: continue it.
         let dir = self.store.dir(&task.instance_id, self.attempt);

@@ -616,3 +616,50 @@ fn swebench_tasks_check_out_local_clones_at_their_base_commit() {
     );
     assert_eq!(git(&clone, &["status", "--porcelain"]), "");
 }
+
+#[test]
+fn a_batch_on_a_terminal_shows_a_live_progress_view() {
+    use super::e2e_demo::{have_tmux, Tmux};
+    if !have_tmux() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is required under CI"
+        );
+        eprintln!("skipped: no tmux");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let r = repo(tmp.path());
+    let script = tmp.path().join("fix.script");
+    std::fs::write(&script, FIX).unwrap();
+    let tasks = tasks_file(tmp.path(), &["p1", "p2", "p3"]);
+    let out_dir = tmp.path().join("batch");
+    let done = tmp.path().join("done");
+    let term = Tmux::start(&format!(
+        "LILYPAD_CONFIG='{cfg}' LILYPAD_SESSION_DIR='{sessions}' LILYPAD_SCRIPT_DELAY_MS=30 '{bin}' run --sandbox host --allow-host --tasks '{tasks}' --repo '{repo}' --engine 'script:{script}' --out '{out}' --parallel 2; echo $? > '{done}'; sleep 60",
+        cfg = tmp.path().join("no-config.toml").display(),
+        sessions = tmp.path().join("sessions").display(),
+        bin = env!("CARGO_BIN_EXE_lilypad"),
+        tasks = tasks.display(),
+        repo = r.display(),
+        script = script.display(),
+        out = out_dir.display(),
+        done = done.display(),
+    ));
+    // The view: attempts done of all, running and failed counts, the rate, and a line per
+    // running attempt with its step.
+    let screen = term.wait_for(&["attempts", "running 2", "tok/s", "#1 step"]);
+    assert!(screen.contains("/3 attempts"), "{screen}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !done.exists() {
+        assert!(std::time::Instant::now() < deadline, "{}", term.screen());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(std::fs::read_to_string(&done).unwrap().trim(), "0");
+    assert_eq!(json_lines(&out_dir.join("predictions.jsonl")).len(), 3);
+    let screen = term.screen();
+    assert!(
+        screen.contains("3 of 3 attempts ran now"),
+        "the summary after the view: {screen}"
+    );
+}
