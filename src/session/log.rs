@@ -309,3 +309,36 @@ pub fn list_sessions(dir: &Path) -> Result<Vec<SessionSummary>, SessionError> {
     out.sort_by(|a, b| (&a.created, &a.id).cmp(&(&b.created, &b.id)));
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_without_provenance_still_read_and_new_ones_round_trip() {
+        let old = r#"{"lilypad":"0.1.0","session_id":"s","created":"t","repo":"/r","sandbox":"host","engine":"script:x","task":"t","system_prompt":"p"}"#;
+        let h: SessionHeader = serde_json::from_str(old).unwrap();
+        assert_eq!(h.provenance, None);
+        assert!(!serde_json::to_string(&h).unwrap().contains("provenance"));
+        let mut new = h;
+        new.provenance = Some(Provenance {
+            lilypad: "0.3.0".into(),
+            model: Some(ModelIdentity {
+                kind: "llama".into(),
+                file: Some("m.gguf".into()),
+                size: Some(7),
+                sha256: Some("ab".into()),
+                ..ModelIdentity::default()
+            }),
+            seed: Some(4),
+            preset: Some("swebench-pro".into()),
+            ..Provenance::default()
+        });
+        let text = serde_json::to_string(&new).unwrap();
+        assert!(
+            !text.contains("endpoint"),
+            "unknown facts are left out: {text}"
+        );
+        assert_eq!(serde_json::from_str::<SessionHeader>(&text).unwrap(), new);
+    }
+}
