@@ -252,18 +252,15 @@ async fn start_attempts(
             let _ = tx.send(Startup::Notice(notice));
         }
     }
-    // The check may take as long as the longest command the model may run.
-    let timeout = plan
-        .settings
-        .sandbox
-        .command_timeouts()
-        .1
-        .unwrap_or(crate::launch::check::DEFAULT_CHECK_TIMEOUT);
+    let check = crate::launch::check::CheckSpec::from_settings(
+        choice.check.as_deref(),
+        &plan.settings.sandbox,
+    );
     let mut backends = Vec::new();
     let mut cleanup = Vec::new();
     for a in started {
-        let running = match &choice.check {
-            Some(cmd) => attempts::with_check(a.running, a.sandbox.clone(), cmd.clone(), timeout),
+        let running = match &check {
+            Some(c) => attempts::with_check(a.running, a.sandbox.clone(), c.clone()),
             None => a.running,
         };
         cleanup.push((a.sandbox.clone(), running.log_path.clone()));

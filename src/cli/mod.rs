@@ -161,7 +161,7 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<ExitCode> {
         Command::Tool(args) => tool::run(&args, &settings),
         Command::TinyModel(args) => tiny_model::run(&args),
         Command::Generate(args) => generate::run(&args, &settings),
-        Command::Run(args) => run::run(&args, &settings),
+        Command::Run(args) => run::run(&args, &settings, &cli.engine),
         Command::Sessions(args) => sessions::run(&args),
         Command::Resume(args) => resume::run(&args, &settings, cli.theme.as_deref()),
         Command::Convert(args) => convert::run(&args),

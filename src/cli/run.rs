@@ -1,12 +1,17 @@
-//! `lilypad run`: headless runs of one task (`--task`/`--task-file`) or a batch (`--tasks`).
+//! `lilypad run`: headless runs of one task (`--task`/`--task-file`) or a batch (`--tasks`),
+//! with attempts, a check command and evaluation presets; turns the flags into the plain plans
+//! of `crate::headless`.
 
-use super::options::SessionArgs;
+use super::options::{EngineArgs, SessionArgs};
 use crate::config::Settings;
-use crate::headless::{self, BatchTask, EventOutput, TaskRun};
+use crate::headless::{self, presets, BatchPlan, BatchTask, CheckSpec, EventOutput, TaskRun};
 use crate::launch::{self, EngineChoice, SessionOptions};
 use anyhow::Context;
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+/// Exit code of a single run whose agent answered but whose check failed.
+const CHECK_FAILED: u8 = 7;
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
@@ -17,73 +22,169 @@ pub struct RunArgs {
     #[arg(long, conflicts_with = "tasks")]
     pub task_file: Option<PathBuf>,
     /// Run many tasks: a JSONL file with `instance_id`, `task` (or `problem_statement`) and
-    /// optionally `repo` per line
+    /// optionally `repo` per line, or a SWE-bench file (`repo` "owner/name", `base_commit`)
+    /// with --repos-dir
     #[arg(long)]
     pub tasks: Option<PathBuf>,
-    /// Tasks run at the same time in a batch
+    /// Attempts per task, each with its own seed (--seed plus the attempt number minus 1),
+    /// sandbox and engine sequence [default: 1, or the preset's seeds]
+    #[arg(long)]
+    pub attempts: Option<u32>,
+    /// Attempts run at the same time
     #[arg(long, default_value_t = 1)]
     pub parallel: usize,
-    /// Print events as JSON lines
+    /// Print events (one task) or progress events (a batch) as JSON lines
     #[arg(long)]
     pub json: bool,
-    /// Where to write the patch and trajectory (a batch: predictions.jsonl and trajectories/)
+    /// Where to write the patch and trajectory (a batch: results/, predictions.jsonl and
+    /// report.json) [default for a batch: lilypad-batch]
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// A command run in each attempt's sandbox after the agent finishes; exit status 0 passes
+    /// [default: the config file's `[sandbox] check`]
+    #[arg(long)]
+    pub check: Option<String>,
+    /// Local clones of the tasks' "owner/name" repositories (DIR/owner/name or
+    /// DIR/owner__name), each checked out at the task's base_commit
+    #[arg(long, value_name = "DIR")]
+    pub repos_dir: Option<PathBuf>,
+    /// The sandbox image of each task that names none, e.g.
+    /// `swebench/sweb.eval.x86_64.{instance}:latest` (`{instance}`: the id as SWE-bench's
+    /// image names write it; `{instance_id}`: as it is)
+    #[arg(long, value_name = "TEMPLATE")]
+    pub image_template: Option<String>,
+    /// An evaluation preset (Leaf's): steps, context, per-turn cap, wall time, attempts and
+    /// sampling; explicit flags win. `--preset list` prints them
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
     #[command(flatten)]
     pub session: SessionArgs,
 }
 
-pub(super) fn run(args: &RunArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
-    let opts = SessionOptions::from(&args.session);
+pub(super) fn run(
+    args: &RunArgs,
+    settings: &Settings,
+    engine: &EngineArgs,
+) -> anyhow::Result<ExitCode> {
+    if args.preset.as_deref() == Some("list") {
+        for (name, p) in presets::all()? {
+            println!("{name}: {}", serde_json::to_string(&p)?);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut settings = settings.clone();
+    let mut opts = SessionOptions::from(&args.session);
+    let preset = args.preset.as_deref().map(presets::find).transpose()?;
+    let explicit = presets::Explicit {
+        ctx: engine.ctx,
+        max_turn_tokens: engine.max_turn_tokens,
+        max_steps: args.session.max_steps,
+        wall_time: args.session.wall_time,
+        attempts: args.attempts,
+        seed: engine.seed,
+    };
+    let named = args.preset.as_deref().zip(preset.as_ref());
+    let resolved = presets::apply(named, &explicit, &mut settings, &mut opts);
+    let check = CheckSpec::from_settings(args.check.as_deref(), &settings.sandbox);
     let repo = match &opts.repo {
         Some(r) => r.clone(),
         None => std::env::current_dir().context("finding the current directory")?,
     };
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    if let Some(file) = &args.tasks {
-        let text =
-            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-        let mut tasks = Vec::new();
-        for (i, line) in text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-        {
-            let t: BatchTask = serde_json::from_str(line)
-                .with_context(|| format!("{} line {}", file.display(), i + 1))?;
-            tasks.push(t);
+    let tasks = match &args.tasks {
+        Some(file) => {
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("reading {}", file.display()))?;
+            Some(headless::parse_tasks(&text, file)?)
         }
-        let out = args
-            .out
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("lilypad-batch"));
-        let n = tasks.len();
-        let (good, bad) = rt.block_on(headless::run_batch(
-            settings,
-            &opts,
-            tasks,
-            &repo,
-            args.parallel,
-            &out,
-        ))?;
-        eprintln!(
-            "{good} of {n} tasks ran ({bad} failed); predictions in {}",
-            out.join("predictions.jsonl").display()
-        );
-        return Ok(if bad == 0 {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::from(1)
-        });
-    }
-    let task = match (&args.task, &args.task_file) {
-        (Some(t), _) => t.clone(),
-        (None, Some(f)) => {
-            std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?
-        }
-        (None, None) => anyhow::bail!("give --task TEXT, --task-file FILE or --tasks FILE"),
+        None => None,
     };
-    let choice = EngineChoice::from_options(&opts, settings)?;
+    let task_text = || -> anyhow::Result<String> {
+        match (&args.task, &args.task_file) {
+            (Some(t), _) => Ok(t.clone()),
+            (None, Some(f)) => {
+                std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))
+            }
+            (None, None) => anyhow::bail!("give --task TEXT, --task-file FILE or --tasks FILE"),
+        }
+    };
+    let tasks = match tasks {
+        Some(t) => t,
+        // One task, several attempts: a batch of one.
+        None if resolved.attempts > 1 => vec![BatchTask {
+            instance_id: "task".into(),
+            task: task_text()?,
+            repo: None,
+            base_commit: None,
+            image: None,
+        }],
+        None => {
+            let task = task_text()?;
+            return single(
+                args,
+                &settings,
+                &opts,
+                &task,
+                &repo,
+                check.as_ref(),
+                &resolved,
+                &rt,
+            );
+        }
+    };
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("lilypad-batch"));
+    let plan = BatchPlan {
+        tasks,
+        default_repo: repo,
+        repos_dir: args.repos_dir.clone(),
+        image_template: args.image_template.clone(),
+        attempts: resolved.attempts,
+        base_seed: resolved.base_seed.unwrap_or(0),
+        parallel: args.parallel,
+        out: out.clone(),
+        check,
+        preset: resolved.preset.clone(),
+        progress: headless::ProgressMode::choose(args.json),
+        header: serde_json::to_value(&resolved)?,
+    };
+    let s = rt.block_on(headless::run_batch(&settings, &opts, plan))?;
+    let checks = if s.checked > 0 {
+        format!("; checks passed: {} of {}", s.passed, s.checked)
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "{} of {} attempts ran now ({} failed), {} finished earlier{checks}; predictions in {}, report in {}",
+        s.ran,
+        s.attempts,
+        s.failed,
+        s.skipped,
+        out.join("predictions.jsonl").display(),
+        out.join("report.md").display()
+    );
+    Ok(if s.failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// One task, one attempt: its events on stdout.
+#[allow(clippy::too_many_arguments)]
+fn single(
+    args: &RunArgs,
+    settings: &Settings,
+    opts: &SessionOptions,
+    task: &str,
+    repo: &std::path::Path,
+    check: Option<&CheckSpec>,
+    resolved: &presets::Resolved,
+    rt: &tokio::runtime::Runtime,
+) -> anyhow::Result<ExitCode> {
+    let choice = EngineChoice::from_options(opts, settings)?;
     let kind = opts
         .sandbox
         .kind
@@ -98,6 +199,22 @@ pub(super) fn run(args: &RunArgs, settings: &Settings) -> anyhow::Result<ExitCod
         }
     }
     let model = launch::build_model(&choice, settings, &settings.prompt, |_| {})?;
+    let served = matches!(choice, EngineChoice::Remote(_)).then(|| {
+        settings
+            .remote
+            .model_name
+            .clone()
+            .unwrap_or_else(|| model.describe())
+    });
+    let facts = headless::RunFacts {
+        model: Some(launch::provenance::model_identity(
+            &choice,
+            matches!(choice, EngineChoice::Llama(_)),
+            served,
+        )),
+        preset: resolved.preset.clone(),
+        attempt: None,
+    };
     let mut stdout = std::io::stdout();
     let events = if args.json {
         EventOutput::Json(&mut stdout)
@@ -106,12 +223,16 @@ pub(super) fn run(args: &RunArgs, settings: &Settings) -> anyhow::Result<ExitCod
     };
     let run = TaskRun {
         settings,
-        session: &opts,
+        session: opts,
         choice: &choice,
-        task: &task,
-        repo: &repo,
-        out_dir: args.out.as_deref(),
+        task,
+        repo,
+        files: headless::TaskFiles::Session(args.out.as_deref()),
         sequence: crate::engine::SequenceId::DEFAULT,
+        check,
+        facts: &facts,
+        resume: None,
+        on_log: None,
     };
     let outcome = rt.block_on(headless::run_task(run, model, events))?;
     eprintln!(
@@ -123,5 +244,20 @@ pub(super) fn run(args: &RunArgs, settings: &Settings) -> anyhow::Result<ExitCod
         outcome.trajectory_path.display(),
         outcome.log_path.display()
     );
-    Ok(ExitCode::from(outcome.reason.exit_code()))
+    let mut code = outcome.reason.exit_code();
+    if let Some(c) = &outcome.check {
+        let status = match c.exit_code {
+            Some(n) => format!("exit {n}"),
+            None => "timed out".into(),
+        };
+        let verdict = if c.passed { "passed" } else { "failed" };
+        eprintln!(
+            "check {verdict} ({status}); its output ended:\n{}",
+            c.output_tail
+        );
+        if !c.passed && code == 0 {
+            code = CHECK_FAILED;
+        }
+    }
+    Ok(ExitCode::from(code))
 }

@@ -1,65 +1,92 @@
-//! Batch runs: many tasks from a JSONL file, up to N at a time, each in its own sandbox (a pod
-//! with `--sandbox kube`), writing one predictions line per task (`instance_id`,
-//! `model_patch`) and a trajectory each. A task that fails is reported and recorded with its
-//! error; the others go on.
+//! Batch runs: every task of a tasks file run `attempts` times, up to `parallel` attempts at
+//! once, each in its own sandbox (a pod with `--sandbox kube`), with its own seed
+//! ([`super::attempts`]) and engine sequence. Each finished attempt is recorded atomically
+//! under `{out}/results/<instance_id>/<attempt>/` ([`super::results`]), so the same command run
+//! again skips what finished and runs again what did not (or failed to start);
+//! `predictions.jsonl`, `report.json` and `report.md` are rebuilt from those records. An
+//! attempt that fails is reported and recorded with its error; the others go on.
 
-use super::{run_task, EventOutput, TaskRun};
+use super::attempts::{attempt_seed, engine_for};
+use super::progress::{Progress, ProgressMode};
+use super::results::{AttemptResult, PredictionsAppender, ResultStore};
+use super::sources::{task_repo, BatchTask};
+use super::{run_task, EventOutput, RunFacts, TaskFiles, TaskRun};
 use crate::config::Settings;
+use crate::launch::check::CheckSpec;
 use crate::launch::{self, EngineChoice, LaunchError, SessionOptions};
-use serde::{Deserialize, Serialize};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use crate::protocol::Event;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-/// One line of a tasks file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BatchTask {
-    pub instance_id: String,
-    /// The task text (`problem_statement` is accepted too, as in SWE-bench files).
-    #[serde(alias = "problem_statement")]
-    pub task: String,
-    /// The repository for this task; default: `--repo`.
-    #[serde(default)]
-    pub repo: Option<PathBuf>,
+/// What a batch runs and how.
+#[derive(Debug, Clone)]
+pub struct BatchPlan {
+    pub tasks: Vec<BatchTask>,
+    /// The repository of tasks that name none (`--repo`).
+    pub default_repo: PathBuf,
+    /// Local clones of "owner/name" repositories (`--repos-dir`).
+    pub repos_dir: Option<PathBuf>,
+    /// The sandbox image of tasks that name none (`--image-template`, see
+    /// [`super::sources::image_for`]).
+    pub image_template: Option<String>,
+    /// Attempts per task (at least 1).
+    pub attempts: u32,
+    /// The seed of attempt 1; attempt n uses `base + n - 1`.
+    pub base_seed: u32,
+    pub parallel: usize,
+    pub out: PathBuf,
+    pub check: Option<CheckSpec>,
+    pub preset: Option<String>,
+    pub progress: ProgressMode,
+    /// The run's resolved settings, for the report's header (an object).
+    pub header: serde_json::Value,
 }
 
-#[derive(Debug, Serialize)]
-struct Prediction<'a> {
-    instance_id: &'a str,
-    model_name_or_path: &'a str,
-    model_patch: String,
-    finish_reason: Option<crate::protocol::FinishReason>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
+/// How a batch went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchSummary {
+    /// Attempts in the batch (tasks times attempts).
+    pub attempts: usize,
+    /// Finished in an earlier run, not run again.
+    pub skipped: usize,
+    /// Run now.
+    pub ran: usize,
+    /// Recorded with an error (run again next time).
+    pub failed: usize,
+    /// Attempts whose check passed, and attempts checked.
+    pub passed: usize,
+    pub checked: usize,
 }
 
-/// Run every task; returns (succeeded, failed) counts. Predictions go to
-/// `{out}/predictions.jsonl`, trajectories and patches to `{out}/trajectories/`.
+/// Run the batch; see the module docs for what it writes.
 pub async fn run_batch(
     settings: &Settings,
     opts: &SessionOptions,
-    tasks: Vec<BatchTask>,
-    default_repo: &Path,
-    parallel: usize,
-    out: &Path,
-) -> Result<(usize, usize), LaunchError> {
+    plan: BatchPlan,
+) -> Result<BatchSummary, LaunchError> {
     let choice = EngineChoice::from_options(opts, settings)?;
-    let traj_dir = out.join("trajectories");
-    std::fs::create_dir_all(&traj_dir).map_err(|source| crate::session::SessionError::Write {
-        path: traj_dir.clone(),
-        source,
-    })?;
-    let pred_path = out.join("predictions.jsonl");
-    let predictions = Arc::new(Mutex::new(std::fs::File::create(&pred_path).map_err(
-        |source| crate::session::SessionError::Write {
-            path: pred_path.clone(),
-            source,
-        },
+    let store = ResultStore::new(&plan.out);
+    let attempts = plan.attempts.max(1);
+    let keys: Vec<(usize, u32)> = (0..plan.tasks.len())
+        .flat_map(|t| (1..=attempts).map(move |a| (t, a)))
+        .collect();
+    let earlier: Vec<Option<AttemptResult>> = keys
+        .iter()
+        .map(|&(t, a)| {
+            store
+                .load(&plan.tasks[t].instance_id, a)
+                .filter(AttemptResult::finished)
+        })
+        .collect();
+    let finished_before: Vec<AttemptResult> = earlier.iter().flatten().cloned().collect();
+    store.write_predictions(&finished_before)?;
+    let appender = Arc::new(Mutex::new(PredictionsAppender::open(
+        &store.predictions_path(),
     )?));
     // The in-process engine is loaded once and shared, and so is a remote server's client; a
-    // scripted engine is per task, so every task replays its script from the start. Each task
-    // has its own engine sequence: the in-process engine decodes the running tasks together,
-    // each with its own memory, so interleaved tasks never re-read each other's prompts.
+    // scripted engine is per attempt, so every attempt replays its script from the start. Each
+    // attempt has its own engine sequence: the in-process engine decodes the running attempts
+    // together, each with its own memory.
     let shared = match &choice {
         EngineChoice::Llama(_) | EngineChoice::Remote(_) => Some(launch::build_model(
             &choice,
@@ -69,81 +96,250 @@ pub async fn run_batch(
         )?),
         EngineChoice::Script(_) => None,
     };
+    // The model's identity, hashed once for the whole batch (a streaming read of the file).
+    let served = shared
+        .as_ref()
+        .filter(|_| matches!(choice, EngineChoice::Remote(_)))
+        .map(|m| {
+            settings
+                .remote
+                .model_name
+                .clone()
+                .unwrap_or_else(|| m.describe())
+        });
+    let hash = matches!(choice, EngineChoice::Llama(_));
+    let id_choice = choice.clone();
+    let identity = tokio::task::spawn_blocking(move || {
+        launch::provenance::model_identity(&id_choice, hash, served)
+    })
+    .await
+    .ok();
     let model_name = choice.label();
-    let limit = Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
+    let pending: Vec<usize> = (0..keys.len()).filter(|&i| earlier[i].is_none()).collect();
+    let skipped = keys.len() - pending.len();
+    let progress = Arc::new(Progress::start(plan.progress, pending.len(), skipped));
+    let limit = Arc::new(tokio::sync::Semaphore::new(plan.parallel.max(1)));
+    let plan = Arc::new(plan);
     let mut set = tokio::task::JoinSet::new();
-    for (n, t) in tasks.into_iter().enumerate() {
-        let sequence = crate::engine::SequenceId(n as u64 + 1);
+    for i in pending {
+        let (t, attempt) = keys[i];
+        let job = Job {
+            plan: plan.clone(),
+            task: t,
+            attempt,
+            sequence: crate::engine::SequenceId(i as u64 + 1),
+            settings: settings.clone(),
+            opts: opts.clone(),
+            choice: choice.clone(),
+            shared: shared.clone(),
+            facts: RunFacts {
+                model: identity.clone(),
+                preset: plan.preset.clone(),
+                attempt: Some(attempt),
+            },
+            model_name: model_name.clone(),
+            store: store.clone(),
+            progress: progress.clone(),
+            appender: appender.clone(),
+        };
         let permit_src = limit.clone();
-        let settings = settings.clone();
-        let opts = opts.clone();
-        let choice = choice.clone();
-        let shared = shared.clone();
-        let predictions = predictions.clone();
-        let traj_dir = traj_dir.clone();
-        let repo = t.repo.clone().unwrap_or_else(|| default_repo.to_path_buf());
-        let model_name = model_name.clone();
         set.spawn(async move {
             let _permit = permit_src.acquire_owned().await;
-            let model = match shared {
-                Some(m) => Ok(m),
-                None => launch::build_model(&choice, &settings, &settings.prompt, |_| {}),
-            };
-            let result = match model {
-                Ok(model) => {
-                    let run = TaskRun {
-                        settings: &settings,
-                        session: &opts,
-                        choice: &choice,
-                        task: &t.task,
-                        repo: &repo,
-                        out_dir: Some(&traj_dir.join(&t.instance_id)),
-                        sequence,
-                    };
-                    run_task(run, model, EventOutput::Quiet).await
-                }
-                Err(e) => Err(e),
-            };
-            let (line, ok) = match &result {
-                Ok(o) => (
-                    Prediction {
-                        instance_id: &t.instance_id,
-                        model_name_or_path: &model_name,
-                        model_patch: String::from_utf8_lossy(&o.patch).into_owned(),
-                        finish_reason: Some(o.reason),
-                        error: None,
-                    },
-                    true,
-                ),
-                Err(e) => {
-                    eprintln!("task {} failed: {e}", t.instance_id);
-                    (
-                        Prediction {
-                            instance_id: &t.instance_id,
-                            model_name_or_path: &model_name,
-                            model_patch: String::new(),
-                            finish_reason: None,
-                            error: Some(e.to_string()),
-                        },
-                        false,
-                    )
-                }
-            };
-            if let Ok(text) = serde_json::to_string(&line) {
-                if let Ok(mut f) = predictions.lock() {
-                    let _ = writeln!(f, "{text}");
-                    let _ = f.sync_data();
-                }
-            }
-            ok
+            (i, job.run().await)
         });
     }
-    let (mut good, mut bad) = (0, 0);
+    let mut results = earlier;
+    let mut ran = 0;
     while let Some(r) = set.join_next().await {
-        match r {
-            Ok(true) => good += 1,
-            _ => bad += 1,
+        if let Ok((i, result)) = r {
+            ran += 1;
+            results[i] = Some(result);
         }
     }
-    Ok((good, bad))
+    let all: Vec<AttemptResult> = results.into_iter().flatten().collect();
+    store.write_predictions(&all)?;
+    let mut header = plan.header.clone();
+    if let Some(o) = header.as_object_mut() {
+        o.insert("lilypad".into(), env!("CARGO_PKG_VERSION").into());
+        o.insert("engine".into(), model_name.clone().into());
+        if let Some(id) = identity.as_ref().and_then(|i| serde_json::to_value(i).ok()) {
+            o.insert("model".into(), id);
+        }
+        o.insert("tasks".into(), plan.tasks.len().into());
+        o.insert("attempts".into(), attempts.into());
+        o.insert("base_seed".into(), plan.base_seed.into());
+        o.insert("parallel".into(), plan.parallel.into());
+        if let Some(c) = &plan.check {
+            o.insert("check".into(), c.command.clone().into());
+        }
+        if let Some(p) = &plan.preset {
+            o.insert("preset".into(), p.clone().into());
+        }
+        if let Some(t) = &plan.image_template {
+            o.insert("image_template".into(), t.clone().into());
+        }
+    }
+    let report = super::report::build(&header, &all);
+    report.write(&plan.out)?;
+    progress.finish(&report.totals);
+    Ok(BatchSummary {
+        attempts: keys.len(),
+        skipped,
+        ran,
+        failed: report.totals.errors,
+        passed: report.totals.passed,
+        checked: report.totals.checked,
+    })
+}
+
+/// One attempt to run, with everything it needs moved in.
+struct Job {
+    plan: Arc<BatchPlan>,
+    task: usize,
+    attempt: u32,
+    sequence: crate::engine::SequenceId,
+    settings: Settings,
+    opts: SessionOptions,
+    choice: EngineChoice,
+    shared: Option<Arc<crate::engine::TemplatedModel>>,
+    facts: RunFacts,
+    model_name: String,
+    store: ResultStore,
+    progress: Arc<Progress>,
+    appender: Arc<Mutex<PredictionsAppender>>,
+}
+
+impl Job {
+    async fn run(mut self) -> AttemptResult {
+        let task = self.plan.tasks[self.task].clone();
+        let id = task.instance_id.clone();
+        let seed = attempt_seed(self.plan.base_seed, self.attempt);
+        self.settings.engine.sampling.seed = Some(seed);
+        let image = task.image.clone().or_else(|| {
+            self.plan
+                .image_template
+                .as_deref()
+                .map(|t| super::sources::image_for(t, &id))
+        });
+        if let Some(image) = image {
+            self.settings.sandbox.image = Some(image);
+            self.settings.sandbox.dockerfile = None;
+            self.settings.sandbox.devcontainer = false;
+        }
+        let choice = engine_for(&self.choice, self.attempt, seed);
+        if matches!(choice, EngineChoice::Script(_)) {
+            // The attempt's own script, as the session header names it.
+            self.facts.model = None;
+        }
+        self.store.clear(&id, self.attempt);
+        self.progress.attempt_started(&id, self.attempt, seed);
+        let started = std::time::Instant::now();
+        let outcome = self.attempt(&task, &choice).await;
+        let seconds = started.elapsed().as_secs_f64();
+        let mut result = AttemptResult {
+            instance_id: id.clone(),
+            attempt: self.attempt,
+            seed,
+            model_name_or_path: self.model_name.clone(),
+            finish_reason: None,
+            error: None,
+            check: None,
+            steps: 0,
+            prompt_tokens: 0,
+            generated_tokens: 0,
+            context_tokens: 0,
+            seconds,
+            session_id: None,
+            patch_bytes: 0,
+        };
+        let saved = match outcome {
+            Ok(o) => {
+                result.finish_reason = Some(o.reason);
+                result.check = o.check;
+                result.steps = o.figures.steps;
+                result.prompt_tokens = o.figures.prompt_tokens;
+                result.generated_tokens = o.figures.generated_tokens;
+                result.context_tokens = o.figures.context_tokens;
+                result.session_id = Some(o.session_id);
+                result.patch_bytes = o.patch.len() as u64;
+                self.store.save(&result, &o.patch, Some(&o.trajectory))
+            }
+            Err(e) => {
+                result.error = Some(e.to_string());
+                self.store.save(&result, b"", None)
+            }
+        };
+        if let Err(e) = saved {
+            result.error = Some(format!("the result could not be recorded: {e}"));
+        } else {
+            let line = self.store.prediction_line(&result);
+            if let Ok(mut a) = self.appender.lock() {
+                if let Err(e) = a.append(&line) {
+                    tracing::warn!(error = %e, "a predictions line could not be written");
+                }
+            }
+        }
+        self.progress.attempt_finished(&result);
+        result
+    }
+
+    async fn attempt(
+        &self,
+        task: &BatchTask,
+        choice: &EngineChoice,
+    ) -> Result<super::Outcome, LaunchError> {
+        let model = match &self.shared {
+            Some(m) => m.clone(),
+            None => launch::build_model(choice, &self.settings, &self.settings.prompt, |_| {})?,
+        };
+        let (t, default, dir) = (
+            task.clone(),
+            self.plan.default_repo.clone(),
+            self.plan.repos_dir.clone(),
+        );
+        let repo = tokio::task::spawn_blocking(move || task_repo(&t, &default, dir.as_deref()))
+            .await
+            .map_err(|e| LaunchError::Task(format!("preparing the repository: {e}")))?
+            .map_err(|e| LaunchError::Task(e.to_string()))?;
+        let (progress, id, attempt) = (
+            self.progress.clone(),
+            task.instance_id.clone(),
+            self.attempt,
+        );
+        let mut observe = move |e: &Event| match e {
+            Event::TurnStarted { step } => progress.attempt_step(&id, attempt, *step),
+            Event::TurnFinished { figures, .. } => {
+                progress.generated(figures.generated_tokens as u64)
+            }
+            _ => {}
+        };
+        // An attempt killed mid-way left its session log named in `session.json`: continue it.
+        let dir = self.store.dir(&task.instance_id, self.attempt);
+        let marker = dir.join("session.json");
+        let resume = std::fs::read_to_string(&marker)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v["log"].as_str().map(PathBuf::from))
+            .filter(|p| p.is_file());
+        let on_log = move |log: &std::path::Path| {
+            let text = serde_json::json!({ "log": log }).to_string();
+            if let Err(e) = super::results::write_atomic(&marker, text.as_bytes()) {
+                tracing::warn!(error = %e, "the attempt's session could not be noted");
+            }
+        };
+        let run = TaskRun {
+            settings: &self.settings,
+            session: &self.opts,
+            choice,
+            task: &task.task,
+            repo: &repo.path,
+            files: TaskFiles::Caller,
+            sequence: self.sequence,
+            check: self.plan.check.as_ref(),
+            facts: &self.facts,
+            resume: resume.as_deref(),
+            on_log: Some(&on_log),
+        };
+        run_task(run, model, EventOutput::Observe(&mut observe)).await
+    }
 }

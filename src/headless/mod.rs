@@ -4,11 +4,23 @@
 //! asking inside a Docker or Kubernetes sandbox; on the host, commands are refused unless the
 //! user allowed the host explicitly.
 
-mod batch;
+pub mod attempts;
+pub mod batch;
+pub mod presets;
 mod print;
+pub mod progress;
+pub mod report;
+pub mod results;
+pub mod sources;
 
-pub use batch::{run_batch, BatchTask};
+pub use crate::launch::check::{CheckOutcome, CheckSpec};
+pub use attempts::{attempt_seed, engine_for};
+pub use batch::{run_batch, BatchPlan, BatchSummary};
 pub use print::render_line;
+pub use progress::ProgressMode;
+pub use report::pass_at_k;
+pub use results::AttemptResult;
+pub use sources::{parse_tasks, BatchTask, SourceError};
 
 use crate::agent::{ApprovalPolicy, Policy};
 use crate::config::Settings;
@@ -38,10 +50,65 @@ pub struct Outcome {
     pub patch_path: PathBuf,
     pub trajectory_path: PathBuf,
     pub log_path: PathBuf,
+    /// The check's outcome, when a check was given.
+    pub check: Option<CheckOutcome>,
+    pub figures: TaskFigures,
+    /// The trajectory, as written (pretty JSON).
+    pub trajectory: Vec<u8>,
+}
+
+/// What a task cost, from its events.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TaskFigures {
+    pub steps: u32,
+    /// Prompt tokens the engine read (reused ones not counted).
+    pub prompt_tokens: u64,
+    pub generated_tokens: u64,
+    /// The context at the last turn.
+    pub context_tokens: u64,
+}
+
+impl TaskFigures {
+    fn of(events: &[Event]) -> Self {
+        let mut f = Self::default();
+        for e in events {
+            if let Event::TurnFinished {
+                figures,
+                context_tokens,
+                ..
+            } = e
+            {
+                f.steps += 1;
+                f.prompt_tokens += figures.evaluated_tokens as u64;
+                f.generated_tokens += figures.generated_tokens as u64;
+                f.context_tokens = *context_tokens as u64;
+            }
+        }
+        f
+    }
+}
+
+/// Where a task's patch and trajectory files go.
+#[derive(Debug, Clone, Copy)]
+pub enum TaskFiles<'a> {
+    /// `{id}.patch` and `{id}.trajectory.json` in this folder (default: the session
+    /// directory).
+    Session(Option<&'a Path>),
+    /// Nowhere: the caller records them (a batch's results folder).
+    Caller,
+}
+
+/// Facts about the run that the session header records beside what the session knows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunFacts {
+    /// The model with its hash (computed once per batch).
+    pub model: Option<crate::session::ModelIdentity>,
+    pub preset: Option<String>,
+    pub attempt: Option<u32>,
 }
 
 /// One headless task: what to run, where, and with which settings.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct TaskRun<'a> {
     pub settings: &'a Settings,
     pub session: &'a SessionOptions,
@@ -50,10 +117,19 @@ pub struct TaskRun<'a> {
     /// The task text, sent as the first user message.
     pub task: &'a str,
     pub repo: &'a Path,
-    /// Where the patch and trajectory go (default: the session directory).
-    pub out_dir: Option<&'a Path>,
+    /// Where the patch and trajectory go.
+    pub files: TaskFiles<'a>,
     /// The engine sequence of this task's conversation (a batch gives each task its own).
     pub sequence: crate::engine::SequenceId,
+    /// Run after the agent, in its sandbox.
+    pub check: Option<&'a CheckSpec>,
+    pub facts: &'a RunFacts,
+    /// A session log whose unfinished task this run continues (its patch restored in the
+    /// sandbox, its conversation rebuilt, the same log appended to); a log whose task finished
+    /// is not continued, and the task starts afresh.
+    pub resume: Option<&'a Path>,
+    /// Told the session log's path as soon as the log exists.
+    pub on_log: Option<&'a (dyn Fn(&Path) + Send + Sync)>,
 }
 
 /// Where a task's events are written while it runs.
@@ -64,12 +140,18 @@ pub enum EventOutput<'a> {
     Json(&'a mut (dyn Write + Send)),
     /// Readable lines ([`render_line`]).
     Text(&'a mut (dyn Write + Send)),
+    /// Handed to a function (a batch's progress view).
+    Observe(&'a mut (dyn FnMut(&Event) + Send)),
 }
 
 impl EventOutput<'_> {
     fn write(&mut self, event: &Event) {
         let (w, line) = match self {
             Self::Quiet => return,
+            Self::Observe(f) => {
+                f(event);
+                return;
+            }
             Self::Json(w) => (w, serde_json::to_string(event).unwrap_or_default()),
             Self::Text(w) => (w, render_line(event)),
         };
@@ -92,27 +174,83 @@ pub async fn run_task(
         choice,
         task,
         repo,
-        out_dir,
+        files,
         sequence,
+        check,
+        facts,
+        resume,
+        on_log,
     } = run;
     let spec = launch::sandbox_spec(settings, opts, repo, SandboxKind::Docker);
     let sandbox = launch::open_sandbox(&spec).await?;
     if let Some(notice) = launch::image_notice(sandbox.as_ref(), &spec).await {
         eprintln!("warning: {notice}");
     }
-    let session_id = session::new_session_id();
+    // A session log to continue: only while its task has not finished.
+    let earlier = match resume {
+        Some(path) => {
+            let (header, events) = session::read_log(path)?;
+            let rec = launch::resume::Recorded {
+                header,
+                events: events.into_iter().map(|(_, e)| e).collect(),
+                log_path: path.to_path_buf(),
+            };
+            (!rec.finished()).then_some(rec)
+        }
+        None => None,
+    };
+    let session_id = match &earlier {
+        Some(rec) => rec.header.session_id.clone(),
+        None => session::new_session_id(),
+    };
     let policy = headless_policy(spec.kind, opts.allow_host);
     let mut config = launch::agent_config(settings, opts, &settings.prompt, policy, &session_id)?;
     config.sequence = sequence;
     let dir = launch::session_dir(opts)?;
-    let header = launch::header(&config, &spec, choice, task);
-    let system_prompt = config.system_prompt.clone();
-    let log = SessionLog::create(&dir, &header)?;
-    let mut running = launch::start(model, sandbox.clone(), config, Default::default(), log);
-    let _ = running.ops.send(Op::UserMessage {
-        text: task.to_string(),
-    });
-    let mut events = Vec::new();
+    let (log, history, op, earlier_events, provenance, system_prompt) = match earlier {
+        Some(rec) => {
+            let patch = rec.log_path.with_extension("patch");
+            if let Err(e) = launch::resume::restore_patch(sandbox.as_ref(), &patch).await {
+                let _ = sandbox.close().await;
+                return Err(e);
+            }
+            let history = session::rebuild(&rec.header.system_prompt, &rec.events);
+            (
+                SessionLog::append_to(&rec.log_path)?,
+                history,
+                Op::Continue,
+                rec.events,
+                rec.header.provenance,
+                rec.header.system_prompt,
+            )
+        }
+        None => {
+            let mut header = launch::header(&config, &spec, choice, task);
+            if let Some(p) = &mut header.provenance {
+                if facts.model.is_some() {
+                    p.model.clone_from(&facts.model);
+                }
+                p.preset.clone_from(&facts.preset);
+                p.attempt = facts.attempt;
+            }
+            (
+                SessionLog::create(&dir, &header)?,
+                Default::default(),
+                Op::UserMessage {
+                    text: task.to_string(),
+                },
+                Vec::new(),
+                header.provenance,
+                config.system_prompt.clone(),
+            )
+        }
+    };
+    if let Some(f) = on_log {
+        f(log.path());
+    }
+    let mut running = launch::start(model, sandbox.clone(), config, history, log);
+    let _ = running.ops.send(op);
+    let mut events = earlier_events;
     let mut finish = (FinishReason::Error, None);
     while let Some(event) = running.events.recv().await {
         out.write(&event);
@@ -128,33 +266,30 @@ pub async fn run_task(
     }
     let _ = running.agent.await;
     let patch = sandbox.export_patch().await.unwrap_or_default();
+    let checked = match check {
+        Some(c) => Some(crate::launch::check::run_check(sandbox.as_ref(), c).await),
+        None => None,
+    };
     let _ = sandbox.close().await;
-    let base = match out_dir {
-        Some(d) => {
-            std::fs::create_dir_all(d).map_err(|source| session::SessionError::Write {
-                path: d.to_path_buf(),
-                source,
-            })?;
-            d.join(&session_id)
+    let check = checked.transpose()?;
+    let mut traj = session::trajectory(&session_id, &system_prompt, &events);
+    traj.provenance = provenance;
+    let trajectory = serde_json::to_vec_pretty(&traj).unwrap_or_default();
+    let base = match files {
+        TaskFiles::Session(Some(d)) => Some(d.join(&session_id)),
+        TaskFiles::Session(None) => Some(dir.join(&session_id)),
+        TaskFiles::Caller => None,
+    };
+    let (patch_path, trajectory_path) = match base {
+        Some(base) => {
+            let patch_path = base.with_extension("patch");
+            let trajectory_path = base.with_extension("trajectory.json");
+            results::write_atomic(&patch_path, &patch)?;
+            results::write_atomic(&trajectory_path, &trajectory)?;
+            (patch_path, trajectory_path)
         }
-        None => dir.join(&session_id),
+        None => Default::default(),
     };
-    let patch_path = base.with_extension("patch");
-    let trajectory_path = base.with_extension("trajectory.json");
-    let traj = session::trajectory(&session_id, &system_prompt, &events);
-    let write = |p: &Path, bytes: &[u8]| {
-        std::fs::write(p, bytes).map_err(|source| session::SessionError::Write {
-            path: p.to_path_buf(),
-            source,
-        })
-    };
-    write(&patch_path, &patch)?;
-    write(
-        &trajectory_path,
-        serde_json::to_string_pretty(&traj)
-            .unwrap_or_default()
-            .as_bytes(),
-    )?;
     Ok(Outcome {
         session_id,
         reason: finish.0,
@@ -163,5 +298,8 @@ pub async fn run_task(
         patch_path,
         trajectory_path,
         log_path: running.log_path,
+        check,
+        figures: TaskFigures::of(&events),
+        trajectory,
     })
 }

@@ -151,8 +151,7 @@ pub async fn start_attempts(
 pub fn with_check(
     mut running: Running,
     sandbox: Arc<dyn Sandbox>,
-    command: String,
-    timeout: std::time::Duration,
+    check: super::check::CheckSpec,
 ) -> Running {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let mut events = std::mem::replace(&mut running.events, rx);
@@ -163,15 +162,15 @@ pub fn with_check(
                 return;
             }
             if finished {
-                let ev = match super::check::run_check(sandbox.as_ref(), &command, timeout).await {
+                let ev = match super::check::run_check(sandbox.as_ref(), &check).await {
                     Ok(c) => Event::CheckFinished {
-                        command: c.command,
+                        command: check.command.clone(),
                         passed: c.passed,
                         exit_code: c.exit_code,
-                        output: c.output,
+                        output: c.output_tail,
                     },
                     Err(e) => Event::CheckFinished {
-                        command: command.clone(),
+                        command: check.command.clone(),
                         passed: false,
                         exit_code: None,
                         output: format!("the check could not run: {e}"),

@@ -1,83 +1,115 @@
-//! The check command of an attempt (`--check "python -m pytest -q"`, or `[sandbox] check`):
-//! run in the attempt's own sandbox once its task has finished, its exit status saying
-//! whether the attempt passed. Owns running it and keeping its output's tail; does not own
-//! when it runs (the callers decide) or how the result is shown.
+//! The check command (`--check CMD`, `[sandbox] check`): run in an attempt's sandbox after
+//! the agent has finished and its patch has been taken, so that what the check writes (test
+//! caches, build outputs) never enters the patch. Its exit status says whether the attempt
+//! passed; the last bytes of its output (stdout and stderr interleaved as they came) are kept.
+//! Owns running it and its recorded outcome; not where it comes from (`crate::cli`) or when
+//! it runs (a batch after each attempt, the interface's attempts after each task).
 
 use crate::sandbox::{ExecExit, ExecRequest, Sandbox, SandboxError};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-/// Bytes of the check's output kept (its tail): enough for a test runner's summary.
-pub const CHECK_OUTPUT_BYTES: usize = 4096;
+/// Bytes of the check's output kept (its end).
+pub const TAIL_BYTES: usize = 4096;
 
-/// How long a check may run unless the settings give the longest command time.
-pub const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(1800);
+/// How long a check may run when the settings give no longest command time.
+pub const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(3600);
 
-/// Bytes of each stream read before the tail is taken (the sandbox keeps a stream's head).
-const KEEP_BYTES: usize = 1 << 20;
+/// What to run after the agent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckSpec {
+    /// Shell command text, run in the sandbox's working directory.
+    pub command: String,
+    /// Longest it may run.
+    pub timeout: Duration,
+}
 
-/// How a check ended.
+impl CheckSpec {
+    /// `--check CMD`, else `[sandbox] check`, limited to the longest command time.
+    pub fn from_settings(
+        flag: Option<&str>,
+        settings: &crate::sandbox::SandboxSettings,
+    ) -> Option<Self> {
+        let command = flag
+            .map(str::to_string)
+            .or_else(|| settings.check.clone())?;
+        Some(Self {
+            command,
+            timeout: settings
+                .max_command_timeout_secs
+                .map(Duration::from_secs)
+                .unwrap_or(DEFAULT_CHECK_TIMEOUT),
+        })
+    }
+}
+
+/// How the check went.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckOutcome {
-    pub command: String,
-    /// Exit status 0.
+    /// Exit status 0 within the time limit.
     pub passed: bool,
-    /// The exit status; `None` when it was killed at the timeout.
+    /// The exit status (absent when it timed out).
     pub exit_code: Option<i64>,
-    /// The tail of stdout then stderr.
-    pub output: String,
+    pub timed_out: bool,
+    /// The last [`TAIL_BYTES`] bytes of its output (lossy UTF-8).
+    pub output_tail: String,
     pub seconds: f64,
 }
 
-/// Run `command` in `sandbox`'s working directory, killed after `timeout`.
+/// Run `check` in `sandbox`.
 pub async fn run_check(
     sandbox: &dyn Sandbox,
-    command: &str,
-    timeout: Duration,
+    check: &CheckSpec,
 ) -> Result<CheckOutcome, SandboxError> {
+    let (tx, mut rx) =
+        tokio::sync::mpsc::unbounded_channel::<crate::sandbox::output::OutputChunk>();
+    let collect = tokio::spawn(async move {
+        let mut tail = Tail::default();
+        while let Some(chunk) = rx.recv().await {
+            tail.push(&chunk.data);
+        }
+        tail
+    });
     let out = sandbox
         .exec(ExecRequest {
-            command: command.to_string(),
+            command: check.command.clone(),
             cwd: sandbox.workdir().to_string(),
-            timeout,
-            keep_bytes: KEEP_BYTES,
-            stream: None,
+            timeout: check.timeout,
+            keep_bytes: TAIL_BYTES,
+            stream: Some(tx),
         })
         .await?;
-    let mut text = String::from_utf8_lossy(&out.stdout.head).into_owned();
-    let err = String::from_utf8_lossy(&out.stderr.head);
-    if !err.trim().is_empty() {
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str(&err);
+    let mut tail = collect.await.unwrap_or_default();
+    if tail.0.is_empty() {
+        // A sandbox that does not stream: what it kept of each stream.
+        tail.push(&out.stdout.head);
+        tail.push(&out.stderr.head);
     }
     let exit_code = match out.exit {
         ExecExit::Exited(c) => Some(c),
         ExecExit::TimedOut => None,
     };
-    if exit_code.is_none() {
-        text.push_str(&format!("\n(killed after {} s)", timeout.as_secs()));
-    }
     Ok(CheckOutcome {
-        command: command.to_string(),
         passed: exit_code == Some(0),
         exit_code,
-        output: tail(&text, CHECK_OUTPUT_BYTES),
+        timed_out: exit_code.is_none(),
+        output_tail: String::from_utf8_lossy(&tail.0).into_owned(),
         seconds: out.elapsed.as_secs_f64(),
     })
 }
 
-/// The last `max` bytes of `text`, cut at a character boundary.
-fn tail(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
+/// The last [`TAIL_BYTES`] bytes seen.
+#[derive(Debug, Default)]
+struct Tail(Vec<u8>);
+
+impl Tail {
+    fn push(&mut self, data: &[u8]) {
+        self.0.extend_from_slice(data);
+        if self.0.len() > TAIL_BYTES {
+            let cut = self.0.len() - TAIL_BYTES;
+            self.0.drain(..cut);
+        }
     }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    text[start..].to_string()
 }
 
 #[cfg(test)]
@@ -85,10 +117,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tail_keeps_the_end_at_a_character_boundary() {
-        assert_eq!(tail("abc", 10), "abc");
-        assert_eq!(tail("abcdef", 3), "def");
-        assert_eq!(tail("aé", 1), "");
-        assert_eq!(tail("aéb", 2), "b");
+    fn the_tail_keeps_the_last_bytes() {
+        let mut t = Tail::default();
+        t.push(&vec![b'a'; TAIL_BYTES]);
+        t.push(b"end");
+        assert_eq!(t.0.len(), TAIL_BYTES);
+        assert!(t.0.ends_with(b"aend"));
     }
 }

@@ -6,6 +6,7 @@
 pub mod attempts;
 pub mod check;
 mod options;
+pub mod provenance;
 mod recorder;
 pub mod resume;
 
@@ -51,6 +52,9 @@ pub enum LaunchError {
     Resume(String),
     #[error("{0} is not a directory")]
     NotADirectory(PathBuf),
+    /// A task that cannot be set up (its repository not found or not checked out).
+    #[error("{0}")]
+    Task(String),
 }
 
 /// How the model is reached.
@@ -286,7 +290,8 @@ pub async fn image_notice(sandbox: &dyn Sandbox, spec: &SandboxSpec) -> Option<S
 }
 
 /// A header for a new session of `config` (its id, system prompt, policy and harness) on
-/// `spec`'s repository and sandbox.
+/// `spec`'s repository and sandbox, with the provenance known at start
+/// ([`provenance::basic`]: the model without its hash, sampling, seed, image, harness hash).
 pub fn header(
     config: &AgentConfig,
     spec: &SandboxSpec,
@@ -304,5 +309,6 @@ pub fn header(
         system_prompt: config.system_prompt.clone(),
         policy: Some(config.policy.spec()),
         harness: config.harness.clone(),
+        provenance: Some(provenance::basic(config, spec, engine)),
     }
 }

@@ -94,6 +94,9 @@ pub struct SandboxSettings {
     /// A command run once, as root with the network, on the image with the repository at
     /// /workspace; sessions start from the committed result (docker only).
     pub setup: Option<String>,
+    /// A command run in each headless run's sandbox after the agent finishes (`lilypad run
+    /// --check`); its exit status says whether the attempt passed.
+    pub check: Option<String>,
     pub cpus: Option<f64>,
     pub memory: Option<ByteSize>,
     /// Processes (docker).
@@ -124,6 +127,7 @@ impl Default for SandboxSettings {
             context: None,
             devcontainer: true,
             setup: None,
+            check: None,
             cpus: None,
             memory: None,
             pids: None,

@@ -52,6 +52,66 @@ pub struct SessionHeader {
     /// The harness profile (`name (sha1 ...)`); empty in logs written before profiles.
     #[serde(default)]
     pub harness: String,
+    /// What the run needs to be reproduced (model identity, sampling, seed, image, harness
+    /// hash, preset); absent in logs written before 0.3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
+}
+
+/// The facts a run is reproduced from, recorded in the session header and the trajectory.
+/// Every field is optional so that what is not known (a model without a file, an image
+/// without a name) is left out rather than guessed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Provenance {
+    /// The Lilypad version that ran the session.
+    pub lilypad: String,
+    /// The model: a file (name, size, sha256), a served model behind an endpoint, or a script.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelIdentity>,
+    /// The sampling parameters of the session's requests (temperature, top_p, top_k, min_p,
+    /// greedy, tool grammar), as the engine received them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<serde_json::Value>,
+    /// The sampling seed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u32>,
+    /// The sandbox image, in words (its name, or what it is built from).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    /// SHA-256 (hex) of the harness text the model reads: the system prompt, a newline, then
+    /// the tool schemas as compact JSON.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub harness_sha256: Option<String>,
+    /// The evaluation preset the run's settings came from (`--preset`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    /// The batch attempt (1-based) this session is, if it is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u32>,
+}
+
+/// Which model a session ran on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ModelIdentity {
+    /// `llama`, `remote` or `script`.
+    pub kind: String,
+    /// The model file's name (in-process engine) or the script's path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The file's size in bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// SHA-256 (hex) of the file's bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// The server's URL (remote engine).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// The model name the server serves (remote engine).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub served_model: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -248,4 +308,37 @@ pub fn list_sessions(dir: &Path) -> Result<Vec<SessionSummary>, SessionError> {
     }
     out.sort_by(|a, b| (&a.created, &a.id).cmp(&(&b.created, &b.id)));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_without_provenance_still_read_and_new_ones_round_trip() {
+        let old = r#"{"lilypad":"0.1.0","session_id":"s","created":"t","repo":"/r","sandbox":"host","engine":"script:x","task":"t","system_prompt":"p"}"#;
+        let h: SessionHeader = serde_json::from_str(old).unwrap();
+        assert_eq!(h.provenance, None);
+        assert!(!serde_json::to_string(&h).unwrap().contains("provenance"));
+        let mut new = h;
+        new.provenance = Some(Provenance {
+            lilypad: "0.3.0".into(),
+            model: Some(ModelIdentity {
+                kind: "llama".into(),
+                file: Some("m.gguf".into()),
+                size: Some(7),
+                sha256: Some("ab".into()),
+                ..ModelIdentity::default()
+            }),
+            seed: Some(4),
+            preset: Some("swebench-pro".into()),
+            ..Provenance::default()
+        });
+        let text = serde_json::to_string(&new).unwrap();
+        assert!(
+            !text.contains("endpoint"),
+            "unknown facts are left out: {text}"
+        );
+        assert_eq!(serde_json::from_str::<SessionHeader>(&text).unwrap(), new);
+    }
 }

@@ -11,7 +11,10 @@ mod rebuild;
 mod time;
 mod trajectory;
 
-pub use log::{list_sessions, read_log, SessionError, SessionHeader, SessionLog, SessionSummary};
+pub use log::{
+    list_sessions, read_log, ModelIdentity, Provenance, SessionError, SessionHeader, SessionLog,
+    SessionSummary,
+};
 pub use rebuild::{rebuild, rebuild_messages, Rebuilt};
 pub use time::now_rfc3339;
 pub use trajectory::{trajectory, StepFigures, Trajectory};

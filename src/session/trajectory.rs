@@ -28,6 +28,9 @@ pub struct Trajectory {
     pub steps: Vec<StepFigures>,
     pub finish_reason: Option<FinishReason>,
     pub final_answer: Option<String>,
+    /// What the run is reproduced from (the session header's provenance), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<super::Provenance>,
 }
 
 /// The trajectory of a session's events.
@@ -74,5 +77,6 @@ pub fn trajectory(session_id: &str, system_prompt: &str, events: &[Event]) -> Tr
         steps,
         finish_reason: finish.0,
         final_answer: finish.1,
+        provenance: None,
     }
 }

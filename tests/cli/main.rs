@@ -9,6 +9,7 @@
 // the helpers beside them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod batch;
 mod bench_cli;
 mod cli_model;
 mod e2e_attempts;

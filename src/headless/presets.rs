@@ -1,0 +1,255 @@
+//! Evaluation presets (`lilypad run --preset NAME`): Leaf's published evaluation settings,
+//! kept as facts in `assets/presets/leaf-eval.toml`, and how they resolve against the settings
+//! and flags. Order: built-in defaults < config file and environment < preset < explicit
+//! flags. Owns the preset file's format and the resolution; the flags are `crate::cli`'s.
+
+use crate::config::Settings;
+use crate::launch::SessionOptions;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use thiserror::Error;
+
+const PRESETS: &str = include_str!("../../assets/presets/leaf-eval.toml");
+
+#[derive(Debug, Error)]
+pub enum PresetError {
+    #[error("unknown preset {0:?}; the presets are: {1}")]
+    Unknown(String, String),
+    #[error("the built-in preset file does not parse: {0}")]
+    Parse(#[from] toml::de::Error),
+}
+
+/// One preset, as the file writes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Preset {
+    /// The model the preset was published with (informational).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    pub steps: u32,
+    pub context: u32,
+    /// Absent: no per-turn cap but the context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_turn_tokens: Option<u32>,
+    pub wall_time_secs: u64,
+    /// Attempts per task, each with its own seed.
+    pub seeds: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_k: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_p: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presence_penalty: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repetition_penalty: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<bool>,
+}
+
+/// Every preset, by name.
+pub fn all() -> Result<BTreeMap<String, Preset>, PresetError> {
+    Ok(toml::from_str(PRESETS)?)
+}
+
+/// The preset called `name`.
+pub fn find(name: &str) -> Result<Preset, PresetError> {
+    let mut all = all()?;
+    let names = all.keys().cloned().collect::<Vec<_>>().join(", ");
+    all.remove(name)
+        .ok_or_else(|| PresetError::Unknown(name.to_string(), names))
+}
+
+/// The values given explicitly on the command line, which win over a preset.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Explicit {
+    pub ctx: Option<u32>,
+    pub max_turn_tokens: Option<u32>,
+    pub max_steps: Option<u32>,
+    pub wall_time: Option<u64>,
+    pub attempts: Option<u32>,
+    pub seed: Option<u32>,
+}
+
+/// The settings a run resolved to, recorded in its header.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Resolved {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    pub steps: u32,
+    pub context: u32,
+    pub max_turn_tokens: u32,
+    pub wall_time_secs: Option<u64>,
+    pub attempts: u32,
+    /// `--seed`, else the config file's; `None`: a batch starts from 0, a single run takes a
+    /// fresh seed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_seed: Option<u32>,
+    #[serde(serialize_with = "tidy_sampling")]
+    pub sampling: crate::config::SamplingSettings,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub presence_penalty: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repetition_penalty: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<bool>,
+}
+
+/// Resolve `preset` (if any) over `settings` and `opts`, under the `explicit` flags, and
+/// write the result into both.
+pub fn apply(
+    preset: Option<(&str, &Preset)>,
+    explicit: &Explicit,
+    settings: &mut Settings,
+    opts: &mut SessionOptions,
+) -> Resolved {
+    let defaults = crate::agent::AgentConfig::new(String::new(), Vec::new(), greedy_free());
+    let mut r = Resolved {
+        preset: preset.map(|(n, _)| n.to_string()),
+        steps: opts.max_steps.unwrap_or(defaults.max_steps),
+        context: settings.engine.ctx,
+        max_turn_tokens: settings.engine.max_turn_tokens,
+        wall_time_secs: opts.wall_time.or(defaults.wall_time.map(|d| d.as_secs())),
+        attempts: 1,
+        base_seed: settings.engine.sampling.seed,
+        sampling: settings.engine.sampling.clone(),
+        presence_penalty: None,
+        repetition_penalty: None,
+        thinking: None,
+    };
+    if let Some((_, p)) = preset {
+        r.steps = p.steps;
+        r.context = p.context;
+        r.max_turn_tokens = p.max_turn_tokens.unwrap_or(p.context);
+        r.wall_time_secs = Some(p.wall_time_secs);
+        r.attempts = p.seeds;
+        let s = &mut r.sampling;
+        s.temperature = p.temperature.unwrap_or(s.temperature);
+        s.top_p = p.top_p.unwrap_or(s.top_p);
+        s.top_k = p.top_k.unwrap_or(s.top_k);
+        s.min_p = p.min_p.unwrap_or(s.min_p);
+        r.presence_penalty = p.presence_penalty;
+        r.repetition_penalty = p.repetition_penalty;
+        r.thinking = p.thinking;
+    }
+    r.steps = explicit.max_steps.unwrap_or(r.steps);
+    r.context = explicit.ctx.unwrap_or(r.context);
+    r.max_turn_tokens = explicit.max_turn_tokens.unwrap_or(r.max_turn_tokens);
+    r.wall_time_secs = explicit.wall_time.or(r.wall_time_secs);
+    r.attempts = explicit.attempts.unwrap_or(r.attempts).max(1);
+    r.base_seed = explicit.seed.or(r.base_seed);
+    r.sampling.seed = r.base_seed;
+    settings.engine.ctx = r.context;
+    settings.engine.max_turn_tokens = r.max_turn_tokens;
+    settings.engine.sampling = r.sampling.clone();
+    opts.max_steps = Some(r.steps);
+    opts.wall_time = r.wall_time_secs;
+    r
+}
+
+/// The sampling settings with their `f32`s as written (`0.6`).
+fn tidy_sampling<S: serde::Serializer>(
+    s: &crate::config::SamplingSettings,
+    to: S,
+) -> Result<S::Ok, S::Error> {
+    let mut v = serde_json::to_value(s).map_err(serde::ser::Error::custom)?;
+    crate::launch::provenance::tidy_f32(&mut v);
+    v.serialize(to)
+}
+
+/// Sampling for building the agent's default limits (its values are not used).
+fn greedy_free() -> crate::engine::SamplingParams {
+    crate::engine::SamplingParams::from_settings(&Default::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_presets_hold_leafs_published_values() {
+        let all = all().unwrap();
+        assert_eq!(all.len(), 4);
+        let p = &all["patch-eval-verified"];
+        assert_eq!(
+            (
+                p.steps,
+                p.context,
+                p.max_turn_tokens,
+                p.wall_time_secs,
+                p.seeds
+            ),
+            (150, 131_072, Some(8192), 10_800, 3)
+        );
+        assert_eq!(
+            all["terminal-bench-2-verified"].max_turn_tokens,
+            Some(32_000)
+        );
+        let v = &all["swebench-verified"];
+        assert_eq!(
+            (
+                v.steps,
+                v.context,
+                v.max_turn_tokens,
+                v.wall_time_secs,
+                v.seeds
+            ),
+            (100, 65_536, None, 3000, 1)
+        );
+        assert_eq!(v.presence_penalty, None);
+        assert_eq!(all["swebench-pro"].top_p, None);
+        assert!(find("nope")
+            .unwrap_err()
+            .to_string()
+            .contains("swebench-pro"));
+    }
+
+    #[test]
+    fn flags_win_over_the_preset_and_the_preset_over_settings() {
+        let mut settings = Settings::default();
+        settings.engine.sampling.temperature = 1.0;
+        settings.engine.max_turn_tokens = 100;
+        let mut opts = SessionOptions::default();
+        let p = find("patch-eval-verified").unwrap();
+        let explicit = Explicit {
+            max_steps: Some(7),
+            seed: Some(40),
+            ..Explicit::default()
+        };
+        let r = apply(
+            Some(("patch-eval-verified", &p)),
+            &explicit,
+            &mut settings,
+            &mut opts,
+        );
+        assert_eq!((r.steps, r.context, r.max_turn_tokens), (7, 131_072, 8192));
+        assert_eq!((r.attempts, r.base_seed), (3, Some(40)));
+        assert_eq!(r.sampling.temperature, 0.6);
+        assert_eq!(opts.max_steps, Some(7));
+        assert_eq!(opts.wall_time, Some(10_800));
+        assert_eq!(settings.engine.max_turn_tokens, 8192);
+        // No per-turn cap: the context is the cap.
+        let pro = find("swebench-pro").unwrap();
+        let r = apply(
+            Some(("swebench-pro", &pro)),
+            &Explicit::default(),
+            &mut Settings::default(),
+            &mut SessionOptions::default(),
+        );
+        assert_eq!(
+            (r.max_turn_tokens, r.attempts, r.base_seed),
+            (65_536, 1, None)
+        );
+        // Without a preset the settings stand.
+        let r = apply(
+            None,
+            &Explicit::default(),
+            &mut Settings::default(),
+            &mut SessionOptions::default(),
+        );
+        assert_eq!((r.steps, r.max_turn_tokens, r.attempts), (150, 8192, 1));
+    }
+}
