@@ -323,9 +323,10 @@ impl Loop {
             }
             Startup::Attempts(attempts) => {
                 // The attempts were started with the task already; the first slot's App
-                // (which showed the start-up) becomes attempt 1.
+                // (which showed the start-up) becomes attempt 1. What was typed meanwhile
+                // follows the task in every attempt.
                 self.task = None;
-                self.held.clear();
+                let held = std::mem::take(&mut self.held);
                 let n = attempts.len();
                 let seeds: Vec<u32> = attempts.iter().map(|a| a.seed).collect();
                 let options = self.slots[0].app.options.clone();
@@ -347,6 +348,9 @@ impl Loop {
                     if self.step_mode {
                         app.status.step_mode = true;
                         let _ = a.backend.ops.send(Op::SetStepMode { on: true });
+                    }
+                    for op in &held {
+                        let _ = a.backend.ops.send(op.clone());
                     }
                     self.attach(i, a.backend);
                 }
