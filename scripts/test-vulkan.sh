@@ -64,6 +64,6 @@ report=$("$bin" --model "$tiny" doctor 2>&1 || true)
 echo "$report"
 grep -q "gpu offload     compiled in" <<<"$report" \
   || { echo "test-vulkan: doctor does not see the Vulkan build" >&2; exit 1; }
-grep -Eq "gpu layers +[1-9]" <<<"$report" \
+grep -Eq "gpu layers +(all )?[1-9]" <<<"$report" \
   || { echo "test-vulkan: doctor reports no layer offloaded" >&2; exit 1; }
 echo "test-vulkan: passed in $(( $(date +%s) - started )) s" >&2
