@@ -50,3 +50,27 @@ pub fn chat(system: &str, user: &str) -> String {
         "<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n<think>\n"
     )
 }
+
+/// Logits that must be those of another run: bit for bit on the CPU; on a GPU device
+/// (scripts/test-vulkan.sh), where the batch shape changes the order of float operations and
+/// activations are f16, within 0.1 and with the same most likely token.
+pub fn assert_same_logits(got: &[f32], want: &[f32]) {
+    if !lilypad::engine::llama::gpu_offload_available() {
+        assert_eq!(got, want);
+        return;
+    }
+    assert_eq!(got.len(), want.len());
+    let worst = got
+        .iter()
+        .zip(want)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0f32, f32::max);
+    assert!(worst < 0.1, "largest logit difference {worst}");
+    let top = |v: &[f32]| {
+        v.iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .map(|(i, _)| i)
+    };
+    assert_eq!(top(got), top(want), "the most likely token");
+}

@@ -144,7 +144,12 @@ pub(super) fn run(
         trained_context: model.n_ctx_train(),
         context: ctx.n_ctx(),
         vocabulary: model.n_vocab().max(0) as u32,
-        gpu_layers: plan.gpu_layers.min(model.n_layer() + 1),
+        // What llama.cpp offloads: nothing without a GPU device, whatever was asked.
+        gpu_layers: if super::gpu_offload_available() {
+            plan.gpu_layers.min(model.n_layer() + 1)
+        } else {
+            0
+        },
         threads: plan.threads,
         sequences: plan.sequences,
         chat_template: plan.chat_template.clone(),
