@@ -15,6 +15,7 @@ mod agent_review;
 mod prompt_parity;
 mod prompt_parser;
 mod prompt_render;
+mod rewind;
 mod setup_script;
 mod tui_conventions;
 mod tui_edit_views;
