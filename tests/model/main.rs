@@ -16,6 +16,7 @@ mod convert_fixture;
 mod engine;
 mod engine_real_vocab;
 mod quant;
+mod rewind_memory;
 mod sequences;
 mod serve_slots;
 mod tool_grammar;
