@@ -20,6 +20,7 @@ mod setup_script;
 mod tui_conventions;
 mod tui_edit_views;
 mod tui_reasoning;
+mod tui_rewind;
 mod tui_streaming;
 mod tui_views;
 mod turn_records;
