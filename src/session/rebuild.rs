@@ -253,3 +253,127 @@ fn replay<'a>(system_prompt: &str, events: impl IntoIterator<Item = &'a Event>) 
         turns,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Figures, Resolution, Reuse};
+
+    fn figures() -> Figures {
+        Figures {
+            prompt_tokens: 10,
+            reused_tokens: 0,
+            evaluated_tokens: 10,
+            reuse: Reuse::Fresh,
+            generated_tokens: 5,
+            prefill_seconds: 0.0,
+            decode_seconds: 0.0,
+            dropped_pin: None,
+        }
+    }
+
+    /// Turn `step` with one call and its result, or an answer.
+    fn turn(step: u32, call: bool, stop: StopReason) -> Vec<Event> {
+        let mut evs = vec![
+            Event::TurnStarted { step },
+            Event::ContentDelta {
+                text: format!("turn {step}"),
+            },
+        ];
+        let id = format!("call_{step}");
+        if call {
+            evs.push(Event::ToolCallReady {
+                call: ToolCall {
+                    id: id.clone(),
+                    name: "Read".into(),
+                    arguments: Default::default(),
+                },
+            });
+        }
+        evs.push(Event::TurnFinished {
+            step,
+            stop,
+            figures: figures(),
+            context_tokens: 100 * step as usize,
+        });
+        if call && stop != StopReason::Cancelled {
+            evs.push(Event::ToolResult {
+                call_id: id,
+                name: "Read".into(),
+                content: format!("result {step}"),
+                is_error: false,
+                resolution: Resolution::Auto,
+            });
+        }
+        evs
+    }
+
+    fn session() -> Vec<Event> {
+        let mut evs = vec![Event::UserMessage { text: "go".into() }];
+        evs.extend(turn(1, true, StopReason::EndOfGeneration));
+        // A cancelled turn ends where turn 1 did.
+        evs.extend(turn(2, true, StopReason::Cancelled));
+        evs.extend(turn(3, true, StopReason::EndOfGeneration));
+        evs.extend(turn(4, false, StopReason::EndOfGeneration));
+        evs.push(Event::TaskFinished {
+            reason: crate::protocol::FinishReason::Answered,
+            final_answer: Some("turn 4".into()),
+        });
+        evs
+    }
+
+    #[test]
+    fn turn_ends_are_noted_as_the_agent_notes_them() {
+        let r = rebuild("s", &session());
+        let ends: Vec<(u32, usize, usize)> = r
+            .turns
+            .iter()
+            .map(|t| (t.turn, t.messages, t.context_tokens))
+            .collect();
+        // system, user, a1, t1, a3, t3, a4
+        assert_eq!(
+            ends,
+            vec![
+                (0, 1, 0),
+                (1, 4, 100),
+                (2, 4, 100),
+                (3, 6, 300),
+                (4, 7, 400)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_rewind_cuts_the_conversation_back_and_later_turns_follow_it() {
+        let mut evs = session();
+        evs.push(Event::Rewound {
+            turn: 1,
+            messages: 4,
+            context_tokens: 100,
+            from_turn: 4,
+        });
+        let r = rebuild("s", &evs);
+        assert_eq!(r.messages.len(), 4);
+        assert!(matches!(&r.messages[3], Message::Tool { content, .. } if content == "result 1"));
+        assert_eq!(r.turns.last().map(|t| t.turn), Some(1));
+        evs.push(Event::UserMessage {
+            text: "again".into(),
+        });
+        evs.extend(turn(2, false, StopReason::EndOfGeneration));
+        let r = rebuild("s", &evs);
+        assert_eq!(r.messages.len(), 6);
+        assert!(
+            matches!(&r.messages[5], Message::Assistant { content, .. } if content == "turn 2")
+        );
+        // Back to the start: only the system prompt is left.
+        evs.push(Event::Rewound {
+            turn: 0,
+            messages: 1,
+            context_tokens: 0,
+            from_turn: 2,
+        });
+        assert_eq!(rebuild_messages("s", &evs).len(), 1);
+        assert_eq!(rebuild_at("s", &session(), 3).unwrap().messages.len(), 6);
+        assert!(rebuild_at("s", &session(), 9).is_none());
+    }
+}
