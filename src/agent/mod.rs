@@ -8,7 +8,9 @@
 //! its calls and ends the task; steps, context and wall time are limited; a malformed call is
 //! answered with a readable error. At the end of each turn in which a Write, Edit or Bash call
 //! came, the sandbox records the workspace's files as that turn (`Sandbox::record_turn`), before
-//! the next turn can change them. Does not own: drawing, sandboxes (it calls [`Tools`]),
+//! the next turn can change them (and says so: `Event::TurnRecorded`). `Op::Rewind` goes back
+//! to the end of an earlier turn: conversation, files and (through a pinned engine snapshot)
+//! the model's memory (`run/rewind.rs`). Does not own: drawing, sandboxes (it calls [`Tools`]),
 //! prompt text (the templated model renders it), the log format (`session`).
 
 mod approval;
@@ -106,9 +108,25 @@ pub fn spawn_resumed(
     history: Vec<Message>,
     pending: Vec<ToolCall>,
 ) -> AgentHandle {
+    spawn_continuing(model, tools, config, history, pending, Vec::new())
+}
+
+/// [`spawn_resumed`] with where each turn of `history` ended (`session::rebuild` works them
+/// out from the log), so that [`Op::Rewind`] can go back to the turns before the resume and
+/// the step count goes on from the log's.
+pub fn spawn_continuing(
+    model: Arc<TemplatedModel>,
+    tools: Tools,
+    config: AgentConfig,
+    history: Vec<Message>,
+    pending: Vec<ToolCall>,
+    turns: Vec<crate::protocol::TurnEnd>,
+) -> AgentHandle {
     let (op_tx, op_rx) = unbounded_channel();
     let (ev_tx, ev_rx) = unbounded_channel();
-    let agent = run::Agent::new(model, tools, config, history, ev_tx).with_pending(pending);
+    let agent = run::Agent::new(model, tools, config, history, ev_tx)
+        .with_pending(pending)
+        .with_turns(turns);
     let task = tokio::spawn(agent.run(op_rx));
     AgentHandle {
         ops: op_tx,

@@ -9,6 +9,7 @@ use crate::engine::{EngineEvent, Generation, ParsedOutput};
 use crate::prompt::{CallEnd, ParseEvent, Parser, Start, ToolSchemas};
 use crate::protocol::{
     Event, FinishReason, Message, Op, RequestId, Resolution, StopReason, ToolCall, ToolCategory,
+    TurnEnd,
 };
 use crate::tools::{ToolResult, Tools};
 use std::collections::VecDeque;
@@ -59,6 +60,11 @@ pub(super) struct Agent {
     /// Calls of the last turn a resumed session had not answered when it stopped; they run
     /// (and ask again for approval) when the task continues.
     pending: Vec<ToolCall>,
+    /// Where each turn of the conversation ended, in turn order (turn 0: the start), for
+    /// [`Op::Rewind`]. Emptied when the conversation is restarted.
+    turn_ends: Vec<TurnEnd>,
+    /// A rewind asked for while a task ran: done once the interrupted task has ended.
+    rewind_after: Option<u32>,
     shutdown: bool,
 }
 
@@ -101,8 +107,26 @@ impl Agent {
             queued: VecDeque::new(),
             full: false,
             pending: Vec::new(),
+            turn_ends: Vec::new(),
+            rewind_after: None,
             shutdown: false,
         }
+        .with_turns(Vec::new())
+    }
+
+    /// Where the turns of the history ended (from the session log: `session::rebuild`); the
+    /// step count goes on from the last. Without them they are worked out from the messages
+    /// (each assistant message a turn, with the tool results after it).
+    pub(super) fn with_turns(mut self, turns: Vec<TurnEnd>) -> Self {
+        self.turn_ends = if turns.is_empty() {
+            derived_turns(&self.messages)
+        } else {
+            turns
+        };
+        if let Some(last) = self.turn_ends.last() {
+            self.step = self.step.max(last.turn);
+        }
+        self
     }
 
     /// Calls to run first when the resumed task continues (see [`Agent::pending`]).
@@ -154,12 +178,20 @@ impl Agent {
                         self.step_mode = on;
                         continue;
                     }
+                    Some(Op::Rewind { turn }) => {
+                        self.rewind(turn).await;
+                        continue;
+                    }
                     Some(Op::Interrupt | Op::Step | Op::Review { .. }) => continue,
                 },
             };
             if let Some(text) = text {
+                let unrun = !self.pending.is_empty();
                 for call in std::mem::take(&mut self.pending) {
                     self.answer_unrun(&call, "was not run: the session stopped before it finished");
+                }
+                if unrun {
+                    self.mark_turn_end();
                 }
                 self.messages.push(Message::user(text.clone()));
                 self.emit(Event::UserMessage { text });
@@ -170,6 +202,11 @@ impl Agent {
                 reason,
                 final_answer: answer,
             });
+            if let Some(turn) = self.rewind_after.take() {
+                if !self.shutdown {
+                    self.rewind(turn).await;
+                }
+            }
         }
         self.emit(Event::SessionEnded);
     }
@@ -184,7 +221,9 @@ impl Agent {
                 .enumerate()
                 .map(|(i, c)| (i, Item::Call(c)))
                 .collect();
-            if let Err(h) = self.run_items(items, ops).await {
+            let ran = self.run_items(items, ops).await;
+            self.mark_turn_end();
+            if let Err(h) = ran {
                 return self.halted(h);
             }
         }
@@ -213,7 +252,10 @@ impl Agent {
             };
             let items = match self.settle_turn(turn, &generation, halt) {
                 ControlFlow::Continue(items) => items,
-                ControlFlow::Break(ending) => return ending,
+                ControlFlow::Break(ending) => {
+                    self.mark_turn_end();
+                    return ending;
+                }
             };
             let may_change = items.iter().any(|(_, i)| {
                 matches!(i, Item::Call(c) if matches!(
@@ -222,6 +264,7 @@ impl Agent {
                 ))
             });
             let ran = self.run_items(items, ops).await;
+            self.mark_turn_end();
             if may_change {
                 self.record_turn().await;
             }
@@ -234,11 +277,25 @@ impl Agent {
     /// Record the workspace's files as this turn (when they changed), before the next turn
     /// can change them again: the record is what restoring the turn brings back.
     async fn record_turn(&self) {
-        if let Err(e) = self.tools.sandbox().record_turn(self.step).await {
-            self.emit(Event::Error {
+        match self.tools.sandbox().record_turn(self.step).await {
+            Ok(Some(_)) => self.emit(Event::TurnRecorded { turn: self.step }),
+            Ok(None) => {}
+            Err(e) => self.emit(Event::Error {
                 message: format!("turn {} could not be recorded: {e}", self.step),
-            });
+            }),
         }
+    }
+
+    /// Note where the current turn ends in the conversation (called when it has settled and
+    /// again after each change to it, so the last call wins).
+    fn mark_turn_end(&mut self) {
+        let end = TurnEnd {
+            turn: self.step,
+            messages: self.messages.len(),
+            context_tokens: self.context_tokens,
+        };
+        self.turn_ends.retain(|t| t.turn < end.turn);
+        self.turn_ends.push(end);
     }
 
     /// The limit the task has reached before its next turn, if any.
@@ -410,6 +467,10 @@ impl Agent {
                 self.queued.push_back(text);
                 None
             }
+            Some(Op::Rewind { turn }) => {
+                self.rewind_after = Some(turn);
+                Some(Halt::Interrupted)
+            }
             Some(
                 Op::Step
                 | Op::Review { .. }
@@ -448,6 +509,7 @@ impl Agent {
             max_tokens: self.config.max_turn_tokens.min(remaining.max(1) as u32),
             sampling: self.config.sampling.clone(),
             sequence: self.config.sequence,
+            pin_turn: true,
         };
         let mut stream = self.model.start(&request)?;
         let mut parser = Parser::new(self.schemas.clone(), Start::Reasoning)
@@ -595,5 +657,40 @@ impl Agent {
     }
 }
 
+/// Turn ends worked out from messages alone (a history without its log): turn 0 at the
+/// system prompt, then each assistant message a turn that ends before the next message that
+/// is not a tool result.
+fn derived_turns(messages: &[Message]) -> Vec<TurnEnd> {
+    let mut turns = Vec::new();
+    if matches!(messages.first(), Some(Message::System { .. })) {
+        turns.push(TurnEnd {
+            turn: 0,
+            messages: 1,
+            context_tokens: 0,
+        });
+    }
+    let mut turn = 0;
+    for (i, m) in messages.iter().enumerate() {
+        match m {
+            Message::Assistant { .. } => {
+                turn += 1;
+                turns.push(TurnEnd {
+                    turn,
+                    messages: i + 1,
+                    context_tokens: 0,
+                });
+            }
+            Message::Tool { .. } => {
+                if let Some(t) = turns.last_mut().filter(|t| t.turn > 0) {
+                    t.messages = i + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    turns
+}
+
 mod calls;
 mod context;
+mod rewind;

@@ -71,6 +71,7 @@ pub fn run(
             max_tokens: tokens,
             sampling,
             sequence: attempt_sequence(i),
+            pin_turn: false,
         }
     };
     let wait = |s: crate::engine::GenerationStream| -> Result<usize, EngineError> {

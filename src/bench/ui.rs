@@ -100,6 +100,7 @@ fn figures() -> Figures {
         generated_tokens: 100,
         prefill_seconds: 0.1,
         decode_seconds: 1.0,
+        dropped_pin: None,
     }
 }
 

@@ -316,6 +316,7 @@ async fn start_resumed(
 ) -> anyhow::Result<(Arc<dyn Sandbox>, PathBuf)> {
     progress(tx, "restoring the session's changes in the sandbox", None);
     resume::restore_patch(sandbox.as_ref(), &rec.log_path.with_extension("patch")).await?;
+    resume::seed_turns(sandbox.as_ref(), &rec.log_path).await?;
     let state = rec.log_path.with_extension("state");
     if state.exists() {
         progress(tx, "restoring the model's memory", None);

@@ -2,7 +2,8 @@
 //! interface with the transcript rebuilt, in the session's own sandbox kind and approval
 //! policy, asking again for any approval that was pending; with `--json` or without a terminal
 //! it runs headless, with the session's policy where nobody can be asked (`ask` becomes
-//! `deny`), never a looser one.
+//! `deny`), never a looser one. `--at-turn K` forks a new session from turn K of the old one
+//! (conversation and files of that turn) and continues that one instead.
 
 use super::interactive::{self, ModelPlan, Plan};
 use super::options::SessionArgs;
@@ -26,6 +27,10 @@ pub struct ResumeArgs {
     /// A follow-up instruction (needed headless when the session's task has finished)
     #[arg(long)]
     pub message: Option<String>,
+    /// Fork a new session from the end of turn K of this one (its conversation and files),
+    /// leaving the old session as it is
+    #[arg(long, value_name = "K")]
+    pub at_turn: Option<u32>,
     /// Print events as JSON lines (headless)
     #[arg(long)]
     pub json: bool,
@@ -43,6 +48,17 @@ pub(super) fn run(
     }
     let mut opts = SessionOptions::from(&args.session);
     let rec = resume::find(&opts, args.id.as_deref())?;
+    let rec = match args.at_turn {
+        Some(turn) => {
+            let forked = resume::fork(&rec, turn)?;
+            eprintln!(
+                "session {} forked from {} at turn {turn}",
+                forked.header.session_id, rec.header.session_id
+            );
+            forked
+        }
+        None => rec,
+    };
     let choice = match &opts.engine {
         Some(_) => launch::EngineChoice::from_options(&opts, settings)?,
         None => rec
@@ -126,7 +142,7 @@ fn headless(
     let rt = tokio::runtime::Runtime::new()?;
     let model = launch::build_model(&choice, settings, &settings.prompt, |_| {})?;
     let state = rec.log_path.with_extension("state");
-    if state.exists() {
+    if state.exists() && args.at_turn.is_none() {
         match model.load_state(&state) {
             Ok(Some(n)) => eprintln!("restored {n} tokens of the model's memory"),
             Ok(None) => {}
@@ -138,6 +154,7 @@ fn headless(
     let code = rt.block_on(async {
         let sandbox = launch::open_sandbox(&spec).await?;
         resume::restore_patch(sandbox.as_ref(), &rec.log_path.with_extension("patch")).await?;
+        resume::seed_turns(sandbox.as_ref(), &rec.log_path).await?;
         let history = crate::session::rebuild(&rec.header.system_prompt, &rec.events);
         let config = launch::agent_config(
             settings,

@@ -198,6 +198,7 @@ impl ScriptEngine {
                 generated_tokens: sent,
                 prefill_seconds: 0.0,
                 decode_seconds: 0.0,
+                dropped_pin: None,
             };
             let _ = tx.send(EngineEvent::Done(Generation {
                 stop,

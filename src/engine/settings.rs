@@ -55,6 +55,11 @@ pub struct EngineSettings {
     pub max_turn_tokens: u32,
     /// State snapshots kept for rewinds (each costs about 50 MiB on the real model).
     pub max_snapshots: usize,
+    /// Snapshots pinned at turn boundaries for rewinds (`GenerateRequest::pin_turn`), per
+    /// conversation, beyond `max_snapshots`; past it the oldest pin goes first. Each holds one
+    /// recurrent state (about 50 MiB on the real model: 800 MiB of host memory at the default
+    /// 16); 0 pins nothing.
+    pub pinned_snapshots: usize,
     /// A snapshot every this many generated tokens, so that a reply re-rendered differently
     /// from how it was generated is not read again from its start. 0 turns them off.
     pub snapshot_interval: u32,
@@ -80,6 +85,7 @@ impl Default for EngineSettings {
             ubatch: 512,
             max_turn_tokens: 8192,
             max_snapshots: 8,
+            pinned_snapshots: 16,
             snapshot_interval: 512,
             sequences: 4,
             conversation_slots: 4,

@@ -28,6 +28,10 @@ pub struct TurnRequest {
     pub sampling: SamplingParams,
     /// The engine sequence the conversation lives in.
     pub sequence: SequenceId,
+    /// Keep the memory snapshot at this prompt's turn boundary (the start of its last
+    /// message) beyond the rolling ones, so that a rewind to this turn is served from it
+    /// ([`GenerateRequest::pin_turn`]). The agent sets it on every turn.
+    pub pin_turn: bool,
 }
 
 /// An engine and the template that turns conversations into its prompts.
@@ -90,6 +94,7 @@ impl TemplatedModel {
             prompt: self.prompt(turn)?,
             max_tokens: turn.max_tokens,
             sampling: turn.sampling.clone(),
+            pin_turn: turn.pin_turn,
             tool_grammar: if turn.sampling.tool_grammar {
                 crate::prompt::tool_call_grammar(&turn.tools)
             } else {

@@ -174,6 +174,11 @@ pub struct GenerateRequest {
     /// A GBNF grammar for tool calls, applied lazily from the `<tool_call>` token on
     /// (`crate::prompt::tool_call_grammar`); `None` leaves generation free.
     pub tool_grammar: Option<String>,
+    /// Pin the memory snapshot at the prompt's turn boundary (the start of its last message):
+    /// pins are not dropped by the rolling `max_snapshots` limit but by their own bound
+    /// (`pinned_snapshots`, oldest first), so a conversation can go back to any pinned turn and
+    /// have its next prompt served from memory. Engines without snapshots ignore it.
+    pub pin_turn: bool,
 }
 
 impl GenerateRequest {
@@ -185,6 +190,7 @@ impl GenerateRequest {
             max_tokens,
             sampling,
             tool_grammar: None,
+            pin_turn: false,
         }
     }
 

@@ -74,6 +74,15 @@ pub fn render_line(e: &Event) -> String {
             (false, Some(c)) => format!("check failed (exit {c}): {command}"),
             (false, None) => format!("check timed out: {command}"),
         },
+        Event::TurnRecorded { .. } => String::new(),
+        Event::Rewound {
+            turn,
+            messages,
+            from_turn,
+            ..
+        } => format!(
+            "rewound from step {from_turn} to the end of step {turn} ({messages} messages kept; files restored)"
+        ),
         Event::Error { message } => format!("error: {message}"),
         Event::SessionEnded => String::new(),
     }

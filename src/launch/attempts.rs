@@ -208,6 +208,7 @@ async fn share_first_prompt(
         max_tokens: c.max_turn_tokens,
         sampling: c.sampling.clone(),
         sequence: c.sequence,
+        pin_turn: false,
     };
     let copies: Vec<SequenceId> = configs.iter().skip(1).map(|c| c.sequence).collect();
     let model = first.clone();

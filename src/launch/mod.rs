@@ -235,12 +235,13 @@ pub fn start(
     );
     let tools = Tools::new(sandbox.clone(), config.tool_limits.clone());
     let sequence = config.sequence;
-    let handle = agent::spawn_resumed(
+    let handle = agent::spawn_continuing(
         model.clone(),
         tools,
         config,
         history.messages,
         history.pending,
+        history.turns,
     );
     let log_path = log.path().to_path_buf();
     let events = recorder::record(handle.events, log, sandbox.clone(), model, sequence);
@@ -310,5 +311,7 @@ pub fn header(
         policy: Some(config.policy.spec()),
         harness: config.harness.clone(),
         provenance: Some(provenance::basic(config, spec, engine)),
+        parent: None,
+        parent_turn: None,
     }
 }

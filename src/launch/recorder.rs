@@ -2,7 +2,10 @@
 //! (synced) before it is passed on, and after each tool result that may have changed files the
 //! session patch is saved next to the log, so a crash leaves both a resumable log and the work.
 //! When a task ends, the model's memory is saved next to the log too (`{id}.state`, in-process
-//! engine only), so that `resume` need not read the whole conversation again.
+//! engine only), so that `resume` need not read the whole conversation again. Each recorded
+//! turn's files are kept as a patch (`{id}.turns/{n}.patch`, read from the workspace's record,
+//! so later edits cannot leak into it); a rewind drops the patches of the turns it undid and
+//! makes the rewound-to turn's patch the session patch.
 
 use crate::engine::{SequenceId, TemplatedModel};
 use crate::protocol::{Event, Resolution};
@@ -48,6 +51,9 @@ pub(super) fn record(
                     }
                 }
             }
+            if let Err(message) = keep_turns(&event, &log, sandbox.as_ref()).await {
+                let _ = tx.send(Event::Error { message });
+            }
             if matches!(event, Event::TaskFinished { .. }) {
                 let (model, path) = (model.clone(), log.path().with_extension("state"));
                 let saved =
@@ -62,4 +68,27 @@ pub(super) fn record(
         }
     });
     rx
+}
+
+/// Keep the patch of a recorded turn, or forget those a rewind undid.
+async fn keep_turns(event: &Event, log: &SessionLog, sandbox: &dyn Sandbox) -> Result<(), String> {
+    match event {
+        Event::TurnRecorded { turn } => {
+            let patch = sandbox
+                .turn_patch(*turn)
+                .await
+                .map_err(|e| format!("turn {turn}'s files could not be kept: {e}"))?;
+            log.save_turn_patch(*turn, &patch)
+                .map_err(|e| e.to_string())
+        }
+        Event::Rewound { turn, .. } => {
+            log.forget_turns_after(*turn).map_err(|e| e.to_string())?;
+            let patch = sandbox
+                .turn_patch(*turn)
+                .await
+                .map_err(|e| format!("the session patch could not be saved: {e}"))?;
+            log.save_patch(&patch).map_err(|e| e.to_string())
+        }
+        _ => Ok(()),
+    }
 }

@@ -1,6 +1,12 @@
 //! Resuming a recorded session: the conversation is rebuilt from the log, a fresh sandbox is
-//! opened on the original repository, the saved session patch is applied inside it, and the
-//! agent continues with the same log (appending).
+//! opened on the original repository, the saved session patch is applied inside it, the saved
+//! turn patches become the workspace's turn records again (so rewinds reach back past the
+//! resume), and the agent continues with the same log (appending).
+//!
+//! Forking ([`fork`], `lilypad resume ID --at-turn K`) makes a new session from turn K of an
+//! old one: a new log whose header names the parent and the turn, holding the old events and
+//! then a rewind to turn K (which rebuilding honours), and turn K's files as its session patch
+//! and turn patches. The old session is not touched.
 
 use super::{EngineChoice, LaunchError, SessionOptions};
 use crate::agent::ApprovalPolicy;
@@ -28,6 +34,12 @@ impl Recorded {
             .events
             .iter()
             .rposition(|e| matches!(e, Event::TaskFinished { .. }));
+        // A rewind ends whatever ran: the agent waits for a message after it.
+        let last_rewind = self
+            .events
+            .iter()
+            .rposition(|e| matches!(e, Event::Rewound { .. }));
+        let last_finish = last_finish.max(last_rewind);
         match (last_task, last_finish) {
             (Some(t), Some(f)) => f > t,
             (None, _) => true,
@@ -114,6 +126,86 @@ pub async fn restore_patch(sandbox: &dyn Sandbox, patch_file: &Path) -> Result<(
         )));
     }
     Ok(())
+}
+
+/// Give a resumed session's fresh workspace the turn records of the log's saved turn patches,
+/// so that a rewind can go back to turns before the resume. A patch that no longer applies
+/// (the repository changed since) is skipped with a warning: those turns restore as the
+/// baseline's files would.
+pub async fn seed_turns(sandbox: &dyn Sandbox, log_path: &Path) -> Result<(), LaunchError> {
+    let saved = session::read_turn_patches(log_path)?;
+    for (turn, patch) in saved {
+        if let Err(e) = sandbox.seed_turns(&[(turn, patch)]).await {
+            tracing::warn!("turn {turn}'s saved files could not be recorded again: {e}");
+        }
+    }
+    Ok(())
+}
+
+/// Fork a new session from the end of turn `turn` of `rec` (see the module docs); returns the
+/// new session, read back from its log, ready to be resumed.
+pub fn fork(rec: &Recorded, turn: u32) -> Result<Recorded, LaunchError> {
+    let old_id = &rec.header.session_id;
+    let all = session::rebuild(&rec.header.system_prompt, &rec.events);
+    let last = all.turns.last().map_or(0, |t| t.turn);
+    let at =
+        session::rebuild_at(&rec.header.system_prompt, &rec.events, turn).ok_or_else(|| {
+            let known: Vec<String> = all.turns.iter().map(|t| t.turn.to_string()).collect();
+            LaunchError::Resume(format!(
+                "session {old_id} has no turn {turn} to fork from (its turns: {})",
+                known.join(", ")
+            ))
+        })?;
+    let end = at
+        .turns
+        .last()
+        .copied()
+        .ok_or_else(|| LaunchError::Resume(format!("session {old_id} has no turn {turn}")))?;
+    let saved = session::read_turn_patches(&rec.log_path)?;
+    let latest = std::fs::read(rec.log_path.with_extension("patch")).unwrap_or_default();
+    let patch = match saved.iter().rev().find(|(t, _)| *t <= turn) {
+        Some((_, p)) => p.clone(),
+        None if saved.is_empty() && !latest.is_empty() && turn < last => {
+            return Err(LaunchError::Resume(format!(
+                "session {old_id} was recorded without the files of each turn (only its last                  turn's are known); it can be forked at turn {last} only"
+            )))
+        }
+        None if saved.is_empty() && turn == last => latest,
+        None => Vec::new(),
+    };
+    let dir = rec
+        .log_path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let mut header = rec.header.clone();
+    header.session_id = session::new_session_id();
+    header.created = session::now_rfc3339();
+    header.parent = Some(old_id.clone());
+    header.parent_turn = Some(turn);
+    let mut log = SessionLog::create(&dir, &header)?;
+    let (_, timed) = session::read_log(&rec.log_path)?;
+    for (ts, e) in &timed {
+        log.append_at(ts, e)?;
+    }
+    log.append(&Event::Rewound {
+        turn,
+        messages: end.messages,
+        context_tokens: end.context_tokens,
+        from_turn: last,
+    })?;
+    for (t, p) in saved.iter().filter(|(t, _)| *t <= turn) {
+        log.save_turn_patch(*t, p)?;
+    }
+    log.save_patch(&patch)?;
+    let path = log.path().to_path_buf();
+    drop(log);
+    let (header, events) = session::read_log(&path)?;
+    Ok(Recorded {
+        header,
+        events: events.into_iter().map(|(_, e)| e).collect(),
+        log_path: path,
+    })
 }
 
 /// Reopen the log for appending.

@@ -38,8 +38,25 @@ pub enum Op {
     /// one-line note until the conversation fits again, then carry on with `text` (or with
     /// the unfinished task when `None`).
     DropOldResults { text: Option<String> },
+    /// Go back to the end of turn `turn`: the conversation is cut back to what it held then,
+    /// the workspace's files are restored to that turn's record, and the next request's
+    /// prompt extends that turn's, so the engine serves it from the memory snapshot pinned
+    /// there. Handled between tasks; a running task is interrupted first. 0 is the start of
+    /// the session (no turns, the baseline files).
+    Rewind { turn: u32 },
     /// End the session.
     Shutdown,
+}
+
+/// Where a turn ended in the conversation: what the agent keeps per turn so that it can go
+/// back to it ([`Op::Rewind`]), and what rebuilding a log computes the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnEnd {
+    pub turn: u32,
+    /// Messages of the conversation at the end of the turn (its tool results included).
+    pub messages: usize,
+    /// Context in use after the turn, in tokens, as last measured.
+    pub context_tokens: usize,
 }
 
 /// How a person answered an approval request.
@@ -297,6 +314,22 @@ pub enum Event {
         exit_code: Option<i64>,
         /// The tail of its output.
         output: String,
+    },
+    /// The workspace's files at the end of turn `turn` were recorded (they had changed since
+    /// the previous record); the session log keeps that turn's patch for rewinds and forks.
+    TurnRecorded {
+        turn: u32,
+    },
+    /// The session went back to the end of turn `turn` ([`Op::Rewind`]): the conversation
+    /// holds its first `messages` messages again, the files are those of that turn, and later
+    /// turns are gone (the next turn is `turn + 1`).
+    Rewound {
+        turn: u32,
+        messages: usize,
+        /// Context in use at that point, in tokens.
+        context_tokens: usize,
+        /// The turn the session was at before.
+        from_turn: u32,
     },
     /// Something went wrong that the person should see (the session continues if it can).
     Error {

@@ -7,7 +7,7 @@ mod usage;
 
 pub use events::{
     ApprovalKind, ApprovalRequest, DroppedResult, Event, FinishReason, HunkNote, Op, RequestId,
-    Resolution, ReviewDecision, ToolCategory,
+    Resolution, ReviewDecision, ToolCategory, TurnEnd,
 };
 pub use openai::{message_json, message_openai, ArgumentsAs};
 pub use usage::{Figures, Reuse, StopReason};

@@ -43,6 +43,12 @@ pub struct Figures {
     pub generated_tokens: usize,
     pub prefill_seconds: f64,
     pub decode_seconds: f64,
+    /// Set when a pinned turn boundary at this many tokens would have served the prompt but
+    /// had been dropped to keep within the engine's bound on pins (`pinned_snapshots`): memory
+    /// went back further (to `reuse`'s point, or nothing) and the tokens from there were read
+    /// again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped_pin: Option<usize>,
 }
 
 impl Figures {

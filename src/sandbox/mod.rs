@@ -245,6 +245,28 @@ pub trait Sandbox: Send + Sync {
     /// or before it; 0 is the baseline). Ignored files are left alone, and so is the
     /// in-sandbox `.git`: its history is the model's.
     async fn restore_turn(&self, turn: u32) -> Result<(), SandboxError>;
+    /// The workspace's private record of the baseline and the turns (see [`workspace`]).
+    fn workspace(&self) -> &workspace::Workspace;
+    /// Turn `turn`'s record as a patch against the baseline (the latest at or before it).
+    async fn turn_patch(&self, turn: u32) -> Result<Vec<u8>, SandboxError> {
+        self.workspace().turn_patch(turn)
+    }
+    /// Go back to the end of turn `turn` for good: its files restored exactly
+    /// ([`Self::restore_turn`]) and the records of later turns dropped, so the turns that
+    /// follow are recorded afresh.
+    async fn rewind_to_turn(&self, turn: u32) -> Result<(), SandboxError> {
+        self.restore_turn(turn).await?;
+        self.workspace().forget_after(turn)
+    }
+    /// Record turns from saved patches (each against the baseline, in turn order), as a
+    /// resumed or forked session takes over the records of the one it continues. The files
+    /// are not touched.
+    async fn seed_turns(&self, turns: &[(u32, Vec<u8>)]) -> Result<(), SandboxError> {
+        for (turn, patch) in turns {
+            self.workspace().seed_turn(*turn, patch)?;
+        }
+        Ok(())
+    }
     /// Remove everything the session created (container, pod, copies). Idempotent.
     async fn close(&self) -> Result<(), SandboxError>;
 }

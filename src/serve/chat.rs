@@ -57,6 +57,7 @@ pub(super) async fn completions(
         max_tokens: params.max_tokens,
         sampling: params.sampling.clone(),
         sequence: SequenceId(conversation_key(&params.messages)),
+        pin_turn: false,
     };
     let request = match server.backend.request(params.thinking, &turn) {
         Ok(r) => r,

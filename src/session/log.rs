@@ -56,6 +56,12 @@ pub struct SessionHeader {
     /// hash, preset); absent in logs written before 0.3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Provenance>,
+    /// The session this one was forked from (`lilypad resume ID --at-turn K`), and at which
+    /// turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_turn: Option<u32>,
 }
 
 /// The facts a run is reproduced from, recorded in the session header and the trajectory.
@@ -207,6 +213,41 @@ impl SessionLog {
         self.path.with_extension("patch")
     }
 
+    /// Keep turn `turn`'s patch (`{id}.turns/{turn}.patch`, replaced atomically).
+    pub fn save_turn_patch(&self, turn: u32, patch: &[u8]) -> Result<(), SessionError> {
+        let dir = turns_dir(&self.path);
+        let path = dir.join(format!("{turn}.patch"));
+        let tmp = dir.join(format!("{turn}.patch.tmp"));
+        let res = std::fs::create_dir_all(&dir)
+            .and_then(|()| std::fs::write(&tmp, patch))
+            .and_then(|()| std::fs::rename(&tmp, &path));
+        res.map_err(|source| SessionError::Write { path, source })
+    }
+
+    /// Remove the patches of turns after `turn` (the session rewound to it).
+    pub fn forget_turns_after(&self, turn: u32) -> Result<(), SessionError> {
+        let dir = turns_dir(&self.path);
+        let saved = read_turn_patches(&self.path)?;
+        for (t, _) in saved.into_iter().filter(|(t, _)| *t > turn) {
+            let path = dir.join(format!("{t}.patch"));
+            std::fs::remove_file(&path).map_err(|source| SessionError::Write { path, source })?;
+        }
+        Ok(())
+    }
+
+    /// Append one event with the time it was first recorded (copying a log).
+    pub fn append_at(&mut self, ts: &str, event: &Event) -> Result<(), SessionError> {
+        let line = serde_json::to_string(&LineOut {
+            ts: ts.to_string(),
+            event,
+        })
+        .map_err(|e| SessionError::Write {
+            path: self.path.clone(),
+            source: e.into(),
+        })?;
+        self.write_line(&line)
+    }
+
     /// Replace the saved session patch atomically.
     pub fn save_patch(&self, patch: &[u8]) -> Result<(), SessionError> {
         let path = self.patch_path();
@@ -214,6 +255,40 @@ impl SessionLog {
         let res = std::fs::write(&tmp, patch).and_then(|()| std::fs::rename(&tmp, &path));
         res.map_err(|source| SessionError::Write { path, source })
     }
+}
+
+/// Where the patches of a session's recorded turns are kept: `{id}.turns/` beside the log.
+pub fn turns_dir(log: &Path) -> PathBuf {
+    log.with_extension("turns")
+}
+
+/// The saved patches of a session's recorded turns (each against the session's baseline), in
+/// turn order; empty when none were saved.
+pub fn read_turn_patches(log: &Path) -> Result<Vec<(u32, Vec<u8>)>, SessionError> {
+    let dir = turns_dir(log);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(SessionError::Read { path: dir, source }),
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let turn = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".patch"))
+            .and_then(|n| n.parse::<u32>().ok());
+        if let Some(turn) = turn {
+            let bytes = std::fs::read(&path).map_err(|source| SessionError::Read {
+                path: path.clone(),
+                source,
+            })?;
+            out.push((turn, bytes));
+        }
+    }
+    out.sort_by_key(|(t, _)| *t);
+    Ok(out)
 }
 
 /// Read a log: its header and its events with their timestamps. A torn last line (a crash

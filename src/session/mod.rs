@@ -4,7 +4,9 @@
 //! whose every complete line is valid; a torn last line is ignored on reading.
 //!
 //! Layout of a session directory: `{id}.jsonl` (header line, then events) and `{id}.patch`
-//! (the latest session patch, rewritten atomically after each turn that ran tools).
+//! (the latest session patch, rewritten atomically after each turn that ran tools), and
+//! `{id}.turns/{n}.patch`, the files of each recorded turn as a patch against the baseline,
+//! which a rewind, a resume and `resume --at-turn` bring back.
 
 mod log;
 mod rebuild;
@@ -12,10 +14,10 @@ mod time;
 mod trajectory;
 
 pub use log::{
-    list_sessions, read_log, ModelIdentity, Provenance, SessionError, SessionHeader, SessionLog,
-    SessionSummary,
+    list_sessions, read_log, read_turn_patches, turns_dir, ModelIdentity, Provenance,
+    SessionError, SessionHeader, SessionLog, SessionSummary,
 };
-pub use rebuild::{rebuild, rebuild_messages, Rebuilt};
+pub use rebuild::{rebuild, rebuild_at, rebuild_messages, Rebuilt};
 pub use time::now_rfc3339;
 pub use trajectory::{trajectory, StepFigures, Trajectory};
 

@@ -17,6 +17,7 @@ mod e2e_demo;
 mod e2e_journey;
 mod e2e_resume;
 mod e2e_review;
+mod e2e_rewind;
 mod headless;
 mod prompt_cli;
 mod tools_cli;

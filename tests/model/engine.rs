@@ -215,6 +215,7 @@ fn streamed_pieces_concatenate_to_the_detokenised_text() {
                 tool_grammar: false,
             },
             tool_grammar: None,
+            pin_turn: false,
         };
         let mut stream = e.generate(req).unwrap();
         let mut pieces = Vec::new();
@@ -253,6 +254,7 @@ fn sampling_is_seedable() {
                 tool_grammar: false,
             },
             tool_grammar: None,
+            pin_turn: false,
         };
         e.generate(req).unwrap().wait().unwrap().1.tokens
     };

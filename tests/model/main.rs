@@ -17,6 +17,7 @@ mod engine;
 mod engine_real_vocab;
 mod offload;
 mod quant;
+mod rewind_memory;
 mod sequences;
 mod serve_slots;
 mod tool_grammar;

@@ -104,6 +104,7 @@ pub fn figures() -> Figures {
         generated_tokens: 120,
         prefill_seconds: 0.1,
         decode_seconds: 2.0,
+        dropped_pin: None,
     }
 }
 

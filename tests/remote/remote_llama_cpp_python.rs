@@ -114,6 +114,7 @@ fn endpoint_engine_streams_raw_text_from_llama_cpp_python() {
         max_tokens: 2000,
         sampling: SamplingParams::greedy(),
         sequence: SequenceId::DEFAULT,
+        pin_turn: false,
     };
     // Cancelling after the first piece closes the stream at once.
     let stream = model.start(&turn).unwrap();

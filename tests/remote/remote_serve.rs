@@ -115,6 +115,7 @@ fn tool_calls_come_back_parsed_and_typed_by_the_server() {
         max_tokens: 1000,
         sampling: SamplingParams::greedy(),
         sequence: SequenceId::DEFAULT,
+        pin_turn: false,
     };
     let r = collect_stream(model.start(&turn).unwrap());
     let g = done(&r);

@@ -40,6 +40,8 @@ impl Agent {
         });
         self.messages = vec![Message::system(self.config.system_prompt.clone())];
         self.context_tokens = 0;
+        // The turns before the restart are no longer in the conversation: none to go back to.
+        self.turn_ends.clear();
         let message = continuation_message(&task, &patch, &text);
         self.messages.push(Message::user(message.clone()));
         self.emit(Event::UserMessage { text: message });

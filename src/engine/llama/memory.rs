@@ -9,6 +9,14 @@
 //! generated tokens: restore the newest
 //! snapshot at or before the common prefix, trim the attention cache past it, and read the
 //! rest. Only when no snapshot fits is the prompt read in full.
+//!
+//! Snapshots roll: at most `max_snapshots` are kept, the oldest dropped first. A request may
+//! *pin* the snapshot at its turn boundary (`GenerateRequest::pin_turn`; the agent pins every
+//! turn): pinned snapshots are not counted against `max_snapshots` but against their own bound
+//! `max_pinned`, the oldest pin dropped first past it, so a conversation can go back to any
+//! of its last `max_pinned` turns and be served from memory. The positions of pins dropped
+//! for the bound are remembered, so that a prompt they would have served says so
+//! ([`Prefill::dropped_pin`]).
 
 use super::super::types::{EngineError, Reuse};
 use llama_cpp_2::context::LlamaContext;
@@ -26,6 +34,8 @@ struct Snapshot {
     state: Arc<SeqState>,
     /// Taken at the start of a prompt's last message: the point a saved session returns to.
     at_message_start: bool,
+    /// Kept for a rewind to this turn (bounded by `max_pinned`, not `max_snapshots`).
+    pinned: bool,
 }
 
 /// The outcome of reading a prompt: everything but its last token is in memory (`last`, which
@@ -36,6 +46,8 @@ pub(super) struct Prefill {
     pub reused: usize,
     pub evaluated: usize,
     pub cancelled: bool,
+    /// A pin dropped for the bound that would have served this prompt from further on.
+    pub dropped_pin: Option<usize>,
 }
 
 /// A conversation's bookkeeping while it is parked (`super::pool`) or being forked: its tokens
@@ -44,6 +56,7 @@ pub(super) struct Prefill {
 pub(super) struct Parts {
     cached: Vec<LlamaToken>,
     snapshots: Vec<Snapshot>,
+    dropped_pins: Vec<usize>,
 }
 
 impl Parts {
@@ -54,6 +67,14 @@ impl Parts {
     pub(super) fn snapshot_bytes(&self) -> usize {
         self.snapshots.iter().map(|s| s.state.byte_len()).sum()
     }
+
+    /// Pinned snapshots held, and pins dropped for the bound.
+    pub(super) fn pins(&self) -> (usize, usize) {
+        (
+            self.snapshots.iter().filter(|s| s.pinned).count(),
+            self.dropped_pins.len(),
+        )
+    }
 }
 
 pub(super) struct Memory {
@@ -62,6 +83,9 @@ pub(super) struct Memory {
     cached: Vec<LlamaToken>,
     snapshots: Vec<Snapshot>,
     max_snapshots: usize,
+    max_pinned: usize,
+    /// Positions of pins dropped for the bound (each at most `cached.len()`, like snapshots).
+    dropped_pins: Vec<usize>,
     n_batch: usize,
     batch: LlamaBatch<'static>,
 }
@@ -77,12 +101,14 @@ pub(super) fn llama_err(
 }
 
 impl Memory {
-    pub(super) fn new(seq: i32, n_batch: usize, max_snapshots: usize) -> Self {
+    pub(super) fn new(seq: i32, n_batch: usize, max_snapshots: usize, max_pinned: usize) -> Self {
         Self {
             seq,
             cached: Vec::new(),
             snapshots: Vec::new(),
             max_snapshots,
+            max_pinned,
+            dropped_pins: Vec::new(),
             n_batch: n_batch.max(1),
             batch: LlamaBatch::new(n_batch.max(1), 1),
         }
@@ -109,7 +135,7 @@ impl Memory {
         boundary: Option<usize>,
         cancel: &AtomicBool,
     ) -> Result<Prefill, EngineError> {
-        let pre = self.prefill_to_last(ctx, prompt, boundary, cancel)?;
+        let pre = self.prefill_to_last(ctx, prompt, boundary, false, cancel)?;
         if !pre.cancelled {
             self.decode(ctx, &[pre.last], Some(0))?;
         }
@@ -117,12 +143,14 @@ impl Memory {
     }
 
     /// Bring memory to `prompt` but its last token (returned in [`Prefill::last`], for the
-    /// caller to decode, e.g. in a batch with other sequences, then [`Self::accept`]).
+    /// caller to decode, e.g. in a batch with other sequences, then [`Self::accept`]). With
+    /// `pin`, the snapshot at `boundary` is pinned (taken now, or marked if memory has it).
     pub(super) fn prefill_to_last(
         &mut self,
         ctx: &mut LlamaContext<'_>,
         prompt: &[LlamaToken],
         boundary: Option<usize>,
+        pin: bool,
         cancel: &AtomicBool,
     ) -> Result<Prefill, EngineError> {
         let n = prompt.len();
@@ -143,13 +171,16 @@ impl Memory {
             .count();
         // At least one token must be read to produce logits for the next one.
         let keep = common.min(n - 1);
-        let (start, reuse) = if self.cached.is_empty() {
-            (0, Reuse::Fresh)
+        let (start, reuse, dropped_pin) = if self.cached.is_empty() {
+            (0, Reuse::Fresh, None)
         } else if keep == self.cached.len() {
-            (keep, Reuse::Extended)
+            (keep, Reuse::Extended, None)
         } else {
             self.rewind(ctx, keep)?
         };
+        if let Some(b) = boundary.filter(|&b| pin && b <= start) {
+            self.pin_existing(b);
+        }
         // Everything but the last token is read first and a snapshot taken there: a later
         // prompt that shares at least those tokens (the next turn, or the same prompt again)
         // can always come back to this point, since it must read at least one token anyway.
@@ -165,6 +196,7 @@ impl Memory {
                     reused: start,
                     evaluated: pos - start,
                     cancelled: true,
+                    dropped_pin,
                 });
             }
             let mut end = (pos + self.n_batch).min(last);
@@ -174,7 +206,7 @@ impl Memory {
             self.decode(ctx, &prompt[pos..end], None)?;
             pos = end;
             if Some(pos) == boundary {
-                self.take_snapshot(ctx, true)?;
+                self.take_snapshot(ctx, true, pin)?;
             }
         }
         self.snapshot(ctx)?;
@@ -184,6 +216,7 @@ impl Memory {
             reused: start,
             evaluated: n - start,
             cancelled: false,
+            dropped_pin,
         })
     }
 
@@ -198,6 +231,7 @@ impl Memory {
         Parts {
             cached: self.cached.clone(),
             snapshots: self.snapshots.clone(),
+            dropped_pins: self.dropped_pins.clone(),
         }
     }
 
@@ -281,13 +315,32 @@ impl Memory {
         Ok(())
     }
 
-    /// Go back to at most `keep` tokens: the newest snapshot at or before it, or nothing.
+    /// Go back to at most `keep` tokens: the newest snapshot at or before it, or nothing; and
+    /// the newest pin dropped for the bound that would have served from further on.
     fn rewind(
         &mut self,
         ctx: &mut LlamaContext<'_>,
         keep: usize,
-    ) -> Result<(usize, Reuse), EngineError> {
+    ) -> Result<(usize, Reuse, Option<usize>), EngineError> {
         self.snapshots.retain(|s| s.pos <= keep);
+        self.dropped_pins.retain(|&p| p <= keep);
+        let best = self.snapshots.last().map(|s| s.pos);
+        let dropped_pin = self
+            .dropped_pins
+            .iter()
+            .copied()
+            .filter(|&p| best.is_none_or(|b| p > b))
+            .max();
+        let (start, reuse) = self.rewind_to_snapshot(ctx)?;
+        Ok((start, reuse, dropped_pin))
+    }
+
+    /// Restore the newest snapshot (all of them are at or before the point to go back to), or
+    /// clear memory when there is none.
+    fn rewind_to_snapshot(
+        &mut self,
+        ctx: &mut LlamaContext<'_>,
+    ) -> Result<(usize, Reuse), EngineError> {
         if let Some(snap) = self.snapshots.last() {
             ctx.state_seq_set(&snap.state, self.seq)
                 .map_err(|e| llama_err("restoring a snapshot", e))?;
@@ -308,6 +361,7 @@ impl Memory {
         Parts {
             cached: std::mem::take(&mut self.cached),
             snapshots: std::mem::take(&mut self.snapshots),
+            dropped_pins: std::mem::take(&mut self.dropped_pins),
         }
     }
 
@@ -316,6 +370,7 @@ impl Memory {
     pub(super) fn put_parts(&mut self, parts: Parts) {
         self.cached = parts.cached;
         self.snapshots = parts.snapshots;
+        self.dropped_pins = parts.dropped_pins;
     }
 
     /// Save memory to `path` for a later session: first back to the start of the last
@@ -363,24 +418,30 @@ impl Memory {
             .map_err(|e| llama_err("clearing memory", e))?;
         self.cached.clear();
         self.snapshots.clear();
+        self.dropped_pins.clear();
         Ok(())
     }
 
     /// Keep the current state as a rewind point (the oldest is dropped past the limit).
     pub(super) fn snapshot(&mut self, ctx: &LlamaContext<'_>) -> Result<(), EngineError> {
-        self.take_snapshot(ctx, false)
+        self.take_snapshot(ctx, false, false)
     }
 
     fn take_snapshot(
         &mut self,
         ctx: &LlamaContext<'_>,
         at_message_start: bool,
+        pin: bool,
     ) -> Result<(), EngineError> {
-        if self.max_snapshots == 0 {
+        let pin = pin && self.max_pinned > 0;
+        if self.max_snapshots == 0 && !pin {
             return Ok(());
         }
         let pos = self.cached.len();
         if self.snapshots.last().is_some_and(|s| s.pos == pos) {
+            if pin {
+                self.pin_existing(pos);
+            }
             return Ok(());
         }
         let state = ctx
@@ -390,10 +451,46 @@ impl Memory {
             pos,
             state: Arc::new(state),
             at_message_start,
+            pinned: pin,
         });
-        if self.snapshots.len() > self.max_snapshots {
-            self.snapshots.remove(0);
-        }
+        self.bound();
         Ok(())
+    }
+
+    /// Pin the snapshot memory holds at `pos`, if any.
+    fn pin_existing(&mut self, pos: usize) {
+        if self.max_pinned == 0 {
+            return;
+        }
+        if let Some(s) = self.snapshots.iter_mut().find(|s| s.pos == pos) {
+            s.pinned = true;
+        }
+        self.bound();
+    }
+
+    /// Keep at most `max_snapshots` rolling snapshots and `max_pinned` pinned ones, the oldest
+    /// of each dropped first; dropped pins are remembered by position.
+    fn bound(&mut self) {
+        let count =
+            |snaps: &[Snapshot], pinned: bool| snaps.iter().filter(|s| s.pinned == pinned).count();
+        while count(&self.snapshots, false) > self.max_snapshots {
+            if let Some(i) = self.snapshots.iter().position(|s| !s.pinned) {
+                self.snapshots.remove(i);
+            }
+        }
+        while count(&self.snapshots, true) > self.max_pinned {
+            if let Some(i) = self.snapshots.iter().position(|s| s.pinned) {
+                let gone = self.snapshots.remove(i);
+                self.dropped_pins.push(gone.pos);
+            }
+        }
+    }
+
+    /// Pinned snapshots held, and the positions of those dropped for the bound.
+    pub(super) fn pins(&self) -> (usize, usize) {
+        (
+            self.snapshots.iter().filter(|s| s.pinned).count(),
+            self.dropped_pins.len(),
+        )
     }
 }

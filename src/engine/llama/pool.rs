@@ -34,6 +34,10 @@ pub struct SequenceMemory {
     pub recurrent_bytes: u64,
     /// Host memory its rewind snapshots take (shared with the sequences forked from it).
     pub snapshot_bytes: u64,
+    /// Snapshots pinned at turn boundaries (`pinned_snapshots` at most), and how many pins
+    /// were dropped for that bound.
+    pub pinned_snapshots: usize,
+    pub dropped_pins: usize,
 }
 
 /// Where the engine's memory goes: the context's shared attention cache and every
@@ -80,13 +84,14 @@ impl Pool {
         n_seq: usize,
         n_batch: usize,
         max_snapshots: usize,
+        max_pinned: usize,
         max_kept: usize,
         n_ctx: usize,
     ) -> Self {
         let residents = (0..n_seq.max(1))
             .map(|i| Resident {
                 key: None,
-                memory: Memory::new(i as i32, n_batch, max_snapshots),
+                memory: Memory::new(i as i32, n_batch, max_snapshots, max_pinned),
                 busy: false,
                 used: 0,
             })
@@ -331,6 +336,8 @@ impl Pool {
                         .state_seq_get_size_ext(seq, LlamaStateSeqFlags::PARTIAL_ONLY)
                         as u64,
                     snapshot_bytes: r.memory.snapshot_bytes() as u64,
+                    pinned_snapshots: r.memory.pins().0,
+                    dropped_pins: r.memory.pins().1,
                 })
             })
             .collect();
@@ -342,6 +349,8 @@ impl Pool {
             state_bytes: p.state.byte_len() as u64,
             recurrent_bytes: 0,
             snapshot_bytes: p.parts.snapshot_bytes() as u64,
+            pinned_snapshots: p.parts.pins().0,
+            dropped_pins: p.parts.pins().1,
         }));
         out
     }

@@ -41,6 +41,7 @@ pub(super) struct Plan {
     batch: u32,
     ubatch: u32,
     max_snapshots: usize,
+    pinned_snapshots: usize,
     snapshot_interval: usize,
     conversation_slots: usize,
     sequences: u32,
@@ -74,6 +75,7 @@ impl Plan {
             batch: s.batch.max(1),
             ubatch: s.ubatch.clamp(1, s.batch.max(1)),
             max_snapshots: s.max_snapshots,
+            pinned_snapshots: s.pinned_snapshots,
             snapshot_interval: s.snapshot_interval as usize,
             conversation_slots: s.conversation_slots.max(1) as usize,
             sequences: s.sequences.clamp(1, MAX_SEQUENCES),
@@ -165,6 +167,7 @@ pub(super) fn run(
             plan.sequences as usize,
             plan.batch as usize,
             plan.max_snapshots,
+            plan.pinned_snapshots,
             plan.conversation_slots,
             n_ctx,
         ),
@@ -417,6 +420,7 @@ impl Worker<'_> {
                     generated_tokens: 0,
                     prefill_seconds: 0.0,
                     decode_seconds: 0.0,
+                    dropped_pin: None,
                 },
                 tokens: Vec::new(),
             }));
@@ -426,7 +430,11 @@ impl Worker<'_> {
             let _ = out.events.send(EngineEvent::Failed(e));
             return Start::Done;
         }
-        let (key, max_tokens) = (request.sequence.0, request.max_tokens as usize);
+        let (key, max_tokens, pin) = (
+            request.sequence.0,
+            request.max_tokens as usize,
+            request.pin_turn,
+        );
         let sampling = request.sampling.clone();
         let grammar = request.tool_grammar.clone();
         let Some(i) = self.place(key) else {
@@ -456,18 +464,19 @@ impl Worker<'_> {
         }
         let started = Instant::now();
         let boundary = last_message_start(self.model, &tokens);
-        let pre =
-            match self
-                .pool
-                .memory(i)
-                .prefill_to_last(&mut self.ctx, &tokens, boundary, &out.cancel)
-            {
-                Ok(p) => p,
-                Err(e) => {
-                    let _ = out.events.send(EngineEvent::Failed(e));
-                    return Start::Done;
-                }
-            };
+        let pre = match self.pool.memory(i).prefill_to_last(
+            &mut self.ctx,
+            &tokens,
+            boundary,
+            pin,
+            &out.cancel,
+        ) {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = out.events.send(EngineEvent::Failed(e));
+                return Start::Done;
+            }
+        };
         let figures = Figures {
             prompt_tokens: tokens.len(),
             reused_tokens: pre.reused,
@@ -476,6 +485,7 @@ impl Worker<'_> {
             generated_tokens: 0,
             prefill_seconds: started.elapsed().as_secs_f64(),
             decode_seconds: 0.0,
+            dropped_pin: pre.dropped_pin,
         };
         if pre.cancelled {
             let _ = out.events.send(EngineEvent::Done(Generation {
@@ -517,6 +527,7 @@ impl Worker<'_> {
             generated_tokens: 0,
             prefill_seconds: start.elapsed().as_secs_f64(),
             decode_seconds: 0.0,
+            dropped_pin: pre.dropped_pin,
         };
         Ok((self.ctx.get_logits_ith(0).to_vec(), figures))
     }

@@ -146,6 +146,10 @@ impl<R: ContainerRuntime> Sandbox for ContainerSandbox<R> {
         let plan = self.ws.restore_plan(files.path(), turn)?;
         ops::restore(&self.runtime, &plan).await
     }
+    fn workspace(&self) -> &Workspace {
+        &self.ws
+    }
+
     async fn close(&self) -> Result<(), SandboxError> {
         if self.closed.swap(true, Ordering::SeqCst) {
             return Ok(());

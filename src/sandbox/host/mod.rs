@@ -273,6 +273,10 @@ impl Sandbox for HostSandbox {
         apply_restore(Path::new(&self.root), &plan)
     }
 
+    fn workspace(&self) -> &Workspace {
+        &self.ws
+    }
+
     async fn close(&self) -> Result<(), SandboxError> {
         // Background processes the model started (servers, `nohup`) end with the session.
         kill_marked(SESSION_MARKER, &self.session);

@@ -29,6 +29,10 @@
 //!   `refs/lilypad/turns/<n>` in the store when they differ from the previous record.
 //! - [`Workspace::restore_plan`]: what to delete and what to write (a tar) to bring the files
 //!   back exactly to any turn's record; the sandbox applies it in its own way.
+//! - [`Workspace::turn_patch`], [`Workspace::forget_after`], [`Workspace::seed_turn`]: a turn's
+//!   record as a patch (the session log keeps one per recorded turn), dropping the records
+//!   after a turn the session rewound to, and records made again from saved patches when a
+//!   session is resumed or forked.
 //!
 //! Both directories are named after this process, and a new workspace removes those of dead
 //! sessions ([`leftovers`]).
@@ -298,6 +302,76 @@ impl Workspace {
                 .map_err(|e| SandboxError::io("archiving", format!("turn {}", target.turn), e))?;
         }
         Ok(plan)
+    }
+
+    /// The patch of turn `turn`'s record (the latest at or before it): the diff from the
+    /// baseline to the files as they were at the end of that turn (empty for the baseline).
+    pub fn turn_patch(&self, turn: u32) -> Result<Vec<u8>, SandboxError> {
+        let target = self.record_at(turn);
+        self.git().run(&[
+            "diff",
+            "--binary",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-renames",
+            &self.baseline.tree,
+            &target.tree,
+        ])
+    }
+
+    /// Drop the records of turns after `turn` (a rewind: the session's history goes on from
+    /// there, so a later turn that changes nothing is not mistaken for an old record).
+    pub fn forget_after(&self, turn: u32) -> Result<(), SandboxError> {
+        let mut turns = self.lock();
+        while turns.last().is_some_and(|r| r.turn > turn) {
+            if let Some(r) = turns.pop() {
+                let name = format!("{TURN_REF_PREFIX}{}", r.turn);
+                self.git().run(&["update-ref", "-d", &name])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Record turn `turn` from a saved patch (the diff from the baseline to that turn's
+    /// files, as [`Self::turn_patch`] gives it) without touching the files: a resumed or
+    /// forked session gets the turn records of the session it continues. Turns must come in
+    /// increasing order; records of this turn or later are replaced.
+    pub fn seed_turn(&self, turn: u32, patch: &[u8]) -> Result<(), SandboxError> {
+        let tree = if patch.is_empty() {
+            self.baseline.tree.clone()
+        } else {
+            self.apply_onto(&self.baseline.tree, patch)?
+        };
+        let mut turns = self.lock();
+        while turns.last().is_some_and(|r| r.turn >= turn) {
+            if let Some(r) = turns.pop() {
+                let name = format!("{TURN_REF_PREFIX}{}", r.turn);
+                self.git().run(&["update-ref", "-d", &name])?;
+            }
+        }
+        let prev = turns.last().unwrap_or(&self.baseline).clone();
+        if prev.tree == tree {
+            return Ok(());
+        }
+        let message = format!("Turn {turn}");
+        let commit =
+            self.git()
+                .line(&["commit-tree", &tree, "-p", &prev.commit, "-m", &message])?;
+        self.git()
+            .run(&["update-ref", &format!("{TURN_REF_PREFIX}{turn}"), &commit])?;
+        turns.push(Record { turn, commit, tree });
+        Ok(())
+    }
+
+    /// The latest record at or before `turn` (the baseline when none is).
+    fn record_at(&self, turn: u32) -> Record {
+        self.lock()
+            .iter()
+            .rev()
+            .find(|r| r.turn <= turn)
+            .unwrap_or(&self.baseline)
+            .clone()
     }
 
     /// The tree of `current`'s files, as the patch sees them. The working copy keeps its own

@@ -20,6 +20,7 @@ impl App {
             Some(Overlay::Help) => return vec![C::Help, C::Anywhere],
             Some(Overlay::ConfirmQuit(_)) => return vec![C::Confirm, C::Anywhere],
             Some(Overlay::ContextFull(_)) => return vec![C::ContextChoice, C::Anywhere],
+            Some(Overlay::Rewind { .. }) => return vec![C::Rewind, C::Anywhere],
             None => {}
         }
         match &self.mode {
@@ -155,6 +156,9 @@ impl App {
             A::PrevMatch => self.step_search(Direction::Back),
             A::ContinueFresh | A::DropOldResults | A::Cancel if ctx == Context::ContextChoice => {
                 self.context_choice(action)
+            }
+            A::EarlierTurn | A::LaterTurn | A::Submit | A::Cancel if ctx == Context::Rewind => {
+                self.rewind_choice(action)
             }
             _ => match ctx {
                 Context::Diff | Context::Command | Context::Feedback | Context::Prefix => {
@@ -491,6 +495,7 @@ impl App {
                 self.transcript.unselect_hidden(&ctx.as_ctx());
                 Vec::new()
             }
+            A::Rewind => self.open_rewind(),
             A::ReplayNext => self.replay_step(Direction::Forward),
             A::ReplayPrev => self.replay_step(Direction::Back),
             A::ReplayEnd => {
@@ -541,6 +546,49 @@ impl App {
         };
         self.status.state = AgentState::Generating;
         vec![Effect::Send(op)]
+    }
+
+    /// `R`: ask which turn to go back to (the one before the last, to begin with).
+    fn open_rewind(&mut self) -> Vec<Effect> {
+        if self.replay.is_some() || self.status.state == AgentState::Ended {
+            return Vec::new();
+        }
+        let mut turns = self.transcript.turns();
+        if !turns.contains(&0) {
+            turns.insert(0, 0);
+        }
+        if turns.len() < 2 {
+            self.transcript
+                .notice(Level::Info, "no earlier turn to rewind to yet");
+            return Vec::new();
+        }
+        let turn = turns[turns.len() - 2];
+        self.input_focus = false;
+        self.overlay = Some(Overlay::Rewind { turn, turns });
+        Vec::new()
+    }
+
+    /// The person's answer in the rewind question: another turn, go, or not.
+    fn rewind_choice(&mut self, action: Action) -> Vec<Effect> {
+        let Some(Overlay::Rewind { turn, turns }) = &mut self.overlay else {
+            return Vec::new();
+        };
+        let at = turns.iter().position(|t| t == turn).unwrap_or(0);
+        match action {
+            Action::EarlierTurn => *turn = turns[at.saturating_sub(1)],
+            Action::LaterTurn => *turn = turns[(at + 1).min(turns.len() - 1)],
+            Action::Submit => {
+                let turn = *turn;
+                self.overlay = None;
+                if self.status.state.is_busy() {
+                    self.transcript
+                        .notice(Level::Warning, "interrupting, then rewinding…");
+                }
+                return vec![Effect::Send(Op::Rewind { turn })];
+            }
+            _ => self.overlay = None,
+        }
+        Vec::new()
     }
 
     fn scroll(&mut self, d: isize) -> Vec<Effect> {

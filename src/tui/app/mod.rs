@@ -84,6 +84,11 @@ pub enum Overlay {
     ConfirmQuit(String),
     /// The conversation is full; the message typed waits for the choice of how to go on.
     ContextFull(String),
+    /// Which turn to rewind to (`turn`, one of `turns`), asked before anything is sent.
+    Rewind {
+        turn: u32,
+        turns: Vec<u32>,
+    },
 }
 
 /// What became of the session patch.
@@ -293,6 +298,13 @@ impl App {
             }
             Event::ConversationRestarted { .. } | Event::ToolResultsDropped { .. } => {
                 self.context_full = false;
+            }
+            Event::Rewound { .. } => {
+                self.context_full = false;
+                self.queued_messages.clear();
+                if self.replay.is_none() && !self.history && matches!(self.mode, Mode::Transcript) {
+                    self.input_focus = true;
+                }
             }
             Event::TaskFinished { reason, .. } => {
                 self.context_full = reason == crate::protocol::FinishReason::ContextLimit;

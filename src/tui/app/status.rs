@@ -137,6 +137,14 @@ impl Status {
             }
             Event::Paused { .. } => self.set(AgentState::Paused),
             Event::TaskFinished { .. } => self.set(AgentState::Finished),
+            Event::Rewound {
+                turn,
+                context_tokens,
+                ..
+            } => {
+                self.step = *turn;
+                self.context_tokens = *context_tokens;
+            }
             Event::SessionEnded => self.set(AgentState::Ended),
             Event::UserMessage { .. } => self.set(AgentState::Generating),
             _ => {}

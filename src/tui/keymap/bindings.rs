@@ -375,6 +375,13 @@ pub const BINDINGS: &[Binding] = &[
     ),
     b(
         C::Transcript,
+        &[ch('R'), ctrl('z')],
+        A::Rewind,
+        Some("rewind"),
+        "rewind to an earlier turn: the conversation, the files and the model's memory go back to the end of that turn (asks first)",
+    ),
+    b(
+        C::Transcript,
         &[ch('r')],
         A::ToggleReasoning,
         None,
@@ -536,6 +543,34 @@ pub const BINDINGS: &[Binding] = &[
         A::Cancel,
         Some("back"),
         "back to the message, unsent",
+    ),
+    b(
+        C::Rewind,
+        &[code(KeyCode::Left), ch('h'), code(KeyCode::Up), ch('k')],
+        A::EarlierTurn,
+        Some("earlier"),
+        "choose the turn before",
+    ),
+    b(
+        C::Rewind,
+        &[code(KeyCode::Right), ch('l'), code(KeyCode::Down), ch('j')],
+        A::LaterTurn,
+        Some("later"),
+        "choose the turn after",
+    ),
+    b(
+        C::Rewind,
+        &[ch('y'), code(KeyCode::Enter)],
+        A::Submit,
+        Some("rewind"),
+        "rewind to the chosen turn (a running task is interrupted first)",
+    ),
+    b(
+        C::Rewind,
+        &[code(KeyCode::Esc), ch('n')],
+        A::Cancel,
+        Some("cancel"),
+        "keep everything as it is",
     ),
     b(
         C::Help,

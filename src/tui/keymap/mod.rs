@@ -34,6 +34,8 @@ pub enum Context {
     Confirm,
     /// The conversation is full: how to go on with the message just typed.
     ContextChoice,
+    /// Choosing the turn to rewind to, and confirming it.
+    Rewind,
     /// The help overlay.
     Help,
     /// Choosing the words of a command approval rule.
@@ -60,6 +62,7 @@ impl Context {
             Context::SavePath => "Saving the patch",
             Context::Confirm => "Questions",
             Context::ContextChoice => "The context is full",
+            Context::Rewind => "Rewinding to a turn",
             Context::Help => "This help",
             Context::Prefix => "Choosing a command rule",
             Context::Search => "Searching the transcript",
@@ -129,6 +132,10 @@ pub enum Action {
     ReplayNext,
     ReplayPrev,
     ReplayEnd,
+    /// Choose an earlier turn to go back to (conversation, files, model memory).
+    Rewind,
+    EarlierTurn,
+    LaterTurn,
 }
 
 /// A key: code plus Ctrl/Alt (Shift is part of the character).

@@ -44,6 +44,9 @@ pub struct Transcript {
     last_total: Cell<usize>,
     /// The search match to mark: (line, query).
     found: Option<(usize, String)>,
+    /// Where each turn's cells end (turn, cell count after it), for cutting the transcript
+    /// back on a rewind.
+    turn_ends: Vec<(u32, usize)>,
 }
 
 impl Transcript {
@@ -179,9 +182,23 @@ impl Transcript {
                     });
                 }
             }
-            Event::TurnFinished { .. } => {
+            Event::TurnFinished { step, .. } => {
                 self.finish_streaming();
                 self.drop_tentative();
+                self.turn_ends.retain(|(t, _)| t < step);
+                self.turn_ends.push((*step, self.cells.len()));
+            }
+            Event::TurnRecorded { .. } => {}
+            Event::Rewound {
+                turn, from_turn, ..
+            } => {
+                self.cut_to_turn(*turn);
+                let text = if *turn == 0 {
+                    format!("⟲ rewound to the start (from turn {from_turn}): the files and the conversation are as they were before the first turn")
+                } else {
+                    format!("⟲ rewound to the end of turn {turn} (from turn {from_turn}): the files and the conversation are as they were then")
+                };
+                self.notice(Level::Info, text);
             }
             Event::Paused { step } => self.notice(
                 Level::Info,
@@ -226,6 +243,35 @@ impl Transcript {
             ),
             Event::SessionStarted { .. } | Event::SessionEnded | Event::MessageQueued { .. } => {}
         }
+    }
+
+    /// Turns whose end is known, oldest first (the ones a rewind can go back to, with 0).
+    pub fn turns(&self) -> Vec<u32> {
+        self.turn_ends.iter().map(|(t, _)| *t).collect()
+    }
+
+    /// Drop every cell after the end of turn `turn` (0: before the first message or turn).
+    fn cut_to_turn(&mut self, turn: u32) {
+        self.finish_streaming();
+        let end = if turn == 0 {
+            self.cells
+                .iter()
+                .position(|c| matches!(c.kind, CellKind::User(_) | CellKind::TurnHeader(_)))
+        } else {
+            self.turn_ends
+                .iter()
+                .find(|(t, _)| *t == turn)
+                .map(|(_, end)| *end)
+        };
+        let Some(end) = end else { return };
+        self.cells.truncate(end);
+        self.turn_ends.retain(|(t, _)| *t <= turn);
+        self.by_call.retain(|_, i| *i < end);
+        if self.selected.is_some_and(|i| i >= end) {
+            self.selected = None;
+        }
+        self.found = None;
+        self.follow = true;
     }
 
     /// Index of the first cell of the current turn (after its header).

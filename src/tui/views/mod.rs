@@ -57,6 +57,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
         Some(Overlay::Help) => overlays::help(frame, area, app),
         Some(Overlay::ConfirmQuit(q)) => overlays::confirm(frame, area, app, q),
         Some(Overlay::ContextFull(text)) => overlays::context_full(frame, area, app, text),
+        Some(Overlay::Rewind { turn, turns }) => overlays::rewind(frame, area, app, *turn, turns),
         None => {}
     }
 }

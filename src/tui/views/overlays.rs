@@ -1,5 +1,5 @@
-//! Popups: the help overlay (every binding, from the key map), the quit question, and the
-//! choice of how to go on when the context is full.
+//! Popups: the help overlay (every binding, from the key map), the quit question, the
+//! choice of how to go on when the context is full, and the rewind question.
 
 use crate::tui::app::App;
 use crate::tui::keymap;
@@ -186,6 +186,52 @@ pub(super) fn context_full(frame: &mut Frame<'_>, area: Rect, app: &App, message
         choice("d", "drop the oldest tool results until it fits, then send"),
         Line::default(),
         choice("Esc", "back to the message, unsent"),
+    ];
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// Which turn to rewind to, and what going back means, before anything is sent.
+pub(super) fn rewind(frame: &mut Frame<'_>, area: Rect, app: &App, turn: u32, turns: &[u32]) {
+    let t = &app.theme;
+    let popup = centered(area, 74, 7);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(t.fg(t.warning))
+        .title(Span::styled(
+            " Rewind ",
+            t.fg(t.warning).add_modifier(Modifier::BOLD),
+        ));
+    let inner = block.inner(popup);
+    frame.render_widget(Clear, popup);
+    frame.render_widget(block, popup);
+    let last = turns.last().copied().unwrap_or(0);
+    let target = if turn == 0 {
+        "the start of the session (before turn 1)".to_string()
+    } else {
+        format!("the end of turn {turn}")
+    };
+    let key = |a| keymap::keys_of(keymap::Context::Rewind, a);
+    let lines = vec![
+        Line::styled(
+            format!("Rewind to turn {turn} of {last}? Files and conversation go back to"),
+            t.fg(t.text),
+        ),
+        Line::styled(format!("{target}; later turns are dropped."), t.fg(t.text)),
+        Line::styled(
+            "The model's memory goes back with them; then type a new message.",
+            t.dim(),
+        ),
+        Line::default(),
+        Line::from(vec![
+            Span::styled(key(keymap::Action::EarlierTurn), t.accent()),
+            Span::styled(" earlier · ", t.dim()),
+            Span::styled(key(keymap::Action::LaterTurn), t.accent()),
+            Span::styled(" later · ", t.dim()),
+            Span::styled(key(keymap::Action::Submit), t.accent()),
+            Span::styled(" rewind · ", t.dim()),
+            Span::styled(key(keymap::Action::Cancel), t.accent()),
+            Span::styled(" cancel", t.dim()),
+        ]),
     ];
     frame.render_widget(Paragraph::new(lines), inner);
 }
