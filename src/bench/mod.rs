@@ -99,7 +99,7 @@ impl Table {
             .chain(
                 self.rows
                     .iter()
-                    .map(|r| r.iter().map(|x| num(*x)).collect::<Vec<_>>()),
+                    .map(|r| r.iter().map(|x| cell(*x)).collect::<Vec<_>>()),
             )
             .collect();
         let mut widths = vec![0usize; self.columns.len()];
@@ -179,6 +179,15 @@ impl Report {
             out.push_str(&t.text());
         }
         out
+    }
+}
+
+/// A table cell: whole numbers (counts) as they are, others as [`num`].
+fn cell(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        num(x)
     }
 }
 

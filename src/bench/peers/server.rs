@@ -101,6 +101,15 @@ impl Server {
             program: program.to_path_buf(),
             source,
         };
+        // A fresh connection per request: the server drops an idle kept-alive one after a few
+        // seconds, and a turn of the other side can take longer than that.
+        let client = reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
+            .build()
+            .map_err(|source| PeerError::Http {
+                url: format!("http://127.0.0.1:{port}"),
+                source,
+            })?;
         let log_file = std::fs::File::create(log).map_err(spawn_err)?;
         let child = Command::new(program)
             .args(args(model, port, threads, ctx, extra))
@@ -118,7 +127,7 @@ impl Server {
             url: format!("http://127.0.0.1:{port}"),
             log: log.to_path_buf(),
             rt,
-            client: reqwest::Client::new(),
+            client,
         };
         server.wait_ready(program)?;
         Ok(server)
@@ -182,7 +191,14 @@ impl Server {
                 .bytes()
                 .await
         });
-        let bytes = bytes.map_err(http)?;
+        // A server that closed the connection has usually died: its log says why.
+        let bytes = bytes.map_err(|e| match self.log_tail() {
+            t if t.is_empty() => http(e),
+            t => PeerError::Failed {
+                program: PathBuf::from("llama-server"),
+                tail: format!("{e} ({url}); its log ends:\n{t}"),
+            },
+        })?;
         let r: Response = serde_json::from_slice(&bytes).map_err(|e| PeerError::Output {
             program: PathBuf::from("llama-server"),
             what: format!("{e}: {}", String::from_utf8_lossy(&bytes)),
