@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds llama.cpp's own tools from the llama.cpp that Lilypad links (the tree inside the
-# llama-cpp-sys-2 crate source), for the peer checks: today `llama-perplexity` (the peer of
-# `lilypad quant-check`); llama-bench, llama-batched-bench and llama-server can be added as
-# targets. Usage: scripts/build-llama-tools.sh [TARGET...] (default llama-perplexity).
+# llama-cpp-sys-2 crate source), for the peer checks: `llama-perplexity` (the peer of
+# `lilypad quant-check`), and `llama-bench`, `llama-batched-bench` and `llama-server` (the
+# baselines of `lilypad bench`, docs/PERFORMANCE.md). One cmake build tree for all of them.
+# Usage: scripts/build-llama-tools.sh [TARGET...] (default: all four).
 #
 # The crate ships llama.cpp's library, ggml and common/ but not tools/*: the tools' own sources
 # come from the llama-cpp-python sdist on PyPI (the version scripts/fetch-test-python.sh
@@ -16,7 +17,8 @@ set -euo pipefail
 trap 'echo "build-llama-tools: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(llama-perplexity)
+all_targets=(llama-perplexity llama-bench llama-batched-bench llama-server)
+[ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 lcp_version=0.3.36
 sys_version=$(awk '/^name = "llama-cpp-sys-2"/{getline; gsub(/[^0-9.]/,""); print}' Cargo.lock)
 [ -n "$sys_version" ] || { echo "build-llama-tools: llama-cpp-sys-2 not in Cargo.lock" >&2; exit 1; }
@@ -56,14 +58,25 @@ if [ -z "$done_all" ]; then
     while IFS= read -r line; do settings+=("-D$line"); done < <(
       grep -E '^(CMAKE_BUILD_TYPE|CMAKE_C_FLAGS|CMAKE_CXX_FLAGS|GGML_(NATIVE|AVX|AVX2|AVX512|AVX512_BF16|AVX512_VBMI|AVX512_VNNI|AVX_VNNI|BMI2|F16C|FMA|SSE42|OPENMP|LLAMAFILE|CPU_REPACK)):' "$cache_file")
   fi
-  tool_dirs=$(printf '%s\n' "${targets[@]}" | sed -e 's/^llama-//' -e 's/^batched-bench$/batched-bench/' \
+  # Every tool's directory is configured whatever the targets asked for, so that a run for one
+  # tool keeps the others' build rules (one build tree, one cache).
+  tool_dirs=$(printf '%s\n' "${all_targets[@]}" "${targets[@]}" | sed -e 's/^llama-//' -e 's/^batched-bench$/batched-bench/' \
     -e 's/^bench$/llama-bench/' | sort -u | paste -sd';')
   launcher=()
   if command -v ccache >/dev/null; then
     launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
     export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$HOME}"
   fi
-  nice cmake -S scripts/llama-tools -B "$out/build" "${settings[@]}" "${launcher[@]}" \
+  # The build tree belongs to one source directory: the wrapper is copied into the cache so that
+  # every clone uses the same one (a tree configured from another path is configured afresh;
+  # ccache keeps that cheap).
+  mkdir -p "$out/wrapper"
+  cp scripts/llama-tools/CMakeLists.txt "$out/wrapper/CMakeLists.txt"
+  if [ -f "$out/build/CMakeCache.txt" ] &&
+    ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$out/wrapper" "$out/build/CMakeCache.txt"; then
+    rm -rf "$out/build/CMakeCache.txt" "$out/build/CMakeFiles"
+  fi
+  nice cmake -S "$out/wrapper" -B "$out/build" "${settings[@]}" "${launcher[@]}" \
     -DLLAMA_SRC="$src" -DTOOLS_SRC="$tools" -DLILYPAD_TOOLS="$tool_dirs" \
     -DCMAKE_RUNTIME_OUTPUT_DIRECTORY="$bin" >&2
   nice cmake --build "$out/build" --target "${targets[@]}" -j "${CMAKE_BUILD_PARALLEL_LEVEL:-2}" >&2

@@ -34,9 +34,11 @@ mkdir -p target
 # so it runs in the background too.
 (nice scripts/fetch-test-python.sh >target/python-peers.env 2>target/python-peers.log) &
 py_pid=$!
-# llama.cpp's own llama-perplexity, the peer of `lilypad quant-check` (tests/model/quant.rs),
-# built from the llama.cpp Lilypad links and cached in ~/.cache/lilypad-ci/llama-tools (about
-# 10 CPU-minutes the first time), also in the background.
+# llama.cpp's own llama-perplexity (the peer of `lilypad quant-check`, tests/model/quant.rs),
+# llama-bench, llama-batched-bench and llama-server (the baselines of `lilypad bench`,
+# tests/cli/bench_cli.rs), built from the llama.cpp Lilypad links and cached in
+# ~/.cache/lilypad-ci/llama-tools (about 30 minutes on two busy cores the first time), also in
+# the background.
 (nice scripts/build-llama-tools.sh >target/llama-tools.env 2>target/llama-tools.log) &
 tools_pid=$!
 # The engine with the bridge and clamp Kubernetes needs, plus a Debian image with bash.
@@ -52,6 +54,6 @@ cargo clippy --all-targets -- -D warnings
 wait "$k8s_pid" || { tail -n 40 target/engines-up.log >&2; echo "test: starting the engines failed" >&2; exit 1; }
 wait "$py_pid" || { tail -n 40 target/python-peers.log >&2; echo "test: installing the Python peers failed" >&2; exit 1; }
 eval "$(cat target/python-peers.env)"
-wait "$tools_pid" || { tail -n 40 target/llama-tools.log >&2; echo "test: building llama-perplexity failed" >&2; exit 1; }
+wait "$tools_pid" || { tail -n 40 target/llama-tools.log >&2; echo "test: building llama.cpp's tools failed" >&2; exit 1; }
 eval "$(cat target/llama-tools.env)"
 cargo test --all-targets -- --test-threads=2

@@ -47,6 +47,14 @@ pub struct Overrides {
     pub gpu_layers: Option<u32>,
     /// Context size in tokens
     pub ctx: Option<u32>,
+    /// Flash attention (`auto`, `on`, `off`)
+    pub flash_attention: Option<crate::engine::FlashAttention>,
+    /// Element type of the attention cache's keys and values
+    pub cache_type: Option<crate::engine::CacheType>,
+    /// How the model is split over several GPUs
+    pub split_mode: Option<crate::engine::SplitMode>,
+    /// GPU devices to use, by index (empty: not given)
+    pub devices: Vec<usize>,
     /// CPU threads for generation
     pub threads: Option<u32>,
     /// Cap on generated tokens per model turn
@@ -250,6 +258,19 @@ impl Settings {
         if let Some(v) = f.ctx {
             e.ctx = v;
         }
+        if let Some(v) = f.flash_attention {
+            e.flash_attention = v;
+        }
+        if let Some(v) = f.cache_type {
+            e.cache_type_k = v;
+            e.cache_type_v = v;
+        }
+        if let Some(v) = f.split_mode {
+            e.split_mode = v;
+        }
+        if !f.devices.is_empty() {
+            e.devices.clone_from(&f.devices);
+        }
         if let Some(v) = f.threads {
             e.threads = v;
         }
@@ -448,6 +469,32 @@ mod tests {
         assert_eq!(s.engine.ctx, 1024, "flags override the environment");
         assert_eq!(s.engine.threads, 3);
         assert!(s.engine.sampling.greedy);
+    }
+
+    #[test]
+    fn device_and_cache_settings_come_from_the_file_and_flags() {
+        use crate::engine::{CacheType, FlashAttention, SplitMode};
+        let mut s: Settings = toml::from_str(
+            "[engine]\nflash_attention = \"on\"\ncache_type_k = \"q8_0\"\nsplit_mode = \"row\"\ndevices = [1]\n",
+        )
+        .unwrap();
+        assert_eq!(s.engine.flash_attention, FlashAttention::On);
+        assert_eq!(s.engine.cache_type_k, CacheType::Q8_0);
+        assert_eq!(s.engine.cache_type_v, CacheType::F16);
+        assert_eq!(s.engine.split_mode, SplitMode::Row);
+        assert_eq!(s.engine.devices, vec![1]);
+        s.apply_flags(&Overrides {
+            cache_type: Some(CacheType::Q4_0),
+            flash_attention: Some(FlashAttention::Auto),
+            devices: vec![0, 2],
+            ..Default::default()
+        });
+        assert_eq!(s.engine.cache_type_k, CacheType::Q4_0);
+        assert_eq!(s.engine.cache_type_v, CacheType::Q4_0);
+        assert_eq!(s.engine.flash_attention, FlashAttention::Auto);
+        assert_eq!(s.engine.split_mode, SplitMode::Row, "not given: kept");
+        assert_eq!(s.engine.devices, vec![0, 2]);
+        assert!(toml::from_str::<Settings>("[engine]\ncache_type_k = \"q3\"\n").is_err());
     }
 
     #[test]

@@ -73,6 +73,26 @@ pub fn run(settings: &Settings, out: &mut dyn Write) -> Result<Verdict, DoctorEr
         (true, None, None) => "all".to_string(),
     };
     writeln!(out, "gpu layers      {offloaded}")?;
+    let devices = if e.devices.is_empty() {
+        "all".to_string()
+    } else {
+        e.devices
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    writeln!(
+        out,
+        "devices         {devices} (split mode {})",
+        e.split_mode
+    )?;
+    writeln!(out, "flash attention {}", e.flash_attention)?;
+    writeln!(
+        out,
+        "kv cache        {} keys, {} values",
+        e.cache_type_k, e.cache_type_v
+    )?;
     let threads = if e.threads > 0 {
         e.threads.to_string()
     } else {

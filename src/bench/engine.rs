@@ -1,10 +1,11 @@
 //! Prompt processing and generation speed of Lilypad's engine against llama.cpp's reference
 //! method, llama-bench's procedure: pp512 (512 tokens read in one batch into a fresh context)
 //! and tg128 (128 tokens decoded one at a time into a fresh context), one warm-up run, then the
-//! mean of `reps` runs. The reference is a bare llama-cpp-2 loop (batch, decode, nothing else)
-//! on the same GGUF, threads, context and batch sizes; it runs in its own process
-//! (`lilypad bench engine-reference`), since llama.cpp's backend is initialised once per
-//! process. Lilypad's side goes through `EngineHandle`: `reset` then `logits_of_tokens` for pp512
+//! mean of `reps` runs. The reference is `llama-bench` itself when it is built
+//! ([`super::peers::llama_bench`]); without it, a bare llama-cpp-2 loop (batch, decode,
+//! nothing else, [`reference`]) on the same GGUF, threads, context and batch sizes, in its own
+//! process (`lilypad bench engine-reference`), since llama.cpp's backend is initialised once
+//! per process. Lilypad's side goes through `EngineHandle`: `reset` then `logits_of_tokens` for pp512
 //! (wall time of the request), `reset` then a 128-token greedy generation for tg128 (the
 //! engine's own decode time, which includes sampling and detokenising each token).
 
@@ -162,17 +163,18 @@ pub fn lilypad(engine: &EngineHandle, reps: usize) -> Result<Speeds, EngineError
     })
 }
 
-pub fn figures(lily: Speeds, reference: Speeds) -> Vec<Figure> {
+/// The pp and tg figures against `baseline` (its name) with `target`.
+pub fn figures(lily: Speeds, reference: Speeds, baseline: &str, target: f64) -> Vec<Figure> {
     let f = |name: &str, a: f64, b: f64| Figure {
         bench: "engine".into(),
         name: name.into(),
         value: a,
         unit: "tok/s".into(),
-        baseline: "bare llama-cpp-2 loop, llama-bench procedure".into(),
+        baseline: baseline.into(),
         baseline_value: b,
         ratio: ratio(a, b),
         better: "higher".into(),
-        target: Some(0.97),
+        target: Some(target),
     };
     vec![
         f("pp512 prompt processing", lily.pp, reference.pp),

@@ -78,11 +78,59 @@ pub(super) fn session(
         }
         report.figures.extend(o.figures());
     }
+    if matches!(opts.which, Which::AgentTurns | Which::All) {
+        session_against_server(opts, &engine, &path, &es, turns, dir, report)?;
+    }
     if matches!(opts.which, Which::Resume | Which::All) {
         eprintln!("bench resume: {turns} turns, {repeats} repeat(s)...");
         let o = resume::run(&engine, turns, repeats, dir)?;
         report.figures.extend(o.figures());
     }
+    Ok(())
+}
+
+/// The scripted session sent turn by turn to llama-server (each of
+/// [`super::agent_server::SETTINGS`]) and to `engine`, when llama-server is built.
+fn session_against_server(
+    opts: &Options,
+    engine: &EngineHandle,
+    path: &Path,
+    es: &EngineSettings,
+    turns: usize,
+    dir: &Path,
+    report: &mut Report,
+) -> Result<(), BenchError> {
+    use super::peers::server::Server;
+    let Some(program) = opts.peer("llama-server") else {
+        report.notes.push(
+            "agent-turns: llama-server not found (--llama-tools or LILYPAD_LLAMA_TOOLS_DIR; scripts/build-llama-tools.sh builds it): not compared with it".into(),
+        );
+        return Ok(());
+    };
+    let mut servers = Vec::new();
+    for (i, (label, extra)) in super::agent_server::SETTINGS.iter().enumerate() {
+        let extra: Vec<String> = extra.iter().map(|a| a.to_string()).collect();
+        let log = dir.join(format!("llama-server-{i}.log"));
+        eprintln!("bench agent-turns: starting llama-server ({label})...");
+        let server = Server::start(&program, path, es.threads, es.ctx, &extra, &log)?;
+        servers.push((label.to_string(), server));
+    }
+    eprintln!("bench agent-turns: {turns} turns against llama-server...");
+    let o = super::agent_server::run(engine, &servers, turns)?;
+    drop(servers);
+    report.notes.push(format!(
+        "agent-turns against {}: one slot, ctx {}, {} thread(s), CPU; each turn's prompt as the engine's token ids to /completion with cache_prompt, 1 predicted token; settings: {}",
+        program.display(),
+        es.ctx,
+        es.threads,
+        super::agent_server::SETTINGS
+            .iter()
+            .map(|(l, a)| format!("{l} = [{}]", a.join(" ")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    report.figures.extend(o.figures());
+    report.tables.push(o.table());
     Ok(())
 }
 
@@ -126,11 +174,44 @@ pub(super) fn engine(
         e::PP
     ));
     let exe = std::env::current_exe().map_err(io("finding the lilypad binary"))?;
+    let llama_bench = opts.peer("llama-bench");
+    let (baseline, target) = match &llama_bench {
+        Some(p) => {
+            report.notes.push(format!(
+                "engine: baseline {} (-p {} -n {} -t {threads} -b {} -ub {} -ngl 0 -r {reps}), same GGUF",
+                p.display(),
+                e::PP,
+                e::TG,
+                e::PP,
+                e::PP
+            ));
+            ("llama-bench, same GGUF", 0.98)
+        }
+        None => {
+            report.notes.push(
+                "engine: llama-bench not found (--llama-tools or LILYPAD_LLAMA_TOOLS_DIR; scripts/build-llama-tools.sh builds it): the baseline is the bare llama-cpp-2 loop".into(),
+            );
+            ("bare llama-cpp-2 loop, llama-bench procedure", 0.97)
+        }
+    };
     let (mut refs, mut lilys) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         // Odd rounds run Lilypad's side first: neither side always runs second.
         if round % 2 == 1 {
             lilys.push(e::lilypad(&engine, reps)?);
+        }
+        if let Some(program) = &llama_bench {
+            refs.push(super::peers::llama_bench::run_on(
+                program,
+                &path,
+                threads,
+                e::PP as u32,
+                reps,
+            )?);
+            if round % 2 == 0 {
+                lilys.push(e::lilypad(&engine, reps)?);
+            }
+            continue;
         }
         let out = std::process::Command::new(&exe)
             .arg("--threads")
@@ -165,7 +246,9 @@ pub(super) fn engine(
             lily.tg_min_tokens
         ));
     }
-    report.figures.extend(e::figures(lily, reference));
+    report
+        .figures
+        .extend(e::figures(lily, reference, baseline, target));
     Ok(())
 }
 
@@ -378,6 +461,30 @@ pub(super) fn sequences(
         a.prompt_tokens, a.tokens
     ));
     report.figures.push(a.figure());
+    match opts.peer("llama-batched-bench") {
+        Some(program) => {
+            eprintln!("bench sequences: llama-batched-bench at 1, 2, 4 and 8 sequences...");
+            let peer = super::peers::batched::run_on(
+                &program,
+                &path,
+                threads,
+                es.ctx,
+                &[1, 2, 4, 8],
+                tokens,
+            )?;
+            report.notes.push(format!(
+                "sequences: baseline {} -c {} -npp 1 -ntg {tokens} -npl 1,2,4,8 -kvu -t {threads} -ngl 0 (speed_tg: its generation phase only; Lilypad's figure also reads each one-token prompt and starts each request)",
+                program.display(),
+                es.ctx
+            ));
+            report
+                .figures
+                .extend(super::sequences::against_batched(&o.rows, &peer));
+        }
+        None => report.notes.push(
+            "sequences: llama-batched-bench not found (--llama-tools or LILYPAD_LLAMA_TOOLS_DIR): not compared with it".into(),
+        ),
+    }
     eprintln!("bench sequences: lilypad serve, 4 clients together and one at a time...");
     let s = super::sequences::serve(engine, 4, tokens as u32)?;
     report.figures.push(s.figure());

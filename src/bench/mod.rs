@@ -11,12 +11,16 @@
 //! - [`grammar`]: decode speed inside a tool call with the tool-call grammar against without;
 //! - [`sequences`]: aggregate decode speed of 2, 4 and 8 sequences together against one, and
 //!   `lilypad serve` with concurrent clients against the same requests one at a time.
+//! - [`peers`]: llama.cpp's own programs (`llama-bench`, `llama-batched-bench`,
+//!   `llama-server`) as the baselines of `engine`, `sequences` and `agent-turns`
+//!   ([`agent_server`]) when scripts/build-llama-tools.sh has built them.
 //!
 //! A run ([`run`], with [`Options`]) puts the benches asked for into one [`Report`]; the
 //! sections that load an engine are in `engine_runs`, the rest in `suite`.
 //!
 //! Nothing here asserts on time: the tests only check the structure of the report.
 
+pub mod agent_server;
 pub mod agent_turns;
 pub mod attempts;
 pub mod conversation;
@@ -24,6 +28,7 @@ pub mod decode;
 pub mod engine;
 mod engine_runs;
 pub mod grammar;
+pub mod peers;
 pub mod resume;
 pub mod sequences;
 mod suite;
@@ -75,6 +80,47 @@ pub struct Report {
     /// The machine and the settings, in words.
     pub notes: Vec<String>,
     pub figures: Vec<Figure>,
+    /// Detail behind some figures (the agent session turn by turn).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tables: Vec<Table>,
+}
+
+/// A table of numbers behind some figures.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Table {
+    pub title: String,
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<f64>>,
+}
+
+impl Table {
+    /// The table as aligned text.
+    pub fn text(&self) -> String {
+        let cells: Vec<Vec<String>> = std::iter::once(self.columns.clone())
+            .chain(
+                self.rows
+                    .iter()
+                    .map(|r| r.iter().map(|x| cell(*x)).collect::<Vec<_>>()),
+            )
+            .collect();
+        let mut widths = vec![0usize; self.columns.len()];
+        for r in &cells {
+            for (w, c) in widths.iter_mut().zip(r.iter()) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+        let mut out = format!("{}:\n", self.title);
+        for r in &cells {
+            let line: Vec<String> = r
+                .iter()
+                .zip(widths.iter())
+                .map(|(c, w)| format!("{c:>w$}"))
+                .collect();
+            out.push_str(&line.join("  "));
+            out.push('\n');
+        }
+        out
+    }
 }
 
 impl Report {
@@ -129,7 +175,20 @@ impl Report {
         for n in &self.notes {
             out.push_str(&format!("note: {n}\n"));
         }
+        for t in &self.tables {
+            out.push('\n');
+            out.push_str(&t.text());
+        }
         out
+    }
+}
+
+/// A table cell: whole numbers (counts) as they are, others as [`num`].
+fn cell(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        num(x)
     }
 }
 

@@ -101,6 +101,33 @@ impl Outcome {
     }
 }
 
+/// Lilypad's aggregate decode at each count of `rows` against llama-batched-bench's
+/// `speed_tg` at the same count (`peer`); counts it did not run are left out.
+pub fn against_batched(
+    rows: &[(usize, f64, usize)],
+    peer: &[super::peers::batched::Row],
+) -> Vec<Figure> {
+    rows.iter()
+        .filter_map(|&(n, tps, made)| {
+            let p = peer.iter().find(|p| p.pl == n)?;
+            Some(Figure {
+                bench: "sequences".into(),
+                name: format!(
+                    "decode, {n} sequence(s) together against llama-batched-bench ({made} tokens; its {})",
+                    p.pl * p.tg
+                ),
+                value: tps,
+                unit: "tok/s".into(),
+                baseline: format!("llama-batched-bench -npl {n} -ntg {} (speed_tg)", p.tg),
+                baseline_value: p.speed_tg,
+                ratio: ratio(tps, p.speed_tg),
+                better: "higher".into(),
+                target: Some(0.95),
+            })
+        })
+        .collect()
+}
+
 /// What [`serve`] measured: aggregate completion tokens/s of the clients together and of the
 /// same requests one at a time.
 #[derive(Debug, Clone)]

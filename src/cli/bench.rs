@@ -57,6 +57,12 @@ pub struct BenchArgs {
     /// vocabulary (default: the small synthetic one, so the embedding matrix is tiny)
     #[arg(long)]
     pub vocab_dir: Option<PathBuf>,
+    /// Directory of llama.cpp's own programs, built by scripts/build-llama-tools.sh:
+    /// `llama-bench`, `llama-batched-bench` and `llama-server` become the baselines of
+    /// `engine`, `sequences` and `agent-turns` (without them: the bare llama-cpp-2 loop for
+    /// `engine`, and no peer rows)
+    #[arg(long, env = "LILYPAD_LLAMA_TOOLS_DIR")]
+    pub llama_tools: Option<PathBuf>,
 }
 
 /// `lilypad bench WHICH`: which benches a run measures.
@@ -68,8 +74,8 @@ pub enum WhichArg {
     Resume,
     /// Frame render time under a long transcript, and a large highlighted diff
     Ui,
-    /// Prompt processing and generation speed against a bare llama-cpp-2 loop (llama-bench's
-    /// procedure)
+    /// Prompt processing and generation speed against llama-bench (with --llama-tools; else a
+    /// bare llama-cpp-2 loop following llama-bench's procedure)
     Engine,
     /// Glob against fd over a large tree; a Bash round trip in Docker and Kubernetes against
     /// `docker exec` and `kubectl exec`
@@ -125,6 +131,7 @@ impl BenchArgs {
             peak_gbs: self.peak_gbs,
             decode_tokens: self.decode_tokens,
             vocab_dir: self.vocab_dir.clone(),
+            llama_tools: self.llama_tools.clone(),
         }
     }
 }

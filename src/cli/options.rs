@@ -24,6 +24,19 @@ pub struct EngineArgs {
     /// CPU threads for generation
     #[arg(long, global = true)]
     pub threads: Option<u32>,
+    /// Flash attention: auto (llama.cpp decides per device), on, off
+    #[arg(long, global = true, value_name = "auto|on|off")]
+    pub flash_attn: Option<crate::engine::FlashAttention>,
+    /// Element type of the attention cache's keys and values: f16 (default), bf16, f32, q8_0,
+    /// q5_1, q5_0, q4_1, q4_0 (quantised types need flash attention)
+    #[arg(long, global = true, value_name = "TYPE")]
+    pub cache_type: Option<crate::engine::CacheType>,
+    /// How the model is split over several GPUs: layer (default), row, none
+    #[arg(long, global = true, value_name = "layer|row|none")]
+    pub split_mode: Option<crate::engine::SplitMode>,
+    /// GPU devices to use, by llama.cpp's device index, comma-separated [default: all]
+    #[arg(long, global = true, value_delimiter = ',', value_name = "N,...")]
+    pub device: Vec<usize>,
     /// Cap on generated tokens per model turn
     #[arg(long, global = true)]
     pub max_turn_tokens: Option<u32>,
@@ -70,6 +83,10 @@ impl From<&EngineArgs> for Overrides {
             model: a.model.clone(),
             gpu_layers: a.gpu_layers,
             ctx: a.ctx,
+            flash_attention: a.flash_attn,
+            cache_type: a.cache_type,
+            split_mode: a.split_mode,
+            devices: a.device.clone(),
             threads: a.threads,
             max_turn_tokens: a.max_turn_tokens,
             seed: a.seed,

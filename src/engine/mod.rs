@@ -15,6 +15,7 @@
 
 mod backend;
 pub mod llama;
+mod placement;
 pub mod remote;
 pub mod script;
 mod settings;
@@ -25,6 +26,7 @@ mod types;
 mod utf8;
 
 pub use llama::{EngineHandle, LoadedModel, MemoryReport, ScoreStream, ScoredRows, SequenceMemory};
+pub use placement::{CacheType, FlashAttention, SplitMode};
 pub use script::{ScriptEngine, ScriptSettings};
 pub use settings::{EngineSettings, SamplingSettings};
 pub use stream::GenerationStream;

@@ -71,6 +71,16 @@ pub struct EngineSettings {
     /// there are more conversations than sequences; least recently used dropped first);
     /// each parked one costs its attention cache in RAM.
     pub conversation_slots: u32,
+    /// Flash attention: `auto` (llama.cpp decides per device), `on`, `off`.
+    pub flash_attention: super::FlashAttention,
+    /// Element type of the attention cache's keys (`f16`, `q8_0`, `q4_0`, ...).
+    pub cache_type_k: super::CacheType,
+    /// Element type of its values (a quantised one needs flash attention).
+    pub cache_type_v: super::CacheType,
+    /// How the model is split over several GPUs: `layer`, `row`, `none`.
+    pub split_mode: super::SplitMode,
+    /// GPU devices to use, by llama.cpp's device index (empty: all of them).
+    pub devices: Vec<usize>,
     pub sampling: SamplingSettings,
 }
 
@@ -89,6 +99,11 @@ impl Default for EngineSettings {
             snapshot_interval: 512,
             sequences: 4,
             conversation_slots: 4,
+            flash_attention: super::FlashAttention::Auto,
+            cache_type_k: super::CacheType::F16,
+            cache_type_v: super::CacheType::F16,
+            split_mode: super::SplitMode::Layer,
+            devices: Vec::new(),
             sampling: SamplingSettings::default(),
         }
     }

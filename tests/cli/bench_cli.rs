@@ -189,3 +189,147 @@ fn bench_decode_rates_generation_against_memory_bandwidth() {
         assert!((r - value / one).abs() < 1e-6 * r.max(1.0), "{f}");
     }
 }
+
+/// The directory scripts/build-llama-tools.sh printed, when the peers are built; `None` skips
+/// (a failure under `LILYPAD_TEST_STRICT`).
+fn llama_tools() -> Option<String> {
+    let dir = std::env::var("LILYPAD_LLAMA_TOOLS_DIR").ok();
+    let built = dir.as_ref().is_some_and(|d| {
+        ["llama-bench", "llama-batched-bench", "llama-server"]
+            .iter()
+            .all(|t| std::path::Path::new(d).join(t).exists())
+    });
+    if !built {
+        assert!(
+            !required("LILYPAD_TEST_STRICT"),
+            "llama-bench, llama-batched-bench and llama-server are not built (run scripts/build-llama-tools.sh)"
+        );
+        eprintln!("!!!!! SKIPPED: llama.cpp's peers not built; run scripts/build-llama-tools.sh");
+        return None;
+    }
+    dir
+}
+
+/// A figure's ratio is a positive finite number and is what its two values say.
+fn ratio_is_sane(f: &serde_json::Value) {
+    let (v, b, r) = (
+        f["value"].as_f64().unwrap(),
+        f["baseline_value"].as_f64().unwrap(),
+        f["ratio"].as_f64().unwrap(),
+    );
+    assert!(v > 0.0 && b > 0.0 && r.is_finite() && r > 0.0, "{f}");
+    let expect = if f["better"] == "higher" && f["unit"] == "s" {
+        b / v
+    } else {
+        v / b
+    };
+    assert!((r - expect).abs() <= 1e-9 * expect.max(1.0), "{f}");
+}
+
+#[test]
+fn bench_measures_the_engine_against_llama_cpps_own_programs() {
+    let Some(tools) = llama_tools() else { return };
+    let with =
+        |which: &str| bench_json(&[which, "--quick", "--threads", "1", "--llama-tools", &tools]);
+    let named = |report: &serde_json::Value, part: &str| -> Vec<serde_json::Value> {
+        report["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["name"].as_str().unwrap().contains(part))
+            .cloned()
+            .collect()
+    };
+
+    // pp512 and tg128 against llama-bench on the same GGUF.
+    let engine = with("engine");
+    let rows = engine["figures"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{engine}");
+    for f in rows {
+        assert_eq!(f["baseline"], "llama-bench, same GGUF", "{f}");
+        assert_eq!(f["target"].as_f64(), Some(0.98), "{f}");
+        ratio_is_sane(f);
+    }
+
+    // Each count of sequences against llama-batched-bench at the same count: it generates 16
+    // tokens per sequence in a quick run; Lilypad as many, or fewer where a sequence drew an
+    // end-of-generation token.
+    let seq = with("sequences");
+    for n in [1usize, 2, 4, 8] {
+        let f = named(
+            &seq,
+            &format!("decode, {n} sequence(s) together against llama-batched-bench"),
+        );
+        assert_eq!(f.len(), 1, "{n} sequences: {seq}");
+        let name = f[0]["name"].as_str().unwrap();
+        let counts = name.rsplit_once('(').unwrap().1;
+        let (ours, theirs) = counts
+            .trim_end_matches(')')
+            .split_once(" tokens; its ")
+            .unwrap();
+        let (ours, theirs): (usize, usize) = (ours.parse().unwrap(), theirs.parse().unwrap());
+        assert_eq!(theirs, n * 16, "{name}");
+        assert!(ours > 0 && ours <= theirs, "{name}");
+        ratio_is_sane(&f[0]);
+    }
+
+    // The scripted session against llama-server, at default and tuned checkpoints.
+    let turns = with("agent-turns");
+    let reuse = turns["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["unit"] == "tokens")
+        .expect("the reuse figure")
+        .clone();
+    let lilypad_per_new =
+        reuse["value"].as_f64().unwrap() / reuse["baseline_value"].as_f64().unwrap();
+    for label in ["default checkpoints", "tuned checkpoints"] {
+        let tokens = named(
+            &turns,
+            &format!("tokens evaluated per new prompt token against llama-server ({label})"),
+        );
+        assert_eq!(tokens.len(), 1, "{label}: {turns}");
+        ratio_is_sane(&tokens[0]);
+        // Lilypad's side is the same count as the reuse figure's; the server reads at least
+        // every new token.
+        let v = tokens[0]["value"].as_f64().unwrap();
+        assert!(
+            (v - lilypad_per_new).abs() < 1e-9,
+            "{v} vs {lilypad_per_new}"
+        );
+        assert!(
+            tokens[0]["baseline_value"].as_f64().unwrap() >= 1.0,
+            "{}",
+            tokens[0]
+        );
+        let time = named(
+            &turns,
+            &format!("prompt reading time against llama-server ({label})"),
+        );
+        assert_eq!(time.len(), 1, "{label}: {turns}");
+        ratio_is_sane(&time[0]);
+    }
+    // Turn by turn: one row per turn (4 in a quick run), the new tokens summing to the figure's.
+    let table = &turns["tables"][0];
+    let rows = table["rows"].as_array().expect("the per-turn table");
+    assert_eq!(rows.len(), 4, "{table}");
+    let columns = table["columns"].as_array().unwrap();
+    let col = |name: &str| columns.iter().position(|c| c == name).unwrap();
+    let new: f64 = rows
+        .iter()
+        .map(|r| r[col("new tokens")].as_f64().unwrap())
+        .sum();
+    let name = named(&turns, "(default checkpoints), 4 turns")[0]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        name.contains(&format!(", {} new tokens", new as usize)),
+        "{name}"
+    );
+    // Lilypad reads exactly the new tokens of each turn.
+    for r in rows {
+        assert_eq!(r[col("lilypad evaluated")], r[col("new tokens")], "{r:?}");
+    }
+}

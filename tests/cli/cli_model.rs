@@ -78,6 +78,74 @@ fn info_refuses_broken_files_clearly() {
 }
 
 #[test]
+fn doctor_shows_the_device_and_cache_settings_and_the_engine_runs_with_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tiny(dir.path());
+    let flags = [
+        "--flash-attn",
+        "on",
+        "--cache-type",
+        "q8_0",
+        "--split-mode",
+        "none",
+    ];
+    let out = lilypad()
+        .arg("--model")
+        .arg(&path)
+        .args(flags)
+        .arg("doctor")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("devices         all (split mode none)"),
+        "{text}"
+    );
+    assert!(text.contains("flash attention on"), "{text}");
+    assert!(
+        text.contains("kv cache        q8_0 keys, q8_0 values"),
+        "{text}"
+    );
+    // The engine loads and generates with them (a quantised cache changes the numbers, so
+    // only that it runs is checked).
+    let out = lilypad()
+        .arg("--model")
+        .arg(&path)
+        .args(["--ctx", "1024", "--greedy", "--max-turn-tokens", "8"])
+        .args(flags)
+        .args(["generate", "--prompt", "hello"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.stdout.is_empty());
+    // The defaults, without the flags.
+    let out = lilypad()
+        .arg("--model")
+        .arg(&path)
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("flash attention auto"), "{text}");
+    assert!(
+        text.contains("kv cache        f16 keys, f16 values"),
+        "{text}"
+    );
+    // An unknown type is refused by the flag's parser.
+    let out = lilypad()
+        .args(["--cache-type", "q3", "doctor"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("q8_0"));
+}
+
+#[test]
 fn doctor_reports_model_offload_and_layers() {
     let dir = tempfile::tempdir().unwrap();
     let path = tiny(dir.path());

@@ -9,6 +9,7 @@
 //! `memory`); [`EngineHandle::fork`] copies one conversation into another without reading.
 
 mod memory;
+mod placement;
 mod pool;
 mod sampler;
 mod step;

@@ -49,6 +49,11 @@ pub(super) struct Plan {
     kv_bytes_per_token: u64,
     /// Recurrent-state bytes per sequence, likewise.
     recurrent_bytes: u64,
+    flash_attention: crate::engine::FlashAttention,
+    cache_type_k: crate::engine::CacheType,
+    cache_type_v: crate::engine::CacheType,
+    split_mode: crate::engine::SplitMode,
+    devices: Vec<usize>,
 }
 
 impl Plan {
@@ -81,6 +86,11 @@ impl Plan {
             sequences: s.sequences.clamp(1, MAX_SEQUENCES),
             kv_bytes_per_token: super::kv_bytes_per_token(file),
             recurrent_bytes: super::recurrent_bytes_per_sequence(file),
+            flash_attention: s.flash_attention,
+            cache_type_k: s.cache_type_k,
+            cache_type_v: s.cache_type_v,
+            split_mode: s.split_mode,
+            devices: s.devices.clone(),
         }
     }
 }
@@ -100,10 +110,25 @@ pub(super) fn run(
     };
     let params = LlamaModelParams::default()
         .with_n_gpu_layers(plan.gpu_layers)
+        .with_split_mode(super::placement::split_mode(plan.split_mode))
         .with_progress_callback(move |p| {
             progress(p);
             true
         });
+    let params = if plan.devices.is_empty() {
+        params
+    } else {
+        match params.with_devices(&plan.devices) {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = ready.send(Err(EngineError::Llama {
+                    doing: "selecting the GPU devices",
+                    source: Box::new(e),
+                }));
+                return;
+            }
+        }
+    };
     let model = match LlamaModel::load_from_file(backend, &plan.path, &params) {
         Ok(m) => m,
         Err(_) => {
@@ -122,6 +147,9 @@ pub(super) fn run(
         .with_n_ubatch(plan.ubatch)
         .with_n_seq_max(plan.sequences)
         .with_kv_unified(true)
+        .with_flash_attention_policy(super::placement::flash_attention(plan.flash_attention))
+        .with_type_k(super::placement::cache_type(plan.cache_type_k))
+        .with_type_v(super::placement::cache_type(plan.cache_type_v))
         .with_n_threads(plan.threads as i32)
         .with_n_threads_batch(plan.threads as i32);
     let ctx = match model.new_context(backend, ctx_params) {
