@@ -9,7 +9,7 @@
 use super::attempts::{attempt_seed, engine_for};
 use super::progress::{Progress, ProgressMode};
 use super::results::{AttemptResult, PredictionsAppender, ResultStore};
-use super::sources::{task_repo, BatchTask};
+use super::sources::{task_repo, BatchTask, TaskRepo};
 use super::{run_task, EventOutput, RunFacts, TaskFiles, TaskRun};
 use crate::config::Settings;
 use crate::launch::check::CheckSpec;
@@ -29,6 +29,10 @@ pub struct BatchPlan {
     /// The sandbox image of tasks that name none (`--image-template`, see
     /// [`super::sources::image_for`]).
     pub image_template: Option<String>,
+    /// Where every task's image holds its repository (`--image-workdir`, with
+    /// `--image-template` and without `--repos-dir`): the sandbox works there, on the image's
+    /// checkout, instead of on a copy of a local repository.
+    pub image_workdir: Option<String>,
     /// Attempts per task (at least 1).
     pub attempts: u32,
     /// The seed of attempt 1; attempt n uses `base + n - 1`.
@@ -178,6 +182,9 @@ pub async fn run_batch(
         if let Some(t) = &plan.image_template {
             o.insert("image_template".into(), t.clone().into());
         }
+        if let Some(w) = &plan.image_workdir {
+            o.insert("image_workdir".into(), w.clone().into());
+        }
     }
     let report = super::report::build(&header, &all);
     report.write(&plan.out)?;
@@ -190,6 +197,19 @@ pub async fn run_batch(
         passed: report.totals.passed,
         checked: report.totals.checked,
     })
+}
+
+/// The repository `image` holds at `workdir`, copied out of it (see
+/// [`crate::sandbox::image::extract`]).
+async fn image_repo(image: &str, workdir: &str) -> Result<TaskRepo, LaunchError> {
+    let tmp = tempfile::Builder::new()
+        .prefix("lilypad-task-")
+        .tempdir()
+        .map_err(|e| LaunchError::Task(format!("a folder for the image's repository: {e}")))?;
+    let path = crate::sandbox::image::extract::extract_dir(image, workdir, tmp.path())
+        .await
+        .map_err(|e| LaunchError::Task(format!("the repository at {workdir} in {image}: {e}")))?;
+    Ok(TaskRepo::in_temp(path, tmp))
 }
 
 /// One attempt to run, with everything it needs moved in.
@@ -221,10 +241,16 @@ impl Job {
                 .as_deref()
                 .map(|t| super::sources::image_for(t, &id))
         });
-        if let Some(image) = image {
-            self.settings.sandbox.image = Some(image);
+        if let Some(image) = &image {
+            self.settings.sandbox.image = Some(image.clone());
             self.settings.sandbox.dockerfile = None;
             self.settings.sandbox.devcontainer = false;
+            if self.plan.image_workdir.is_some() {
+                self.settings
+                    .sandbox
+                    .workdir
+                    .clone_from(&self.plan.image_workdir);
+            }
         }
         let choice = engine_for(&self.choice, self.attempt, seed);
         if matches!(choice, EngineChoice::Script(_)) {
@@ -234,7 +260,7 @@ impl Job {
         self.store.clear(&id, self.attempt);
         self.progress.attempt_started(&id, self.attempt, seed);
         let started = std::time::Instant::now();
-        let outcome = self.attempt(&task, &choice).await;
+        let outcome = self.attempt(&task, &choice, image.as_deref()).await;
         let seconds = started.elapsed().as_secs_f64();
         let mut result = AttemptResult {
             instance_id: id.clone(),
@@ -287,6 +313,7 @@ impl Job {
         &self,
         task: &BatchTask,
         choice: &EngineChoice,
+        image: Option<&str>,
     ) -> Result<super::Outcome, LaunchError> {
         let model = match &self.shared {
             Some(m) => m.clone(),
@@ -297,10 +324,13 @@ impl Job {
             self.plan.default_repo.clone(),
             self.plan.repos_dir.clone(),
         );
-        let repo = tokio::task::spawn_blocking(move || task_repo(&t, &default, dir.as_deref()))
-            .await
-            .map_err(|e| LaunchError::Task(format!("preparing the repository: {e}")))?
-            .map_err(|e| LaunchError::Task(e.to_string()))?;
+        let repo = match (image, &self.plan.image_workdir) {
+            (Some(image), Some(workdir)) => image_repo(image, workdir).await?,
+            _ => tokio::task::spawn_blocking(move || task_repo(&t, &default, dir.as_deref()))
+                .await
+                .map_err(|e| LaunchError::Task(format!("preparing the repository: {e}")))?
+                .map_err(|e| LaunchError::Task(e.to_string()))?,
+        };
         let (progress, id, attempt) = (
             self.progress.clone(),
             task.instance_id.clone(),

@@ -123,6 +123,16 @@ pub struct TaskRepo {
     _checkout: Option<tempfile::TempDir>,
 }
 
+impl TaskRepo {
+    /// A repository at `path` inside `dir`, removed with it when this is dropped.
+    pub fn in_temp(path: PathBuf, dir: tempfile::TempDir) -> Self {
+        Self {
+            path,
+            _checkout: Some(dir),
+        }
+    }
+}
+
 /// The local clone of `owner/name` under `dir`: `dir/owner/name`, else `dir/owner__name`.
 pub fn find_clone(dir: &Path, repo: &str) -> Option<PathBuf> {
     [dir.join(repo), dir.join(repo.replace('/', "__"))]

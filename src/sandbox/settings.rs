@@ -84,6 +84,9 @@ pub struct SandboxSettings {
     /// The image to run (default `debian:bookworm-slim`). Setting it (or `dockerfile`) turns
     /// the devcontainer lookup off.
     pub image: Option<String>,
+    /// Where the workspace appears in the container and commands run (default `/workspace`):
+    /// the directory an image documents as its repository's (`/testbed` in SWE-bench's).
+    pub workdir: Option<String>,
     /// A Dockerfile to build the image from, relative to the repository.
     pub dockerfile: Option<PathBuf>,
     /// Its build context, relative to the repository (default: the Dockerfile's folder).
@@ -123,6 +126,7 @@ impl Default for SandboxSettings {
         Self {
             kind: None,
             image: None,
+            workdir: None,
             dockerfile: None,
             context: None,
             devcontainer: true,
@@ -211,6 +215,7 @@ impl SandboxSettings {
         }
         d.devcontainer = self.devcontainer_on();
         d.setup.clone_from(&self.setup);
+        d.workdir.clone_from(&self.workdir);
         if let Some(c) = self.cpus {
             d.cpus = c;
         }
@@ -245,6 +250,7 @@ impl SandboxSettings {
         s.devcontainer = self.devcontainer_on();
         s.setup.clone_from(&self.setup);
         s.dockerfile = self.dockerfile.as_ref().map(|d| repo.join(d));
+        s.workdir.clone_from(&self.workdir);
         if let Some(c) = self.cpus {
             s.cpu = format!("{}m", (c * 1000.0).round() as i64);
         }

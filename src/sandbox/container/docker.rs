@@ -70,6 +70,10 @@ pub struct DockerSettings {
     /// Docker network mode while building and setting up (`default`: the engine's bridge).
     pub build_network: String,
     pub setup_timeout_secs: u64,
+    /// Where the workspace is mounted and commands run (default [`WORKSPACE`]): an image's own
+    /// repository directory (`/testbed`), so that what the image installed there (an editable
+    /// package, say) sees the session's files.
+    pub workdir: Option<String>,
 }
 
 impl Default for DockerSettings {
@@ -87,6 +91,7 @@ impl Default for DockerSettings {
             setup: None,
             build_network: "default".into(),
             setup_timeout_secs: 3600,
+            workdir: None,
         }
     }
 }
@@ -219,6 +224,7 @@ pub struct DockerRuntime {
     id: String,
     user: String,
     image: String,
+    workdir: String,
 }
 
 impl std::fmt::Debug for DockerRuntime {
@@ -237,6 +243,7 @@ fn container_body(
     session: &str,
     user: &str,
 ) -> ContainerCreateBody {
+    let workdir = s.workdir.as_deref().unwrap_or(WORKSPACE);
     let labels = HashMap::from([
         (LABEL.to_string(), "1".to_string()),
         (LABEL_SESSION.to_string(), session.to_string()),
@@ -244,7 +251,7 @@ fn container_body(
         (LABEL_PID.to_string(), std::process::id().to_string()),
     ]);
     let host_config = HostConfig {
-        binds: Some(vec![format!("{}:{WORKSPACE}:rw", ws.work_dir().display())]),
+        binds: Some(vec![format!("{}:{workdir}:rw", ws.work_dir().display())]),
         network_mode: Some(s.network.clone()),
         cap_drop: Some(vec!["ALL".into()]),
         security_opt: Some(vec!["no-new-privileges".into()]),
@@ -270,7 +277,7 @@ fn container_body(
         ]),
         entrypoint: Some(vec![]),
         user: Some(user.to_string()),
-        working_dir: Some(WORKSPACE.into()),
+        working_dir: Some(workdir.into()),
         env: Some(vec![
             "HOME=/tmp".into(),
             "LANG=C.UTF-8".into(),
@@ -333,6 +340,7 @@ impl ContainerRuntime for DockerRuntime {
             id,
             user,
             image: s.image.clone(),
+            workdir: s.workdir.clone().unwrap_or_else(|| WORKSPACE.into()),
         })
     }
 
@@ -444,11 +452,16 @@ impl ContainerRuntime for DockerRuntime {
 
     fn describe(&self, ws: &Workspace) -> String {
         format!(
-            "docker sandbox: container {} ({}), network off, workspace {} at {WORKSPACE}",
+            "docker sandbox: container {} ({}), network off, workspace {} at {}",
             &self.id[..12.min(self.id.len())],
             self.image,
-            ws.work_dir().display()
+            ws.work_dir().display(),
+            self.workdir
         )
+    }
+
+    fn workdir(&self) -> &str {
+        &self.workdir
     }
 }
 

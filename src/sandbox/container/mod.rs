@@ -11,8 +11,9 @@
 //! workspace, the patch and the turn records (`crate::sandbox::workspace`: the runtime hands
 //! it the container's current files, and the restore plan it makes is applied here by exec).
 //!
-//! Invariants: the workspace is at [`WORKSPACE`] in every container, which is both the root
-//! and the working directory; a started sandbox has a working shell and the workspace copy in
+//! Invariants: the workspace is at the runtime's workdir in every container ([`WORKSPACE`],
+//! or the image's own repository directory such as `/testbed`), which is both the root and
+//! the working directory; a started sandbox has a working shell and the workspace copy in
 //! place; the container is removed at most once by `close`, and by `Drop` only when `close`
 //! never ran.
 
@@ -104,10 +105,10 @@ impl<R: ContainerRuntime> Sandbox for ContainerSandbox<R> {
         R::KIND
     }
     fn root(&self) -> &str {
-        WORKSPACE
+        self.runtime.workdir()
     }
     fn workdir(&self) -> &str {
-        WORKSPACE
+        self.runtime.workdir()
     }
     fn describe(&self) -> String {
         self.runtime.describe(&self.ws)

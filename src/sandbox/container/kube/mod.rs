@@ -205,7 +205,11 @@ impl ContainerRuntime for KubeRuntime {
     /// Upload the workspace copy as a tar (sized: see the module docs).
     async fn copy_in(&self, ws: &Workspace) -> Result<(), SandboxError> {
         let tar = tarball::pack(ws.work_dir())?;
-        let script = format!("head -c {} | tar -x -f - -C {WORKSPACE}", tar.len());
+        let script = format!(
+            "head -c {} | tar -x -f - -C {}",
+            tar.len(),
+            self.settings.workdir()
+        );
         let argv = vec!["sh".into(), "-c".into(), script];
         let mut out = Collector::new(4096);
         let mut err = Collector::new(4096);
@@ -230,8 +234,9 @@ impl ContainerRuntime for KubeRuntime {
     async fn current_files(&self, _ws: &Workspace) -> Result<Files, SandboxError> {
         // `.git` stays behind where tar can leave it out (GNU tar; busybox's cannot).
         let script = format!(
-            "cd {WORKSPACE} || exit 2; if tar -c -f /dev/null --exclude=./.git /dev/null \
-             2>/dev/null; then exec tar -c -f - --exclude=./.git .; else exec tar -c -f - .; fi"
+            "cd {} || exit 2; if tar -c -f /dev/null --exclude=./.git /dev/null \
+             2>/dev/null; then exec tar -c -f - --exclude=./.git .; else exec tar -c -f - .; fi",
+            self.settings.workdir()
         );
         let argv = vec!["sh".into(), "-c".into(), script];
         let mut out = Collector::new(DOWNLOAD_LIMIT);
@@ -276,9 +281,15 @@ impl ContainerRuntime for KubeRuntime {
 
     fn describe(&self, _ws: &Workspace) -> String {
         format!(
-            "kube sandbox: pod {}/{}, workspace at {WORKSPACE}",
-            self.namespace, self.name
+            "kube sandbox: pod {}/{}, workspace at {}",
+            self.namespace,
+            self.name,
+            self.settings.workdir()
         )
+    }
+
+    fn workdir(&self) -> &str {
+        self.settings.workdir()
     }
 }
 
