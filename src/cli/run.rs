@@ -96,6 +96,9 @@ pub(super) fn run(
     };
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let tasks = match &args.tasks {
+        Some(dir) if headless::harbor::is_task_folder(dir) => {
+            Some(headless::harbor::read_tasks(dir)?)
+        }
         Some(file) => {
             let text = std::fs::read_to_string(file)
                 .with_context(|| format!("reading {}", file.display()))?;
@@ -121,6 +124,7 @@ pub(super) fn run(
             repo: None,
             base_commit: None,
             image: None,
+            harbor: None,
         }],
         None => {
             let task = task_text()?;
@@ -242,6 +246,7 @@ fn single(
         facts: &facts,
         resume: None,
         on_log: None,
+        verifier: None,
     };
     let outcome = rt.block_on(headless::run_task(run, model, events))?;
     eprintln!(

@@ -212,6 +212,71 @@ async fn image_repo(image: &str, workdir: &str) -> Result<TaskRepo, LaunchError>
     Ok(TaskRepo::in_temp(path, tmp))
 }
 
+/// A Harbor task's sandbox: the image built from its environment (cached by its files), the
+/// repository the image holds at its WORKDIR (copied out, and worked on there; an empty one
+/// at the default workdir when the image sets none), the agent's wall time (the shorter of
+/// the run's and `task.toml`'s) and its cpus and memory, and empty `/tests` and `/logs` for
+/// the verifier.
+async fn harbor_environment(
+    h: &super::harbor::HarborTask,
+    settings: &mut Settings,
+    opts: &mut SessionOptions,
+) -> Result<TaskRepo, LaunchError> {
+    use crate::sandbox::image::{build, ImageBuild};
+    let fail = |e: String| LaunchError::Task(format!("Harbor task {}: {e}", h.dir.display()));
+    let docker = crate::sandbox::docker::connect()
+        .await
+        .map_err(|e| fail(e.to_string()))?;
+    let b = ImageBuild {
+        dockerfile: h.dockerfile(),
+        context: h.environment(),
+    };
+    let network = settings
+        .sandbox
+        .build_network
+        .clone()
+        .unwrap_or_else(|| "default".into());
+    let image = build::build(&docker, &b, &network, &|_| {})
+        .await
+        .map_err(|e| fail(e.to_string()))?;
+    let workdir = docker
+        .inspect_image(&image)
+        .await
+        .ok()
+        .and_then(|i| i.config)
+        .and_then(|c| c.working_dir)
+        .filter(|w| w.starts_with('/') && w.len() > 1);
+    let s = &mut settings.sandbox;
+    s.image = Some(image.clone());
+    s.dockerfile = None;
+    s.devcontainer = false;
+    s.setup = None;
+    s.workdir.clone_from(&workdir);
+    s.scratch_dirs = vec![
+        super::harbor::TESTS_DIR.to_string(),
+        super::harbor::LOGS_DIR.to_string(),
+    ];
+    if let Some(c) = h.cpus {
+        s.cpus = Some(c);
+    }
+    if let Some(m) = h.memory_mb {
+        s.memory = Some(crate::sandbox::settings::ByteSize(m << 20));
+    }
+    if let Some(t) = h.agent_timeout_secs {
+        opts.wall_time = Some(opts.wall_time.map_or(t, |w| w.min(t)));
+    }
+    match workdir {
+        Some(w) => image_repo(&image, &w).await,
+        None => {
+            let tmp = tempfile::Builder::new()
+                .prefix("lilypad-task-")
+                .tempdir()
+                .map_err(|e| fail(e.to_string()))?;
+            Ok(TaskRepo::in_temp(tmp.path().to_path_buf(), tmp))
+        }
+    }
+}
+
 /// One attempt to run, with everything it needs moved in.
 struct Job {
     plan: Arc<BatchPlan>,
@@ -270,6 +335,7 @@ impl Job {
             finish_reason: None,
             error: None,
             check: None,
+            reward: None,
             steps: 0,
             prompt_tokens: 0,
             generated_tokens: 0,
@@ -282,6 +348,7 @@ impl Job {
             Ok(o) => {
                 result.finish_reason = Some(o.reason);
                 result.check = o.check;
+                result.reward = o.reward;
                 result.steps = o.figures.steps;
                 result.prompt_tokens = o.figures.prompt_tokens;
                 result.generated_tokens = o.figures.generated_tokens;
@@ -324,8 +391,11 @@ impl Job {
             self.plan.default_repo.clone(),
             self.plan.repos_dir.clone(),
         );
-        let repo = match (image, &self.plan.image_workdir) {
-            (Some(image), Some(workdir)) => image_repo(image, workdir).await?,
+        let mut settings = self.settings.clone();
+        let mut opts = self.opts.clone();
+        let repo = match (&task.harbor, image, &self.plan.image_workdir) {
+            (Some(h), _, _) => harbor_environment(h, &mut settings, &mut opts).await?,
+            (None, Some(image), Some(workdir)) => image_repo(image, workdir).await?,
             _ => tokio::task::spawn_blocking(move || task_repo(&t, &default, dir.as_deref()))
                 .await
                 .map_err(|e| LaunchError::Task(format!("preparing the repository: {e}")))?
@@ -358,8 +428,8 @@ impl Job {
             }
         };
         let run = TaskRun {
-            settings: &self.settings,
-            session: &self.opts,
+            settings: &settings,
+            session: &opts,
             choice,
             task: &task.task,
             repo: &repo.path,
@@ -369,6 +439,7 @@ impl Job {
             facts: &self.facts,
             resume: resume.as_deref(),
             on_log: Some(&on_log),
+            verifier: task.harbor.as_ref(),
         };
         run_task(run, model, EventOutput::Observe(&mut observe)).await
     }

@@ -87,6 +87,10 @@ pub struct SandboxSettings {
     /// Where the workspace appears in the container and commands run (default `/workspace`):
     /// the directory an image documents as its repository's (`/testbed` in SWE-bench's).
     pub workdir: Option<String>,
+    /// Empty, writable directories the container gets besides /tmp (a batch's Harbor tasks:
+    /// `/tests` and `/logs` for their verifier). Not a config key.
+    #[serde(skip)]
+    pub scratch_dirs: Vec<String>,
     /// A Dockerfile to build the image from, relative to the repository.
     pub dockerfile: Option<PathBuf>,
     /// Its build context, relative to the repository (default: the Dockerfile's folder).
@@ -127,6 +131,7 @@ impl Default for SandboxSettings {
             kind: None,
             image: None,
             workdir: None,
+            scratch_dirs: Vec::new(),
             dockerfile: None,
             context: None,
             devcontainer: true,
@@ -216,6 +221,7 @@ impl SandboxSettings {
         d.devcontainer = self.devcontainer_on();
         d.setup.clone_from(&self.setup);
         d.workdir.clone_from(&self.workdir);
+        d.scratch_dirs.clone_from(&self.scratch_dirs);
         if let Some(c) = self.cpus {
             d.cpus = c;
         }

@@ -10,6 +10,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod batch;
+mod batch_harbor;
 mod batch_image;
 mod batch_kube;
 mod bench_cli;

@@ -74,6 +74,8 @@ pub struct DockerSettings {
     /// repository directory (`/testbed`), so that what the image installed there (an editable
     /// package, say) sees the session's files.
     pub workdir: Option<String>,
+    /// Empty directories mounted writable (tmpfs, like /tmp) besides /tmp.
+    pub scratch_dirs: Vec<String>,
 }
 
 impl Default for DockerSettings {
@@ -92,6 +94,7 @@ impl Default for DockerSettings {
             build_network: "default".into(),
             setup_timeout_secs: 3600,
             workdir: None,
+            scratch_dirs: Vec::new(),
         }
     }
 }
@@ -256,10 +259,12 @@ fn container_body(
         cap_drop: Some(vec!["ALL".into()]),
         security_opt: Some(vec!["no-new-privileges".into()]),
         readonly_rootfs: Some(true),
-        tmpfs: Some(HashMap::from([(
-            "/tmp".to_string(),
-            format!("rw,nosuid,nodev,size={},mode=1777", s.tmp_size),
-        )])),
+        tmpfs: Some(
+            std::iter::once("/tmp".to_string())
+                .chain(s.scratch_dirs.iter().cloned())
+                .map(|d| (d, format!("rw,nosuid,nodev,size={},mode=1777", s.tmp_size)))
+                .collect(),
+        ),
         pids_limit: Some(s.pids),
         memory: Some(s.memory_bytes),
         memory_swap: Some(s.memory_bytes),
