@@ -69,6 +69,21 @@ pub async fn run_batch(
     plan: BatchPlan,
 ) -> Result<BatchSummary, LaunchError> {
     let choice = EngineChoice::from_options(opts, settings)?;
+    // What a killed batch (or session) left behind goes first: its containers and pods, found
+    // by their labels, and its workspaces.
+    let kube =
+        opts.sandbox.kind.or(settings.sandbox.kind) == Some(crate::sandbox::SandboxKind::Kube);
+    let swept = crate::sandbox::sweep::sweep_all(&settings.sandbox, &plan.default_repo, kube).await;
+    for (what, n) in [
+        ("containers", &swept.docker),
+        ("Kubernetes sessions", &swept.kube),
+    ] {
+        if let Ok(&n) = n.as_ref() {
+            if n > 0 {
+                tracing::info!(n, "the batch removed leftover {what}");
+            }
+        }
+    }
     let store = ResultStore::new(&plan.out);
     let attempts = plan.attempts.max(1);
     let keys: Vec<(usize, u32)> = (0..plan.tasks.len())

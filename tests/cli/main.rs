@@ -22,4 +22,5 @@ mod e2e_resume;
 mod e2e_review;
 mod headless;
 mod prompt_cli;
+mod sweep_cli;
 mod tools_cli;
