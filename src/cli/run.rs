@@ -247,6 +247,7 @@ fn single(
         resume: None,
         on_log: None,
         verifier: None,
+        pool: None,
     };
     let outcome = rt.block_on(headless::run_task(run, model, events))?;
     eprintln!(

@@ -4,7 +4,11 @@
 //! under `{out}/results/<instance_id>/<attempt>/` ([`super::results`]), so the same command run
 //! again skips what finished and runs again what did not (or failed to start);
 //! `predictions.jsonl`, `report.json` and `report.md` are rebuilt from those records. An
-//! attempt that fails is reported and recorded with its error; the others go on.
+//! attempt that fails is reported and recorded with its error; the others go on. A batch
+//! sweeps the leftovers of dead processes at its start; a Kubernetes batch whose attempts all
+//! take the same pod creates the next pods ahead of need
+//! ([`crate::sandbox::kube::pool::KubePool`]). Harbor tasks get their environment's image and
+//! their verifier ([`super::harbor`]); `--image-template` tasks work on their image's checkout.
 
 use super::attempts::{attempt_seed, engine_for};
 use super::progress::{Progress, ProgressMode};
@@ -15,6 +19,7 @@ use crate::config::Settings;
 use crate::launch::check::CheckSpec;
 use crate::launch::{self, EngineChoice, LaunchError, SessionOptions};
 use crate::protocol::Event;
+use crate::sandbox::kube::pool::KubePool;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -138,6 +143,25 @@ pub async fn run_batch(
     let skipped = keys.len() - pending.len();
     let progress = Arc::new(Progress::start(plan.progress, pending.len(), skipped));
     let limit = Arc::new(tokio::sync::Semaphore::new(plan.parallel.max(1)));
+    // Pods ahead of need, when every attempt's pod is the same (no per-task image).
+    let same_pod = plan.image_template.is_none()
+        && plan
+            .tasks
+            .iter()
+            .all(|t| t.image.is_none() && t.harbor.is_none());
+    let pool = match (kube && same_pod && !pending.is_empty(), &plan.default_repo) {
+        (true, repo) => {
+            let mut s = settings.sandbox.kube(repo);
+            s.image = crate::sandbox::image::kube_image(repo, &s)
+                .map_err(crate::sandbox::SandboxError::from)?;
+            Some(Arc::new(KubePool::start(
+                s,
+                plan.parallel.max(1),
+                pending.len(),
+            )))
+        }
+        _ => None,
+    };
     let plan = Arc::new(plan);
     let mut set = tokio::task::JoinSet::new();
     for i in pending {
@@ -160,6 +184,7 @@ pub async fn run_batch(
             store: store.clone(),
             progress: progress.clone(),
             appender: appender.clone(),
+            pool: pool.clone(),
         };
         let permit_src = limit.clone();
         set.spawn(async move {
@@ -174,6 +199,9 @@ pub async fn run_batch(
             ran += 1;
             results[i] = Some(result);
         }
+    }
+    if let Some(p) = pool.and_then(Arc::into_inner) {
+        p.close().await;
     }
     let all: Vec<AttemptResult> = results.into_iter().flatten().collect();
     store.write_predictions(&all)?;
@@ -307,6 +335,7 @@ struct Job {
     store: ResultStore,
     progress: Arc<Progress>,
     appender: Arc<Mutex<PredictionsAppender>>,
+    pool: Option<Arc<KubePool>>,
 }
 
 impl Job {
@@ -455,6 +484,7 @@ impl Job {
             resume: resume.as_deref(),
             on_log: Some(&on_log),
             verifier: task.harbor.as_ref(),
+            pool: self.pool.as_deref(),
         };
         run_task(run, model, EventOutput::Observe(&mut observe)).await
     }

@@ -135,6 +135,8 @@ pub struct TaskRun<'a> {
     pub on_log: Option<&'a (dyn Fn(&Path) + Send + Sync)>,
     /// A Harbor task's verifier, run after the agent (and after `check`) in the same sandbox.
     pub verifier: Option<&'a harbor::HarborTask>,
+    /// Pods created ahead of need (a Kubernetes batch): the sandbox is made on the next one.
+    pub pool: Option<&'a crate::sandbox::kube::pool::KubePool>,
 }
 
 /// Where a task's events are written while it runs.
@@ -186,9 +188,16 @@ pub async fn run_task(
         resume,
         on_log,
         verifier,
+        pool,
     } = run;
     let spec = launch::sandbox_spec(settings, opts, repo, SandboxKind::Docker);
-    let sandbox = launch::open_sandbox(&spec).await?;
+    let sandbox: std::sync::Arc<dyn crate::sandbox::Sandbox> = match (pool, spec.kind) {
+        (Some(pool), SandboxKind::Kube) => {
+            let ws = crate::sandbox::workspace::Workspace::create(&spec.repo)?;
+            std::sync::Arc::new(pool.sandbox(ws).await?)
+        }
+        _ => launch::open_sandbox(&spec).await?,
+    };
     if let Some(notice) = launch::image_notice(sandbox.as_ref(), &spec).await {
         eprintln!("warning: {notice}");
     }

@@ -57,6 +57,13 @@ impl<R: ContainerRuntime> ContainerSandbox<R> {
     pub async fn start(ws: Workspace, settings: &R::Settings) -> Result<Self, SandboxError> {
         let session = super::session_id();
         let runtime = R::create(&ws, settings, &session).await?;
+        Self::adopt(ws, runtime, session).await
+    }
+
+    /// [`Self::start`] on a container created earlier (for `session`), e.g. a pod created
+    /// ahead of need: check exec, pick the shell, copy the workspace in; on failure the
+    /// container is removed.
+    pub async fn adopt(ws: Workspace, runtime: R, session: String) -> Result<Self, SandboxError> {
         let shell = match Self::prepare(&runtime, &ws).await {
             Ok(shell) => shell,
             Err(e) => {

@@ -16,6 +16,7 @@
 //! upload carries its size and the reader stops after that many bytes.
 
 mod objects;
+pub mod pool;
 mod settings;
 
 pub use super::WORKSPACE;
@@ -88,6 +89,33 @@ pub async fn connect(s: &KubeSettings) -> Result<(Client, String), SandboxError>
     Ok((client, ns))
 }
 
+impl KubeRuntime {
+    /// Connect, sweep leftovers first when `sweep`, create the session's objects and wait for
+    /// the pod; no workspace is needed yet (it is copied in by the sandbox's start).
+    pub async fn create_pod(
+        s: &KubeSettings,
+        session: &str,
+        sweep: bool,
+    ) -> Result<Self, SandboxError> {
+        let (client, ns) = connect(s).await?;
+        if sweep {
+            let swept = sweep_leftovers(&client, &ns).await?;
+            if swept > 0 {
+                tracing::info!(swept, "deleted leftover Lilypad sessions");
+            }
+        }
+        let name = format!("lilypad-{session}");
+        let pods = objects::create_session(&client, &ns, &name, session, s).await?;
+        Ok(Self {
+            client,
+            pods,
+            namespace: ns,
+            name,
+            settings: s.clone(),
+        })
+    }
+}
+
 /// One session's pod (see the module docs).
 pub struct KubeRuntime {
     client: Client,
@@ -119,20 +147,7 @@ impl ContainerRuntime for KubeRuntime {
         s: &KubeSettings,
         session: &str,
     ) -> Result<Self, SandboxError> {
-        let (client, ns) = connect(s).await?;
-        let swept = sweep_leftovers(&client, &ns).await?;
-        if swept > 0 {
-            tracing::info!(swept, "deleted leftover Lilypad sessions");
-        }
-        let name = format!("lilypad-{session}");
-        let pods = objects::create_session(&client, &ns, &name, session, s).await?;
-        Ok(Self {
-            client,
-            pods,
-            namespace: ns,
-            name,
-            settings: s.clone(),
-        })
+        Self::create_pod(s, session, true).await
     }
 
     async fn exec(
