@@ -9,6 +9,9 @@
 //! - [`tools`]: Glob against fd, a Bash round trip against `docker exec` / `kubectl exec`;
 //! - [`decode`]: generation speed of a 4B-shaped model against the memory-bandwidth limit;
 //! - [`grammar`]: decode speed inside a tool call with the tool-call grammar against without;
+//! - [`batch`]: a scripted research batch's attempts per hour with 1, 2 and 4 pods at a time
+//!   against as many Docker containers, and the wait from one attempt's end to the next's
+//!   first turn;
 //! - [`sequences`]: aggregate decode speed of 2, 4 and 8 sequences together against one, and
 //!   `lilypad serve` with concurrent clients against the same requests one at a time.
 //! - [`peers`]: llama.cpp's own programs (`llama-bench`, `llama-batched-bench`,
@@ -23,6 +26,7 @@
 pub mod agent_server;
 pub mod agent_turns;
 pub mod attempts;
+pub mod batch;
 pub mod conversation;
 pub mod decode;
 pub mod engine;

@@ -42,6 +42,8 @@ pub enum Which {
     /// Aggregate decode speed of 1, 2, 4 and 8 sequences together, and `lilypad serve` with 4
     /// concurrent clients against one at a time
     Sequences,
+    /// A scripted batch's attempts per hour with 1, 2 and 4 pods at a time against Docker
+    Batch,
 }
 
 /// What a run measures and at what sizes (the `lilypad bench` flags).
@@ -190,6 +192,9 @@ pub fn run(opts: &Options, settings: &EngineSettings) -> Result<Output, BenchErr
     }
     if opts.which == Which::Decode {
         engine_runs::decode(opts, settings, dir.path(), threads, &mut report)?;
+    }
+    if opts.which == Which::Batch {
+        super::batch::run(opts.quick, &opts.sandbox_settings, &mut report)?;
     }
     if opts.which == Which::Grammar {
         engine_runs::grammar(opts, settings, dir.path(), threads, &mut report)?;

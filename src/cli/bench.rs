@@ -95,6 +95,10 @@ pub enum WhichArg {
     /// Aggregate decode speed of 1, 2, 4 and 8 sequences together (the bench model), and
     /// `lilypad serve` with 4 concurrent clients against the same requests one at a time
     Sequences,
+    /// A scripted research batch (`lilypad run --tasks`): attempts per hour with 1, 2 and 4
+    /// pods at a time against as many Docker containers, and the wait from one attempt's end
+    /// to the next attempt's first turn (`--image`, `--kubeconfig` as for sessions)
+    Batch,
 }
 
 impl From<WhichArg> for bench::Which {
@@ -110,6 +114,7 @@ impl From<WhichArg> for bench::Which {
             WhichArg::EngineReference => bench::Which::EngineReference,
             WhichArg::Grammar => bench::Which::Grammar,
             WhichArg::Sequences => bench::Which::Sequences,
+            WhichArg::Batch => bench::Which::Batch,
         }
     }
 }

@@ -20,6 +20,7 @@ mod resume;
 mod run;
 mod serve;
 mod sessions;
+mod sweep;
 mod tiny_model;
 mod tool;
 
@@ -99,6 +100,8 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Harness profiles: import the system prompt and tools from your copy of Leaf.
     Harness(harness::HarnessArgs),
+    /// Remove the containers, pods and workspaces that killed Lilypad processes left behind.
+    Sweep(sweep::SweepArgs),
 }
 
 /// Parse the process arguments, run the subcommand, and turn its outcome into an exit code.
@@ -170,6 +173,7 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(&args, &settings),
         Command::Bench(args) => bench::run(&args, &settings),
         Command::Harness(args) => harness::run(&args),
+        Command::Sweep(args) => sweep::run(&args, &settings),
     }
 }
 
@@ -181,6 +185,7 @@ fn sandbox_flags(cli: &Cli) -> &options::SandboxArgs {
         Some(Command::Resume(a)) => &a.session.sandbox,
         Some(Command::Tool(a)) => &a.sandbox,
         Some(Command::Bench(a)) => &a.sandbox,
+        Some(Command::Sweep(a)) => &a.sandbox,
         Some(_) => &cli.session.sandbox,
     }
 }

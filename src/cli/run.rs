@@ -53,6 +53,10 @@ pub struct RunArgs {
     /// image names write it; `{instance_id}`: as it is)
     #[arg(long, value_name = "TEMPLATE")]
     pub image_template: Option<String>,
+    /// Where the images of --image-template hold each task's repository; without --repos-dir
+    /// the sandbox works there, on the image's own checkout
+    #[arg(long, value_name = "DIR", default_value = "/testbed")]
+    pub image_workdir: String,
     /// An evaluation preset (Leaf's): steps, context, per-turn cap, wall time, attempts and
     /// sampling; explicit flags win. `--preset list` prints them
     #[arg(long, value_name = "NAME")]
@@ -92,6 +96,9 @@ pub(super) fn run(
     };
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let tasks = match &args.tasks {
+        Some(dir) if headless::harbor::is_task_folder(dir) => {
+            Some(headless::harbor::read_tasks(dir)?)
+        }
         Some(file) => {
             let text = std::fs::read_to_string(file)
                 .with_context(|| format!("reading {}", file.display()))?;
@@ -117,6 +124,7 @@ pub(super) fn run(
             repo: None,
             base_commit: None,
             image: None,
+            harbor: None,
         }],
         None => {
             let task = task_text()?;
@@ -141,6 +149,11 @@ pub(super) fn run(
         default_repo: repo,
         repos_dir: args.repos_dir.clone(),
         image_template: args.image_template.clone(),
+        image_workdir: args
+            .image_template
+            .as_ref()
+            .filter(|_| args.repos_dir.is_none())
+            .map(|_| args.image_workdir.clone()),
         attempts: resolved.attempts,
         base_seed: resolved.base_seed.unwrap_or(0),
         parallel: args.parallel,
@@ -233,6 +246,8 @@ fn single(
         facts: &facts,
         resume: None,
         on_log: None,
+        verifier: None,
+        pool: None,
     };
     let outcome = rt.block_on(headless::run_task(run, model, events))?;
     eprintln!(

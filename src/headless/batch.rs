@@ -4,17 +4,22 @@
 //! under `{out}/results/<instance_id>/<attempt>/` ([`super::results`]), so the same command run
 //! again skips what finished and runs again what did not (or failed to start);
 //! `predictions.jsonl`, `report.json` and `report.md` are rebuilt from those records. An
-//! attempt that fails is reported and recorded with its error; the others go on.
+//! attempt that fails is reported and recorded with its error; the others go on. A batch
+//! sweeps the leftovers of dead processes at its start; a Kubernetes batch whose attempts all
+//! take the same pod creates the next pods ahead of need
+//! ([`crate::sandbox::kube::pool::KubePool`]). Harbor tasks get their environment's image and
+//! their verifier ([`super::harbor`]); `--image-template` tasks work on their image's checkout.
 
 use super::attempts::{attempt_seed, engine_for};
 use super::progress::{Progress, ProgressMode};
 use super::results::{AttemptResult, PredictionsAppender, ResultStore};
-use super::sources::{task_repo, BatchTask};
+use super::sources::{task_repo, BatchTask, TaskRepo};
 use super::{run_task, EventOutput, RunFacts, TaskFiles, TaskRun};
 use crate::config::Settings;
 use crate::launch::check::CheckSpec;
 use crate::launch::{self, EngineChoice, LaunchError, SessionOptions};
 use crate::protocol::Event;
+use crate::sandbox::kube::pool::KubePool;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -29,6 +34,10 @@ pub struct BatchPlan {
     /// The sandbox image of tasks that name none (`--image-template`, see
     /// [`super::sources::image_for`]).
     pub image_template: Option<String>,
+    /// Where every task's image holds its repository (`--image-workdir`, with
+    /// `--image-template` and without `--repos-dir`): the sandbox works there, on the image's
+    /// checkout, instead of on a copy of a local repository.
+    pub image_workdir: Option<String>,
     /// Attempts per task (at least 1).
     pub attempts: u32,
     /// The seed of attempt 1; attempt n uses `base + n - 1`.
@@ -65,6 +74,21 @@ pub async fn run_batch(
     plan: BatchPlan,
 ) -> Result<BatchSummary, LaunchError> {
     let choice = EngineChoice::from_options(opts, settings)?;
+    // What a killed batch (or session) left behind goes first: its containers and pods, found
+    // by their labels, and its workspaces.
+    let kube =
+        opts.sandbox.kind.or(settings.sandbox.kind) == Some(crate::sandbox::SandboxKind::Kube);
+    let swept = crate::sandbox::sweep::sweep_all(&settings.sandbox, &plan.default_repo, kube).await;
+    for (what, n) in [
+        ("containers", &swept.docker),
+        ("Kubernetes sessions", &swept.kube),
+    ] {
+        if let Ok(&n) = n.as_ref() {
+            if n > 0 {
+                tracing::info!(n, "the batch removed leftover {what}");
+            }
+        }
+    }
     let store = ResultStore::new(&plan.out);
     let attempts = plan.attempts.max(1);
     let keys: Vec<(usize, u32)> = (0..plan.tasks.len())
@@ -119,6 +143,25 @@ pub async fn run_batch(
     let skipped = keys.len() - pending.len();
     let progress = Arc::new(Progress::start(plan.progress, pending.len(), skipped));
     let limit = Arc::new(tokio::sync::Semaphore::new(plan.parallel.max(1)));
+    // Pods ahead of need, when every attempt's pod is the same (no per-task image).
+    let same_pod = plan.image_template.is_none()
+        && plan
+            .tasks
+            .iter()
+            .all(|t| t.image.is_none() && t.harbor.is_none());
+    let pool = match (kube && same_pod && !pending.is_empty(), &plan.default_repo) {
+        (true, repo) => {
+            let mut s = settings.sandbox.kube(repo);
+            s.image = crate::sandbox::image::kube_image(repo, &s)
+                .map_err(crate::sandbox::SandboxError::from)?;
+            Some(Arc::new(KubePool::start(
+                s,
+                plan.parallel.max(1),
+                pending.len(),
+            )))
+        }
+        _ => None,
+    };
     let plan = Arc::new(plan);
     let mut set = tokio::task::JoinSet::new();
     for i in pending {
@@ -141,6 +184,7 @@ pub async fn run_batch(
             store: store.clone(),
             progress: progress.clone(),
             appender: appender.clone(),
+            pool: pool.clone(),
         };
         let permit_src = limit.clone();
         set.spawn(async move {
@@ -155,6 +199,9 @@ pub async fn run_batch(
             ran += 1;
             results[i] = Some(result);
         }
+    }
+    if let Some(p) = pool.and_then(Arc::into_inner) {
+        p.close().await;
     }
     let all: Vec<AttemptResult> = results.into_iter().flatten().collect();
     store.write_predictions(&all)?;
@@ -178,6 +225,9 @@ pub async fn run_batch(
         if let Some(t) = &plan.image_template {
             o.insert("image_template".into(), t.clone().into());
         }
+        if let Some(w) = &plan.image_workdir {
+            o.insert("image_workdir".into(), w.clone().into());
+        }
     }
     let report = super::report::build(&header, &all);
     report.write(&plan.out)?;
@@ -190,6 +240,84 @@ pub async fn run_batch(
         passed: report.totals.passed,
         checked: report.totals.checked,
     })
+}
+
+/// The repository `image` holds at `workdir`, copied out of it (see
+/// [`crate::sandbox::image::extract`]).
+async fn image_repo(image: &str, workdir: &str) -> Result<TaskRepo, LaunchError> {
+    let tmp = tempfile::Builder::new()
+        .prefix("lilypad-task-")
+        .tempdir()
+        .map_err(|e| LaunchError::Task(format!("a folder for the image's repository: {e}")))?;
+    let path = crate::sandbox::image::extract::extract_dir(image, workdir, tmp.path())
+        .await
+        .map_err(|e| LaunchError::Task(format!("the repository at {workdir} in {image}: {e}")))?;
+    Ok(TaskRepo::in_temp(path, tmp))
+}
+
+/// A Harbor task's sandbox: the image built from its environment (cached by its files), the
+/// repository the image holds at its WORKDIR (copied out, and worked on there; an empty one
+/// at the default workdir when the image sets none), the agent's wall time (the shorter of
+/// the run's and `task.toml`'s) and its cpus and memory, and empty `/tests` and `/logs` for
+/// the verifier.
+async fn harbor_environment(
+    h: &super::harbor::HarborTask,
+    settings: &mut Settings,
+    opts: &mut SessionOptions,
+) -> Result<TaskRepo, LaunchError> {
+    use crate::sandbox::image::{build, ImageBuild};
+    let fail = |e: String| LaunchError::Task(format!("Harbor task {}: {e}", h.dir.display()));
+    let docker = crate::sandbox::docker::connect()
+        .await
+        .map_err(|e| fail(e.to_string()))?;
+    let b = ImageBuild {
+        dockerfile: h.dockerfile(),
+        context: h.environment(),
+    };
+    let network = settings
+        .sandbox
+        .build_network
+        .clone()
+        .unwrap_or_else(|| "default".into());
+    let image = build::build(&docker, &b, &network, &|_| {})
+        .await
+        .map_err(|e| fail(e.to_string()))?;
+    let workdir = docker
+        .inspect_image(&image)
+        .await
+        .ok()
+        .and_then(|i| i.config)
+        .and_then(|c| c.working_dir)
+        .filter(|w| w.starts_with('/') && w.len() > 1);
+    let s = &mut settings.sandbox;
+    s.image = Some(image.clone());
+    s.dockerfile = None;
+    s.devcontainer = false;
+    s.setup = None;
+    s.workdir.clone_from(&workdir);
+    s.scratch_dirs = vec![
+        super::harbor::TESTS_DIR.to_string(),
+        super::harbor::LOGS_DIR.to_string(),
+    ];
+    if let Some(c) = h.cpus {
+        s.cpus = Some(c);
+    }
+    if let Some(m) = h.memory_mb {
+        s.memory = Some(crate::sandbox::settings::ByteSize(m << 20));
+    }
+    if let Some(t) = h.agent_timeout_secs {
+        opts.wall_time = Some(opts.wall_time.map_or(t, |w| w.min(t)));
+    }
+    match workdir {
+        Some(w) => image_repo(&image, &w).await,
+        None => {
+            let tmp = tempfile::Builder::new()
+                .prefix("lilypad-task-")
+                .tempdir()
+                .map_err(|e| fail(e.to_string()))?;
+            Ok(TaskRepo::in_temp(tmp.path().to_path_buf(), tmp))
+        }
+    }
 }
 
 /// One attempt to run, with everything it needs moved in.
@@ -207,6 +335,7 @@ struct Job {
     store: ResultStore,
     progress: Arc<Progress>,
     appender: Arc<Mutex<PredictionsAppender>>,
+    pool: Option<Arc<KubePool>>,
 }
 
 impl Job {
@@ -221,10 +350,16 @@ impl Job {
                 .as_deref()
                 .map(|t| super::sources::image_for(t, &id))
         });
-        if let Some(image) = image {
-            self.settings.sandbox.image = Some(image);
+        if let Some(image) = &image {
+            self.settings.sandbox.image = Some(image.clone());
             self.settings.sandbox.dockerfile = None;
             self.settings.sandbox.devcontainer = false;
+            if self.plan.image_workdir.is_some() {
+                self.settings
+                    .sandbox
+                    .workdir
+                    .clone_from(&self.plan.image_workdir);
+            }
         }
         let choice = engine_for(&self.choice, self.attempt, seed);
         if matches!(choice, EngineChoice::Script(_)) {
@@ -234,7 +369,7 @@ impl Job {
         self.store.clear(&id, self.attempt);
         self.progress.attempt_started(&id, self.attempt, seed);
         let started = std::time::Instant::now();
-        let outcome = self.attempt(&task, &choice).await;
+        let outcome = self.attempt(&task, &choice, image.as_deref()).await;
         let seconds = started.elapsed().as_secs_f64();
         let mut result = AttemptResult {
             instance_id: id.clone(),
@@ -244,6 +379,7 @@ impl Job {
             finish_reason: None,
             error: None,
             check: None,
+            reward: None,
             steps: 0,
             prompt_tokens: 0,
             generated_tokens: 0,
@@ -256,6 +392,7 @@ impl Job {
             Ok(o) => {
                 result.finish_reason = Some(o.reason);
                 result.check = o.check;
+                result.reward = o.reward;
                 result.steps = o.figures.steps;
                 result.prompt_tokens = o.figures.prompt_tokens;
                 result.generated_tokens = o.figures.generated_tokens;
@@ -287,6 +424,7 @@ impl Job {
         &self,
         task: &BatchTask,
         choice: &EngineChoice,
+        image: Option<&str>,
     ) -> Result<super::Outcome, LaunchError> {
         let model = match &self.shared {
             Some(m) => m.clone(),
@@ -297,10 +435,16 @@ impl Job {
             self.plan.default_repo.clone(),
             self.plan.repos_dir.clone(),
         );
-        let repo = tokio::task::spawn_blocking(move || task_repo(&t, &default, dir.as_deref()))
-            .await
-            .map_err(|e| LaunchError::Task(format!("preparing the repository: {e}")))?
-            .map_err(|e| LaunchError::Task(e.to_string()))?;
+        let mut settings = self.settings.clone();
+        let mut opts = self.opts.clone();
+        let repo = match (&task.harbor, image, &self.plan.image_workdir) {
+            (Some(h), _, _) => harbor_environment(h, &mut settings, &mut opts).await?,
+            (None, Some(image), Some(workdir)) => image_repo(image, workdir).await?,
+            _ => tokio::task::spawn_blocking(move || task_repo(&t, &default, dir.as_deref()))
+                .await
+                .map_err(|e| LaunchError::Task(format!("preparing the repository: {e}")))?
+                .map_err(|e| LaunchError::Task(e.to_string()))?,
+        };
         let (progress, id, attempt) = (
             self.progress.clone(),
             task.instance_id.clone(),
@@ -328,8 +472,8 @@ impl Job {
             }
         };
         let run = TaskRun {
-            settings: &self.settings,
-            session: &self.opts,
+            settings: &settings,
+            session: &opts,
             choice,
             task: &task.task,
             repo: &repo.path,
@@ -339,6 +483,8 @@ impl Job {
             facts: &self.facts,
             resume: resume.as_deref(),
             on_log: Some(&on_log),
+            verifier: task.harbor.as_ref(),
+            pool: self.pool.as_deref(),
         };
         run_task(run, model, EventOutput::Observe(&mut observe)).await
     }

@@ -6,6 +6,7 @@
 
 pub mod attempts;
 pub mod batch;
+pub mod harbor;
 pub mod presets;
 mod print;
 pub mod progress;
@@ -52,6 +53,8 @@ pub struct Outcome {
     pub log_path: PathBuf,
     /// The check's outcome, when a check was given.
     pub check: Option<CheckOutcome>,
+    /// The reward of a Harbor task's verifier.
+    pub reward: Option<f64>,
     pub figures: TaskFigures,
     /// The trajectory, as written (pretty JSON).
     pub trajectory: Vec<u8>,
@@ -130,6 +133,10 @@ pub struct TaskRun<'a> {
     pub resume: Option<&'a Path>,
     /// Told the session log's path as soon as the log exists.
     pub on_log: Option<&'a (dyn Fn(&Path) + Send + Sync)>,
+    /// A Harbor task's verifier, run after the agent (and after `check`) in the same sandbox.
+    pub verifier: Option<&'a harbor::HarborTask>,
+    /// Pods created ahead of need (a Kubernetes batch): the sandbox is made on the next one.
+    pub pool: Option<&'a crate::sandbox::kube::pool::KubePool>,
 }
 
 /// Where a task's events are written while it runs.
@@ -180,9 +187,17 @@ pub async fn run_task(
         facts,
         resume,
         on_log,
+        verifier,
+        pool,
     } = run;
     let spec = launch::sandbox_spec(settings, opts, repo, SandboxKind::Docker);
-    let sandbox = launch::open_sandbox(&spec).await?;
+    let sandbox: std::sync::Arc<dyn crate::sandbox::Sandbox> = match (pool, spec.kind) {
+        (Some(pool), SandboxKind::Kube) => {
+            let ws = crate::sandbox::workspace::Workspace::create(&spec.repo)?;
+            std::sync::Arc::new(pool.sandbox(ws).await?)
+        }
+        _ => launch::open_sandbox(&spec).await?,
+    };
     if let Some(notice) = launch::image_notice(sandbox.as_ref(), &spec).await {
         eprintln!("warning: {notice}");
     }
@@ -270,8 +285,21 @@ pub async fn run_task(
         Some(c) => Some(crate::launch::check::run_check(sandbox.as_ref(), c).await),
         None => None,
     };
+    let verified = match verifier {
+        Some(v) => Some(harbor::verify(sandbox.as_ref(), v).await),
+        None => None,
+    };
     let _ = sandbox.close().await;
-    let check = checked.transpose()?;
+    let mut check = checked.transpose()?;
+    let verified = verified.transpose()?;
+    let reward = verified.as_ref().and_then(|v| v.reward);
+    if let Some(v) = verified {
+        // A Harbor task passes on its reward, not on the verifier's exit status.
+        check = Some(CheckOutcome {
+            passed: v.reward.is_some_and(|r| r > 0.0),
+            ..v.run
+        });
+    }
     let mut traj = session::trajectory(&session_id, &system_prompt, &events);
     traj.provenance = provenance;
     let trajectory = serde_json::to_vec_pretty(&traj).unwrap_or_default();
@@ -299,6 +327,7 @@ pub async fn run_task(
         trajectory_path,
         log_path: running.log_path,
         check,
+        reward,
         figures: TaskFigures::of(&events),
         trajectory,
     })

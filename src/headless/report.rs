@@ -156,8 +156,8 @@ impl Report<'_> {
             }
             s.push('\n');
         }
-        s.push_str("| instance | attempt | seed | finish | check | steps | prompt tokens | generated | seconds |\n");
-        s.push_str("|---|---|---|---|---|---|---|---|---|\n");
+        s.push_str("| instance | attempt | seed | finish | check | reward | steps | prompt tokens | generated | seconds |\n");
+        s.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
         for r in self.attempts {
             let check = match r.passed() {
                 Some(true) => "pass",
@@ -166,12 +166,13 @@ impl Report<'_> {
             };
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {:.1} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} |",
                 r.instance_id.replace('|', "\\|"),
                 r.attempt,
                 r.seed,
                 reason_name(r),
                 check,
+                r.reward.map(|x| x.to_string()).unwrap_or_default(),
                 r.steps,
                 r.prompt_tokens,
                 r.generated_tokens,
@@ -237,6 +238,7 @@ mod tests {
                 output_tail: String::new(),
                 seconds: 0.0,
             }),
+            reward: None,
             steps: 3,
             prompt_tokens: 100,
             generated_tokens: 10,

@@ -30,6 +30,10 @@ pub struct AttemptResult {
     /// The check command's outcome, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check: Option<CheckOutcome>,
+    /// The reward a Harbor task's verifier wrote (its run is `check`, passed when the
+    /// reward is above 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reward: Option<f64>,
     /// Model turns.
     pub steps: u32,
     /// Prompt tokens the engine read (reused ones not counted), over all turns.
@@ -67,6 +71,8 @@ struct Prediction<'a> {
     model_patch: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     check_passed: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reward: Option<f64>,
     finish_reason: Option<FinishReason>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<&'a str>,
@@ -163,6 +169,7 @@ impl ResultStore {
             model_name_or_path: &r.model_name_or_path,
             model_patch: String::from_utf8_lossy(&patch).into_owned(),
             check_passed: r.passed(),
+            reward: r.reward,
             finish_reason: r.finish_reason,
             error: r.error.as_deref(),
         };
@@ -229,6 +236,7 @@ mod tests {
             finish_reason: Some(FinishReason::Answered),
             error: None,
             check: None,
+            reward: None,
             steps: 2,
             prompt_tokens: 10,
             generated_tokens: 5,

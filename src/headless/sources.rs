@@ -42,6 +42,8 @@ pub enum SourceError {
         dir: PathBuf,
         flat: String,
     },
+    #[error("Harbor task {dir}: {why}")]
+    Harbor { dir: PathBuf, why: String },
     #[error("task {id}: checking out {commit} of {clone}: {why}")]
     Checkout {
         id: String,
@@ -68,6 +70,9 @@ pub struct BatchTask {
     /// The task's own sandbox image (SWE-bench files may name one).
     #[serde(default)]
     pub image: Option<String>,
+    /// A Harbor task's folder and limits (tasks read from a folder of Harbor tasks).
+    #[serde(skip)]
+    pub harbor: Option<super::harbor::HarborTask>,
 }
 
 /// Read a tasks file's text (`file` names it in errors).
@@ -121,6 +126,16 @@ pub fn image_for(template: &str, instance_id: &str) -> String {
 pub struct TaskRepo {
     pub path: PathBuf,
     _checkout: Option<tempfile::TempDir>,
+}
+
+impl TaskRepo {
+    /// A repository at `path` inside `dir`, removed with it when this is dropped.
+    pub fn in_temp(path: PathBuf, dir: tempfile::TempDir) -> Self {
+        Self {
+            path,
+            _checkout: Some(dir),
+        }
+    }
 }
 
 /// The local clone of `owner/name` under `dir`: `dir/owner/name`, else `dir/owner__name`.

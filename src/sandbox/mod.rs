@@ -20,6 +20,7 @@ pub mod image;
 pub mod output;
 pub mod settings;
 mod stash;
+pub mod sweep;
 pub mod tarball;
 pub mod workspace;
 

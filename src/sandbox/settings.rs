@@ -84,6 +84,13 @@ pub struct SandboxSettings {
     /// The image to run (default `debian:bookworm-slim`). Setting it (or `dockerfile`) turns
     /// the devcontainer lookup off.
     pub image: Option<String>,
+    /// Where the workspace appears in the container and commands run (default `/workspace`):
+    /// the directory an image documents as its repository's (`/testbed` in SWE-bench's).
+    pub workdir: Option<String>,
+    /// Empty, writable directories the container gets besides /tmp (a batch's Harbor tasks:
+    /// `/tests` and `/logs` for their verifier). Not a config key.
+    #[serde(skip)]
+    pub scratch_dirs: Vec<String>,
     /// A Dockerfile to build the image from, relative to the repository.
     pub dockerfile: Option<PathBuf>,
     /// Its build context, relative to the repository (default: the Dockerfile's folder).
@@ -123,6 +130,8 @@ impl Default for SandboxSettings {
         Self {
             kind: None,
             image: None,
+            workdir: None,
+            scratch_dirs: Vec::new(),
             dockerfile: None,
             context: None,
             devcontainer: true,
@@ -211,6 +220,8 @@ impl SandboxSettings {
         }
         d.devcontainer = self.devcontainer_on();
         d.setup.clone_from(&self.setup);
+        d.workdir.clone_from(&self.workdir);
+        d.scratch_dirs.clone_from(&self.scratch_dirs);
         if let Some(c) = self.cpus {
             d.cpus = c;
         }
@@ -245,6 +256,7 @@ impl SandboxSettings {
         s.devcontainer = self.devcontainer_on();
         s.setup.clone_from(&self.setup);
         s.dockerfile = self.dockerfile.as_ref().map(|d| repo.join(d));
+        s.workdir.clone_from(&self.workdir);
         if let Some(c) = self.cpus {
             s.cpu = format!("{}m", (c * 1000.0).round() as i64);
         }

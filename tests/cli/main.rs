@@ -10,6 +10,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod batch;
+mod batch_harbor;
+mod batch_image;
+mod batch_kube;
 mod bench_cli;
 mod cli_model;
 mod e2e_attempts;
@@ -20,4 +23,5 @@ mod e2e_review;
 mod e2e_rewind;
 mod headless;
 mod prompt_cli;
+mod sweep_cli;
 mod tools_cli;

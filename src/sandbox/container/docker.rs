@@ -70,6 +70,12 @@ pub struct DockerSettings {
     /// Docker network mode while building and setting up (`default`: the engine's bridge).
     pub build_network: String,
     pub setup_timeout_secs: u64,
+    /// Where the workspace is mounted and commands run (default [`WORKSPACE`]): an image's own
+    /// repository directory (`/testbed`), so that what the image installed there (an editable
+    /// package, say) sees the session's files.
+    pub workdir: Option<String>,
+    /// Empty directories mounted writable (tmpfs, like /tmp) besides /tmp.
+    pub scratch_dirs: Vec<String>,
 }
 
 impl Default for DockerSettings {
@@ -87,6 +93,8 @@ impl Default for DockerSettings {
             setup: None,
             build_network: "default".into(),
             setup_timeout_secs: 3600,
+            workdir: None,
+            scratch_dirs: Vec::new(),
         }
     }
 }
@@ -219,6 +227,7 @@ pub struct DockerRuntime {
     id: String,
     user: String,
     image: String,
+    workdir: String,
 }
 
 impl std::fmt::Debug for DockerRuntime {
@@ -237,6 +246,7 @@ fn container_body(
     session: &str,
     user: &str,
 ) -> ContainerCreateBody {
+    let workdir = s.workdir.as_deref().unwrap_or(WORKSPACE);
     let labels = HashMap::from([
         (LABEL.to_string(), "1".to_string()),
         (LABEL_SESSION.to_string(), session.to_string()),
@@ -244,15 +254,17 @@ fn container_body(
         (LABEL_PID.to_string(), std::process::id().to_string()),
     ]);
     let host_config = HostConfig {
-        binds: Some(vec![format!("{}:{WORKSPACE}:rw", ws.work_dir().display())]),
+        binds: Some(vec![format!("{}:{workdir}:rw", ws.work_dir().display())]),
         network_mode: Some(s.network.clone()),
         cap_drop: Some(vec!["ALL".into()]),
         security_opt: Some(vec!["no-new-privileges".into()]),
         readonly_rootfs: Some(true),
-        tmpfs: Some(HashMap::from([(
-            "/tmp".to_string(),
-            format!("rw,nosuid,nodev,size={},mode=1777", s.tmp_size),
-        )])),
+        tmpfs: Some(
+            std::iter::once("/tmp".to_string())
+                .chain(s.scratch_dirs.iter().cloned())
+                .map(|d| (d, format!("rw,nosuid,nodev,size={},mode=1777", s.tmp_size)))
+                .collect(),
+        ),
         pids_limit: Some(s.pids),
         memory: Some(s.memory_bytes),
         memory_swap: Some(s.memory_bytes),
@@ -270,7 +282,7 @@ fn container_body(
         ]),
         entrypoint: Some(vec![]),
         user: Some(user.to_string()),
-        working_dir: Some(WORKSPACE.into()),
+        working_dir: Some(workdir.into()),
         env: Some(vec![
             "HOME=/tmp".into(),
             "LANG=C.UTF-8".into(),
@@ -333,6 +345,7 @@ impl ContainerRuntime for DockerRuntime {
             id,
             user,
             image: s.image.clone(),
+            workdir: s.workdir.clone().unwrap_or_else(|| WORKSPACE.into()),
         })
     }
 
@@ -444,11 +457,16 @@ impl ContainerRuntime for DockerRuntime {
 
     fn describe(&self, ws: &Workspace) -> String {
         format!(
-            "docker sandbox: container {} ({}), network off, workspace {} at {WORKSPACE}",
+            "docker sandbox: container {} ({}), network off, workspace {} at {}",
             &self.id[..12.min(self.id.len())],
             self.image,
-            ws.work_dir().display()
+            ws.work_dir().display(),
+            self.workdir
         )
+    }
+
+    fn workdir(&self) -> &str {
+        &self.workdir
     }
 }
 

@@ -11,8 +11,9 @@
 //! workspace, the patch and the turn records (`crate::sandbox::workspace`: the runtime hands
 //! it the container's current files, and the restore plan it makes is applied here by exec).
 //!
-//! Invariants: the workspace is at [`WORKSPACE`] in every container, which is both the root
-//! and the working directory; a started sandbox has a working shell and the workspace copy in
+//! Invariants: the workspace is at the runtime's workdir in every container ([`WORKSPACE`],
+//! or the image's own repository directory such as `/testbed`), which is both the root and
+//! the working directory; a started sandbox has a working shell and the workspace copy in
 //! place; the container is removed at most once by `close`, and by `Drop` only when `close`
 //! never ran.
 
@@ -56,6 +57,13 @@ impl<R: ContainerRuntime> ContainerSandbox<R> {
     pub async fn start(ws: Workspace, settings: &R::Settings) -> Result<Self, SandboxError> {
         let session = super::session_id();
         let runtime = R::create(&ws, settings, &session).await?;
+        Self::adopt(ws, runtime, session).await
+    }
+
+    /// [`Self::start`] on a container created earlier (for `session`), e.g. a pod created
+    /// ahead of need: check exec, pick the shell, copy the workspace in; on failure the
+    /// container is removed.
+    pub async fn adopt(ws: Workspace, runtime: R, session: String) -> Result<Self, SandboxError> {
         let shell = match Self::prepare(&runtime, &ws).await {
             Ok(shell) => shell,
             Err(e) => {
@@ -104,10 +112,10 @@ impl<R: ContainerRuntime> Sandbox for ContainerSandbox<R> {
         R::KIND
     }
     fn root(&self) -> &str {
-        WORKSPACE
+        self.runtime.workdir()
     }
     fn workdir(&self) -> &str {
-        WORKSPACE
+        self.runtime.workdir()
     }
     fn describe(&self) -> String {
         self.runtime.describe(&self.ws)

@@ -12,7 +12,7 @@
 //! listing (`super::listing`).
 
 use super::listing::{filter_ignored, parse_listing};
-use super::runtime::{ContainerRuntime, RawExit, WORKSPACE};
+use super::runtime::{ContainerRuntime, RawExit};
 use super::scripts;
 use crate::sandbox::output::Collector;
 use crate::sandbox::workspace::RestorePlan;
@@ -215,7 +215,7 @@ pub(super) async fn list_files<R: ContainerRuntime>(
     let mut args = vec![dir.to_string()];
     let mut up = Path::new(dir);
     while let Some(parent) = up.parent() {
-        if !parent.starts_with(WORKSPACE) {
+        if !parent.starts_with(rt.workdir()) {
             break;
         }
         args.push(format!("{}/.gitignore", parent.display()));
@@ -242,20 +242,21 @@ pub(super) async fn restore<R: ContainerRuntime>(
     rt: &R,
     plan: &RestorePlan,
 ) -> Result<(), SandboxError> {
+    let root = rt.workdir();
     let list = plan.remove_list();
     if !list.is_empty() {
-        let argv = sh(scripts::REMOVE, &[WORKSPACE, &list.len().to_string()]);
+        let argv = sh(scripts::REMOVE, &[root, &list.len().to_string()]);
         let (code, _, err) = helper(rt, "restore", argv, Some(list), 4096).await?;
         if code != 0 {
-            return Err(fs_error("restore", code, WORKSPACE, err));
+            return Err(fs_error("restore", code, root, err));
         }
     }
     if !plan.archive.is_empty() {
         let size = plan.archive.len().to_string();
-        let argv = sh(scripts::UNPACK, &[WORKSPACE, &size]);
+        let argv = sh(scripts::UNPACK, &[root, &size]);
         let (code, _, err) = helper(rt, "restore", argv, Some(plan.archive.clone()), 4096).await?;
         if code != 0 {
-            return Err(fs_error("restore", code, WORKSPACE, err));
+            return Err(fs_error("restore", code, root, err));
         }
     }
     Ok(())

@@ -99,6 +99,12 @@ pub trait ContainerRuntime: Send + Sync + Sized + 'static {
 
     /// What the model's commands can reach, for [`crate::sandbox::Sandbox::describe`].
     fn describe(&self, ws: &Workspace) -> String;
+
+    /// Where the workspace appears in this container: [`WORKSPACE`], or the directory an image
+    /// documents as its repository's (`/testbed` in SWE-bench's images).
+    fn workdir(&self) -> &str {
+        WORKSPACE
+    }
 }
 
 /// Host name of this machine (for leftover sweeping: only our own dead sessions are swept).

@@ -18,6 +18,7 @@ pub mod build;
 pub mod check;
 pub mod context;
 pub mod devcontainer;
+pub mod extract;
 pub mod setup;
 
 use crate::sandbox::docker::DockerSettings;

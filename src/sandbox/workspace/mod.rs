@@ -118,6 +118,12 @@ fn temp_dir(prefix: &str) -> Result<TempDir, SandboxError> {
         .map_err(|e| SandboxError::io("creating temporary directory", prefix, e))
 }
 
+/// Remove the workspaces of dead Lilypad processes in the temporary directory; returns how
+/// many went.
+pub fn sweep_leftovers() -> usize {
+    leftovers::sweep(&std::env::temp_dir())
+}
+
 impl Workspace {
     /// Copy `repo` into a fresh working copy, commit it as the baseline in a fresh store, and
     /// give the copy its own `.git` (see the module docs).

@@ -16,6 +16,7 @@
 //! upload carries its size and the reader stops after that many bytes.
 
 mod objects;
+pub mod pool;
 mod settings;
 
 pub use super::WORKSPACE;
@@ -88,6 +89,33 @@ pub async fn connect(s: &KubeSettings) -> Result<(Client, String), SandboxError>
     Ok((client, ns))
 }
 
+impl KubeRuntime {
+    /// Connect, sweep leftovers first when `sweep`, create the session's objects and wait for
+    /// the pod; no workspace is needed yet (it is copied in by the sandbox's start).
+    pub async fn create_pod(
+        s: &KubeSettings,
+        session: &str,
+        sweep: bool,
+    ) -> Result<Self, SandboxError> {
+        let (client, ns) = connect(s).await?;
+        if sweep {
+            let swept = sweep_leftovers(&client, &ns).await?;
+            if swept > 0 {
+                tracing::info!(swept, "deleted leftover Lilypad sessions");
+            }
+        }
+        let name = format!("lilypad-{session}");
+        let pods = objects::create_session(&client, &ns, &name, session, s).await?;
+        Ok(Self {
+            client,
+            pods,
+            namespace: ns,
+            name,
+            settings: s.clone(),
+        })
+    }
+}
+
 /// One session's pod (see the module docs).
 pub struct KubeRuntime {
     client: Client,
@@ -119,20 +147,7 @@ impl ContainerRuntime for KubeRuntime {
         s: &KubeSettings,
         session: &str,
     ) -> Result<Self, SandboxError> {
-        let (client, ns) = connect(s).await?;
-        let swept = sweep_leftovers(&client, &ns).await?;
-        if swept > 0 {
-            tracing::info!(swept, "deleted leftover Lilypad sessions");
-        }
-        let name = format!("lilypad-{session}");
-        let pods = objects::create_session(&client, &ns, &name, session, s).await?;
-        Ok(Self {
-            client,
-            pods,
-            namespace: ns,
-            name,
-            settings: s.clone(),
-        })
+        Self::create_pod(s, session, true).await
     }
 
     async fn exec(
@@ -205,7 +220,11 @@ impl ContainerRuntime for KubeRuntime {
     /// Upload the workspace copy as a tar (sized: see the module docs).
     async fn copy_in(&self, ws: &Workspace) -> Result<(), SandboxError> {
         let tar = tarball::pack(ws.work_dir())?;
-        let script = format!("head -c {} | tar -x -f - -C {WORKSPACE}", tar.len());
+        let script = format!(
+            "head -c {} | tar -x -f - -C {}",
+            tar.len(),
+            self.settings.workdir()
+        );
         let argv = vec!["sh".into(), "-c".into(), script];
         let mut out = Collector::new(4096);
         let mut err = Collector::new(4096);
@@ -230,8 +249,9 @@ impl ContainerRuntime for KubeRuntime {
     async fn current_files(&self, _ws: &Workspace) -> Result<Files, SandboxError> {
         // `.git` stays behind where tar can leave it out (GNU tar; busybox's cannot).
         let script = format!(
-            "cd {WORKSPACE} || exit 2; if tar -c -f /dev/null --exclude=./.git /dev/null \
-             2>/dev/null; then exec tar -c -f - --exclude=./.git .; else exec tar -c -f - .; fi"
+            "cd {} || exit 2; if tar -c -f /dev/null --exclude=./.git /dev/null \
+             2>/dev/null; then exec tar -c -f - --exclude=./.git .; else exec tar -c -f - .; fi",
+            self.settings.workdir()
         );
         let argv = vec!["sh".into(), "-c".into(), script];
         let mut out = Collector::new(DOWNLOAD_LIMIT);
@@ -276,9 +296,15 @@ impl ContainerRuntime for KubeRuntime {
 
     fn describe(&self, _ws: &Workspace) -> String {
         format!(
-            "kube sandbox: pod {}/{}, workspace at {WORKSPACE}",
-            self.namespace, self.name
+            "kube sandbox: pod {}/{}, workspace at {}",
+            self.namespace,
+            self.name,
+            self.settings.workdir()
         )
+    }
+
+    fn workdir(&self) -> &str {
+        self.settings.workdir()
     }
 }
 

@@ -13,7 +13,7 @@
 //! annotations say who made it and until when it may live, for leftover sweeps.
 
 use super::settings::KubeSettings;
-use crate::sandbox::container::runtime::{host_name, pid_alive, WORKSPACE};
+use crate::sandbox::container::runtime::{host_name, pid_alive};
 use crate::sandbox::{RuntimeError, SandboxError};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
@@ -152,7 +152,7 @@ pub(super) fn pod(
                 // PID 1 of the container: `kill -9 -1` (the timeout's last resort) spares
                 // it, and as a shell waiting for its child it reaps orphans.
                 "command": ["sh", "-c", "while :; do sleep 3600; done"],
-                "workingDir": WORKSPACE,
+                "workingDir": s.workdir(),
                 "env": [
                     { "name": "HOME", "value": "/tmp" },
                     { "name": "LANG", "value": "C.UTF-8" },
@@ -161,7 +161,7 @@ pub(super) fn pod(
                     // git would refuse the checkout there as of "dubious ownership".
                     { "name": "GIT_CONFIG_COUNT", "value": "1" },
                     { "name": "GIT_CONFIG_KEY_0", "value": "safe.directory" },
-                    { "name": "GIT_CONFIG_VALUE_0", "value": WORKSPACE }
+                    { "name": "GIT_CONFIG_VALUE_0", "value": s.workdir() }
                 ],
                 "securityContext": {
                     "allowPrivilegeEscalation": false, "privileged": false,
@@ -170,7 +170,7 @@ pub(super) fn pod(
                 },
                 "resources": { "limits": limits, "requests": requests },
                 "volumeMounts": [
-                    { "name": "workspace", "mountPath": WORKSPACE },
+                    { "name": "workspace", "mountPath": s.workdir() },
                     { "name": "tmp", "mountPath": "/tmp" }
                 ]
             }],

@@ -48,6 +48,16 @@ pub struct KubeSettings {
     /// the tests need), kept to say so at start.
     pub setup: Option<String>,
     pub dockerfile: Option<PathBuf>,
+    /// Where the workspace is mounted and commands run (default `/workspace`): an image's own
+    /// repository directory (`/testbed`).
+    pub workdir: Option<String>,
+}
+
+impl KubeSettings {
+    /// Where the workspace appears in the pod.
+    pub fn workdir(&self) -> &str {
+        self.workdir.as_deref().unwrap_or(super::WORKSPACE)
+    }
 }
 
 impl Default for KubeSettings {
@@ -75,6 +85,7 @@ impl Default for KubeSettings {
             devcontainer: false,
             setup: None,
             dockerfile: None,
+            workdir: None,
         }
     }
 }

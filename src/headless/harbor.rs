@@ -1,0 +1,271 @@
+//! Harbor task directories as a batch's tasks: a folder of tasks, each a folder with
+//! `instruction.md` (the task text), `task.toml` (the agent's and the verifier's time limits,
+//! the environment's cpus and memory), `environment/Dockerfile` (the task's image) and
+//! `tests/` (the verifier, `tests/test.sh`, which writes a reward to
+//! `/logs/verifier/reward.txt` or `reward.json`).
+//!
+//! Owns: reading such a folder into [`BatchTask`]s ([`read_tasks`]), and the verifier run
+//! after the agent ([`verify`]): the tests are copied into the sandbox's `/tests` only then
+//! (the agent never sees them), `/logs` is emptied first, `bash /tests/test.sh` runs in the
+//! same sandbox, and the reward is read back. Does not own: building the image or starting
+//! the sandbox (`super::batch`, `crate::sandbox`).
+
+use super::sources::{BatchTask, SourceError};
+use crate::launch::check::{run_check, CheckOutcome, CheckSpec};
+use crate::sandbox::{ExecRequest, Sandbox, SandboxError};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Where the tests are copied to and the logs written, as Harbor's tasks expect.
+pub const TESTS_DIR: &str = "/tests";
+pub const LOGS_DIR: &str = "/logs";
+
+/// The verifier's time limit when `task.toml` gives none.
+const DEFAULT_VERIFIER_SECS: u64 = 600;
+
+/// What a Harbor task adds to a task line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HarborTask {
+    /// The task's folder.
+    pub dir: PathBuf,
+    /// `[agent] timeout_sec`.
+    pub agent_timeout_secs: Option<u64>,
+    /// `[verifier] timeout_sec`.
+    pub verifier_timeout_secs: Option<u64>,
+    /// `[environment] cpus`.
+    pub cpus: Option<f64>,
+    /// `[environment] memory_mb` (or `memory`, as "2G").
+    pub memory_mb: Option<u64>,
+}
+
+impl HarborTask {
+    pub fn dockerfile(&self) -> PathBuf {
+        self.dir.join("environment/Dockerfile")
+    }
+    pub fn environment(&self) -> PathBuf {
+        self.dir.join("environment")
+    }
+}
+
+/// Whether `path` is a folder of Harbor tasks (a folder holding a `*/task.toml`).
+pub fn is_task_folder(path: &Path) -> bool {
+    path.is_dir()
+        && std::fs::read_dir(path)
+            .is_ok_and(|rd| rd.flatten().any(|e| e.path().join("task.toml").is_file()))
+}
+
+fn bad(dir: &Path, why: impl Into<String>) -> SourceError {
+    SourceError::Harbor {
+        dir: dir.to_path_buf(),
+        why: why.into(),
+    }
+}
+
+/// Seconds from a TOML number (integer or float).
+fn secs(v: Option<&toml::Value>) -> Option<u64> {
+    match v? {
+        toml::Value::Integer(i) => u64::try_from(*i).ok(),
+        toml::Value::Float(f) if *f >= 0.0 => Some(f.ceil() as u64),
+        _ => None,
+    }
+}
+
+fn memory_mb(env: Option<&toml::Value>) -> Option<u64> {
+    let env = env?;
+    if let Some(m) = secs(env.get("memory_mb")) {
+        return Some(m);
+    }
+    let text = env.get("memory")?.as_str()?.trim().to_ascii_uppercase();
+    let (num, unit) = text.split_at(text.find(|c: char| c.is_ascii_alphabetic())?);
+    let n: f64 = num.trim().parse().ok()?;
+    let mb = match unit.trim_end_matches('B').trim_end_matches('I') {
+        "G" => n * 1024.0,
+        "M" => n,
+        _ => return None,
+    };
+    Some(mb.round() as u64)
+}
+
+/// One task folder.
+fn read_task(dir: &Path) -> Result<BatchTask, SourceError> {
+    let read = |name: &str| {
+        std::fs::read_to_string(dir.join(name)).map_err(|e| bad(dir, format!("{name}: {e}")))
+    };
+    let instruction = read("instruction.md")?;
+    let toml: toml::Value = read("task.toml")?
+        .parse()
+        .map_err(|e| bad(dir, format!("task.toml: {e}")))?;
+    let harbor = HarborTask {
+        dir: dir.to_path_buf(),
+        agent_timeout_secs: secs(toml.get("agent").and_then(|a| a.get("timeout_sec"))),
+        verifier_timeout_secs: secs(toml.get("verifier").and_then(|a| a.get("timeout_sec"))),
+        cpus: toml
+            .get("environment")
+            .and_then(|e| e.get("cpus"))
+            .and_then(|c| c.as_float().or(c.as_integer().map(|i| i as f64))),
+        memory_mb: memory_mb(toml.get("environment")),
+    };
+    if !harbor.dockerfile().is_file() {
+        return Err(bad(dir, "no environment/Dockerfile"));
+    }
+    if !dir.join("tests/test.sh").is_file() {
+        return Err(bad(dir, "no tests/test.sh"));
+    }
+    let id = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if let Some(why) = super::attempts::bad_instance_id(&id) {
+        return Err(bad(
+            dir,
+            format!("the folder's name cannot be an id: {why}"),
+        ));
+    }
+    Ok(BatchTask {
+        instance_id: id,
+        task: instruction,
+        repo: None,
+        base_commit: None,
+        image: None,
+        harbor: Some(harbor),
+    })
+}
+
+/// The tasks of a folder of Harbor tasks, in name order (folders without `task.toml` are
+/// not tasks).
+pub fn read_tasks(folder: &Path) -> Result<Vec<BatchTask>, SourceError> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(folder)
+        .map_err(|e| bad(folder, e.to_string()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("task.toml").is_file())
+        .collect();
+    dirs.sort();
+    let dirs = dirs
+        .iter()
+        .map(|d| std::fs::canonicalize(d).map_err(|e| bad(d, e.to_string())))
+        .collect::<Result<Vec<_>, _>>()?;
+    dirs.iter().map(|d| read_task(d)).collect()
+}
+
+/// The verifier's run: its exit status and output, and the reward it wrote.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    pub run: CheckOutcome,
+    /// `None`: the verifier wrote no reward (or none that reads as a number).
+    pub reward: Option<f64>,
+}
+
+async fn shell(sandbox: &dyn Sandbox, command: String) -> Result<(), SandboxError> {
+    sandbox
+        .exec(ExecRequest {
+            command,
+            cwd: sandbox.workdir().to_string(),
+            timeout: Duration::from_secs(120),
+            keep_bytes: 4096,
+            stream: None,
+        })
+        .await
+        .map(|_| ())
+}
+
+/// Files below `dir`, relative, sorted.
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(rel) = p.strip_prefix(dir) {
+                out.push(rel.to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Run the task's verifier in `sandbox` after the agent (see the module docs).
+pub async fn verify(sandbox: &dyn Sandbox, task: &HarborTask) -> Result<Verified, SandboxError> {
+    // Whatever the agent left where the verifier reads and writes is not the verifier's.
+    shell(
+        sandbox,
+        format!(
+            "rm -rf {TESTS_DIR}/* {TESTS_DIR}/.[!.]* {LOGS_DIR}/* {LOGS_DIR}/.[!.]* 2>/dev/null; \
+             mkdir -p {TESTS_DIR} {LOGS_DIR}/verifier {LOGS_DIR}/agent"
+        ),
+    )
+    .await?;
+    let tests = task.dir.join("tests");
+    let rels = files(&tests);
+    let mut dirs: Vec<String> = rels
+        .iter()
+        .filter_map(|r| r.parent().filter(|p| !p.as_os_str().is_empty()))
+        .map(|p| format!("'{TESTS_DIR}/{}'", p.display()))
+        .collect();
+    dirs.dedup();
+    if !dirs.is_empty() {
+        shell(sandbox, format!("mkdir -p {}", dirs.join(" "))).await?;
+    }
+    for rel in &rels {
+        let data = std::fs::read(tests.join(rel))
+            .map_err(|e| SandboxError::io("reading", tests.join(rel).display().to_string(), e))?;
+        sandbox
+            .write(&format!("{TESTS_DIR}/{}", rel.display()), &data)
+            .await?;
+    }
+    let spec = CheckSpec {
+        command: format!("bash {TESTS_DIR}/test.sh"),
+        timeout: Duration::from_secs(task.verifier_timeout_secs.unwrap_or(DEFAULT_VERIFIER_SECS)),
+    };
+    let run = run_check(sandbox, &spec).await?;
+    let text = |name: &str| {
+        let path = format!("{LOGS_DIR}/verifier/{name}");
+        async move { sandbox.read(&path).await.ok() }
+    };
+    let reward = match text("reward.txt").await {
+        Some(t) => String::from_utf8_lossy(&t).trim().parse::<f64>().ok(),
+        None => text("reward.json")
+            .await
+            .and_then(|t| serde_json::from_slice::<serde_json::Value>(&t).ok())
+            .and_then(|v| v["reward"].as_f64()),
+    };
+    Ok(Verified { run, reward })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_toml_limits_are_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let t = tmp.path().join("hello-1");
+        std::fs::create_dir_all(t.join("environment")).unwrap();
+        std::fs::create_dir_all(t.join("tests")).unwrap();
+        std::fs::write(t.join("instruction.md"), "Say hello.\n").unwrap();
+        std::fs::write(
+            t.join("task.toml"),
+            "version = \"1.0\"\n[agent]\ntimeout_sec = 120.5\n[verifier]\ntimeout_sec = 60\n\
+             [environment]\ncpus = 2\nmemory = \"2G\"\n",
+        )
+        .unwrap();
+        std::fs::write(t.join("environment/Dockerfile"), "FROM x\n").unwrap();
+        std::fs::write(t.join("tests/test.sh"), "true\n").unwrap();
+        std::fs::create_dir_all(tmp.path().join("not-a-task")).unwrap();
+        assert!(is_task_folder(tmp.path()));
+        let tasks = read_tasks(tmp.path()).unwrap();
+        assert_eq!(tasks.len(), 1);
+        assert_eq!(tasks[0].instance_id, "hello-1");
+        assert_eq!(tasks[0].task, "Say hello.\n");
+        let h = tasks[0].harbor.as_ref().unwrap();
+        assert_eq!(h.agent_timeout_secs, Some(121));
+        assert_eq!(h.verifier_timeout_secs, Some(60));
+        assert_eq!(h.cpus, Some(2.0));
+        assert_eq!(h.memory_mb, Some(2048));
+        std::fs::remove_file(t.join("tests/test.sh")).unwrap();
+        assert!(read_tasks(tmp.path()).is_err());
+    }
+}
