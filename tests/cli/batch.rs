@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn git(dir: &Path, args: &[&str]) -> String {
+/// Run git in `dir` as a test identity; its trimmed output.
+pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@t"])
         .args(args)
@@ -30,8 +31,10 @@ fn repo(dir: &Path) -> PathBuf {
     r
 }
 
-/// A script that makes f return 2.
-const FIX: &str = "=== turn ===
+/// A script that makes `f` return `value`, in three turns (Read, Edit, answer).
+pub fn fix_script(value: u32) -> String {
+    format!(
+        "=== turn ===
 Look first.
 </think>
 
@@ -55,7 +58,7 @@ src/app.py
 return 1
 </parameter>
 <parameter=new_string>
-return 2
+return {value}
 </parameter>
 </function>
 </tool_call>
@@ -63,8 +66,10 @@ return 2
 Done.
 </think>
 
-f now returns 2.
-";
+f now returns {value}.
+"
+    )
+}
 
 /// A script that changes nothing.
 const IDLE: &str = "=== turn ===
@@ -122,7 +127,8 @@ fn read_json(path: &Path) -> serde_json::Value {
 }
 
 /// Every file under `dir`, by relative path, with its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+/// Every file below `dir` (none when it is missing), by relative path.
+pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
         for e in std::fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
@@ -168,7 +174,7 @@ fn attempts_differ_by_script_are_checked_and_a_second_run_skips_them() {
     let scripts = tmp.path().join("scripts");
     std::fs::create_dir_all(&scripts).unwrap();
     // Attempts 1 and 3 fix the function; attempt 2 does nothing.
-    for (n, text) in [(1, FIX), (2, IDLE), (3, FIX)] {
+    for (n, text) in [(1, fix_script(2)), (2, IDLE.into()), (3, fix_script(2))] {
         std::fs::write(scripts.join(format!("attempt-{n}.txt")), text).unwrap();
     }
     let engine = format!("script:{}/attempt-{{attempt}}.txt", scripts.display());
@@ -302,7 +308,7 @@ fn a_batch_killed_half_way_finishes_when_run_again_continuing_the_attempt_in_fli
     let tmp = tempfile::tempdir().unwrap();
     let r = repo(tmp.path());
     let script = tmp.path().join("fix.script");
-    std::fs::write(&script, FIX).unwrap();
+    std::fs::write(&script, fix_script(2)).unwrap();
     let engine = format!("script:{}", script.display());
     let ids = ["t1", "t2", "t3", "t4"];
     let tasks = tasks_file(tmp.path(), &ids);
@@ -421,7 +427,7 @@ fn a_single_task_takes_a_check_and_attempts() {
     let tmp = tempfile::tempdir().unwrap();
     let r = repo(tmp.path());
     let fix = tmp.path().join("fix.script");
-    std::fs::write(&fix, FIX).unwrap();
+    std::fs::write(&fix, fix_script(2)).unwrap();
     let idle = tmp.path().join("idle.script");
     std::fs::write(&idle, IDLE).unwrap();
     let single = |script: &Path| {
@@ -503,7 +509,7 @@ fn a_repeated_instance_id_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let r = repo(tmp.path());
     let script = tmp.path().join("fix.script");
-    std::fs::write(&script, FIX).unwrap();
+    std::fs::write(&script, fix_script(2)).unwrap();
     let tasks = tasks_file(tmp.path(), &["a", "b", "a"]);
     let out = batch_cmd(
         tmp.path(),
@@ -528,7 +534,7 @@ fn a_preset_sets_the_run_and_flags_override_it() {
     let tmp = tempfile::tempdir().unwrap();
     let r = repo(tmp.path());
     let script = tmp.path().join("fix.script");
-    std::fs::write(&script, FIX).unwrap();
+    std::fs::write(&script, fix_script(2)).unwrap();
     let tasks = tasks_file(tmp.path(), &["a"]);
     let out_dir = tmp.path().join("batch");
     let out = batch_cmd(
@@ -590,7 +596,7 @@ fn swebench_tasks_check_out_local_clones_at_their_base_commit() {
     )
     .unwrap();
     let script = tmp.path().join("fix.script");
-    std::fs::write(&script, FIX).unwrap();
+    std::fs::write(&script, fix_script(2)).unwrap();
     let out_dir = tmp.path().join("batch");
     let out = lilypad(tmp.path())
         .args(["run", "--sandbox", "host", "--allow-host"])
@@ -636,7 +642,7 @@ fn a_batch_on_a_terminal_shows_a_live_progress_view() {
     let tmp = tempfile::tempdir().unwrap();
     let r = repo(tmp.path());
     let script = tmp.path().join("fix.script");
-    std::fs::write(&script, FIX).unwrap();
+    std::fs::write(&script, fix_script(2)).unwrap();
     let tasks = tasks_file(tmp.path(), &["p1", "p2", "p3"]);
     let out_dir = tmp.path().join("batch");
     let done = tmp.path().join("done");

@@ -10,6 +10,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use super::batch_image::docker_missing;
+
 const SCRIPT: &str = "=== turn ===
 Where are the tests?
 </think>
@@ -72,13 +74,6 @@ fn task(root: &Path, name: &str, wanted: u32, base: &str) {
     )
     .unwrap();
     std::fs::write(t.join("tests/expected.txt"), format!("{wanted}\n")).unwrap();
-}
-
-fn docker_missing() -> Option<String> {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(lilypad::sandbox::docker::connect())
-        .err()
-        .map(|e| e.to_string())
 }
 
 #[test]

@@ -6,19 +6,9 @@
 //! Without a Docker engine (and its CLI) the test skips loudly, unless
 //! LILYPAD_REQUIRE_DOCKER=1 (CI), where it fails.
 
-use std::path::Path;
 use std::process::Command;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
+use super::batch::git;
 
 const SCRIPT: &str = "=== turn ===
 Where am I?
@@ -56,7 +46,7 @@ f now returns 2.
 ";
 
 /// Why Docker cannot be used here, if it cannot.
-fn docker_missing() -> Option<String> {
+pub fn docker_missing() -> Option<String> {
     let rt = tokio::runtime::Runtime::new().unwrap();
     if let Err(e) = rt.block_on(lilypad::sandbox::docker::connect()) {
         return Some(e.to_string());

@@ -15,57 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::batch::{fix_script as script, git, snapshot};
+
 const SELECTOR: &str = "app.kubernetes.io/managed-by=lilypad";
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-}
-
-/// A script that makes `f` return `value`, in three turns.
-fn script(value: u32) -> String {
-    format!(
-        "=== turn ===
-Look first.
-</think>
-
-<tool_call>
-<function=Read>
-<parameter=file_path>
-src/app.py
-</parameter>
-</function>
-</tool_call>
-=== turn ===
-Change it.
-</think>
-
-<tool_call>
-<function=Edit>
-<parameter=file_path>
-src/app.py
-</parameter>
-<parameter=old_string>
-return 1
-</parameter>
-<parameter=new_string>
-return {value}
-</parameter>
-</function>
-</tool_call>
-=== turn ===
-Done.
-</think>
-
-f now returns {value}.
-"
-    )
-}
 
 /// The test cluster's settings, or `None` (skipped loudly) where there is none.
 fn cluster(rt: &tokio::runtime::Runtime) -> Option<KubeSettings> {
@@ -131,26 +83,6 @@ fn live_pods(
         }
         live
     })
-}
-
-/// Every file under `dir`, by relative path, with its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                walk(root, &p, out);
-            } else {
-                out.insert(
-                    p.strip_prefix(root).unwrap().to_path_buf(),
-                    std::fs::read(&p).unwrap(),
-                );
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
 }
 
 #[test]
