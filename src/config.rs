@@ -55,6 +55,10 @@ pub struct Overrides {
     pub split_mode: Option<crate::engine::SplitMode>,
     /// GPU devices to use, by index (empty: not given)
     pub devices: Vec<usize>,
+    /// Drafting with the model file's MTP layer (`auto`, `on`, `off`)
+    pub mtp: Option<crate::engine::Mtp>,
+    /// Tokens the MTP layer drafts per step
+    pub draft_tokens: Option<u32>,
     /// CPU threads for generation
     pub threads: Option<u32>,
     /// Cap on generated tokens per model turn
@@ -270,6 +274,12 @@ impl Settings {
         }
         if !f.devices.is_empty() {
             e.devices.clone_from(&f.devices);
+        }
+        if let Some(v) = f.mtp {
+            e.mtp = v;
+        }
+        if let Some(v) = f.draft_tokens {
+            e.draft_tokens = v;
         }
         if let Some(v) = f.threads {
             e.threads = v;

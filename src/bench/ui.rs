@@ -101,6 +101,7 @@ fn figures() -> Figures {
         prefill_seconds: 0.1,
         decode_seconds: 1.0,
         dropped_pin: None,
+        draft: None,
     }
 }
 

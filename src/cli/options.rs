@@ -37,6 +37,14 @@ pub struct EngineArgs {
     /// GPU devices to use, by llama.cpp's device index, comma-separated [default: all]
     #[arg(long, global = true, value_delimiter = ',', value_name = "N,...")]
     pub device: Vec<usize>,
+    /// Draft tokens with the model file's MTP layer, each verified by the model (same output,
+    /// faster when drafts are accepted): auto (when the file has the layer and a generation
+    /// decodes alone), on, off
+    #[arg(long, global = true, value_name = "auto|on|off")]
+    pub mtp: Option<crate::engine::Mtp>,
+    /// Tokens the MTP layer drafts per step, 1 to 8 [default: 3]
+    #[arg(long, global = true, value_name = "N")]
+    pub draft_tokens: Option<u32>,
     /// Cap on generated tokens per model turn
     #[arg(long, global = true)]
     pub max_turn_tokens: Option<u32>,
@@ -87,6 +95,8 @@ impl From<&EngineArgs> for Overrides {
             cache_type: a.cache_type,
             split_mode: a.split_mode,
             devices: a.device.clone(),
+            mtp: a.mtp,
+            draft_tokens: a.draft_tokens,
             threads: a.threads,
             max_turn_tokens: a.max_turn_tokens,
             seed: a.seed,

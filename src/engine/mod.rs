@@ -26,14 +26,14 @@ mod types;
 mod utf8;
 
 pub use llama::{EngineHandle, LoadedModel, MemoryReport, ScoreStream, ScoredRows, SequenceMemory};
-pub use placement::{CacheType, FlashAttention, SplitMode};
+pub use placement::{CacheType, FlashAttention, Mtp, SplitMode};
 pub use script::{ScriptEngine, ScriptSettings};
 pub use settings::{EngineSettings, SamplingSettings};
 pub use stream::GenerationStream;
 pub use templated::{TemplatedModel, TurnRequest};
 pub use traits::Engine;
 pub use types::{
-    EngineError, EngineEvent, Figures, GenerateRequest, Generation, ParsedOutput, Prompt,
-    PromptForm, Reuse, SamplingParams, SequenceId, StopReason,
+    DraftFigures, EngineError, EngineEvent, Figures, GenerateRequest, Generation, ParsedOutput,
+    Prompt, PromptForm, Reuse, SamplingParams, SequenceId, StopReason,
 };
 pub use utf8::Utf8Stream;

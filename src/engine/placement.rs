@@ -1,5 +1,6 @@
 //! The in-process engine's device and kernel settings: flash attention, the attention cache's
-//! element types, how a model is split over several GPUs and which devices it uses. Plain values
+//! element types, how a model is split over several GPUs and which devices it uses, and
+//! whether decoding drafts tokens with the model's own MTP layer. Plain values
 //! parsed from their names (config file, flags); mapping them onto llama.cpp's parameters is
 //! the llama module's job.
 
@@ -43,6 +44,18 @@ pub enum SplitMode {
     Row,
 }
 
+/// Self-speculative decoding with the model file's multi-token-prediction layer: used when the
+/// file has one and a generation decodes alone (`auto`), required (`on`: a file without the
+/// layer is refused), or never (`off`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mtp {
+    #[default]
+    Auto,
+    On,
+    Off,
+}
+
 /// The names each type accepts, for parsing and printing.
 macro_rules! named {
     ($ty:ty, $what:literal, $($v:ident = $name:literal),+) => {
@@ -79,6 +92,7 @@ named!(
     On = "on",
     Off = "off"
 );
+named!(Mtp, "MTP setting", Auto = "auto", On = "on", Off = "off");
 named!(
     CacheType,
     "cache type",

@@ -199,6 +199,7 @@ impl ScriptEngine {
                 prefill_seconds: 0.0,
                 decode_seconds: 0.0,
                 dropped_pin: None,
+                draft: None,
             };
             let _ = tx.send(EngineEvent::Done(Generation {
                 stop,

@@ -81,6 +81,10 @@ pub struct EngineSettings {
     pub split_mode: super::SplitMode,
     /// GPU devices to use, by llama.cpp's device index (empty: all of them).
     pub devices: Vec<usize>,
+    /// Drafting with the file's MTP layer: `auto`, `on`, `off`.
+    pub mtp: super::Mtp,
+    /// Tokens the MTP layer drafts per step (each verified by the model; 1 to 8).
+    pub draft_tokens: u32,
     pub sampling: SamplingSettings,
 }
 
@@ -104,6 +108,8 @@ impl Default for EngineSettings {
             cache_type_v: super::CacheType::F16,
             split_mode: super::SplitMode::Layer,
             devices: Vec::new(),
+            mtp: super::Mtp::Auto,
+            draft_tokens: 3,
             sampling: SamplingSettings::default(),
         }
     }

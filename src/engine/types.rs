@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::protocol::{Figures, Reuse, StopReason};
+pub use crate::protocol::{DraftFigures, Figures, Reuse, StopReason};
 use std::path::PathBuf;
 use thiserror::Error;
 
@@ -21,6 +21,8 @@ pub enum EngineError {
         recurrent_mib: u64,
         suggest: u32,
     },
+    #[error("--mtp on, but {path} has no MTP layer (nextn_predict_layers): convert the checkpoint without --no-mtp, or use --mtp auto")]
+    NoMtpLayer { path: PathBuf },
     #[error("the prompt has {prompt} tokens but the context holds only {ctx}")]
     PromptTooLong { prompt: usize, ctx: u32 },
     #[error("the prompt is empty")]

@@ -10,7 +10,7 @@ pub use events::{
     Resolution, ReviewDecision, ToolCategory, TurnEnd,
 };
 pub use openai::{message_json, message_openai, ArgumentsAs};
-pub use usage::{Figures, Reuse, StopReason};
+pub use usage::{DraftFigures, Figures, Reuse, StopReason};
 
 use serde::{Deserialize, Serialize};
 

@@ -49,6 +49,29 @@ pub struct Figures {
     /// again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped_pin: Option<usize>,
+    /// Self-speculative decoding with the model's MTP layer, when the engine drafted for this
+    /// request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft: Option<DraftFigures>,
+}
+
+/// Tokens the MTP layer drafted for one request, and how many of them the model's own samples
+/// matched (each accepted token is one decode step saved).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct DraftFigures {
+    pub drafted: usize,
+    pub accepted: usize,
+}
+
+impl DraftFigures {
+    /// Accepted drafts per drafted token (0 when nothing was drafted).
+    pub fn acceptance(&self) -> f64 {
+        if self.drafted == 0 {
+            0.0
+        } else {
+            self.accepted as f64 / self.drafted as f64
+        }
+    }
 }
 
 impl Figures {

@@ -25,6 +25,7 @@ impl ApiError {
             EngineError::Remote(_) => (StatusCode::BAD_GATEWAY, "upstream_error"),
             EngineError::File(_)
             | EngineError::Load { .. }
+            | EngineError::NoMtpLayer { .. }
             | EngineError::ContextMemory { .. }
             | EngineError::Llama { .. }
             | EngineError::Backend(_)

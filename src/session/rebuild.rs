@@ -269,6 +269,7 @@ mod tests {
             prefill_seconds: 0.0,
             decode_seconds: 0.0,
             dropped_pin: None,
+            draft: None,
         }
     }
 

@@ -35,6 +35,10 @@ pub struct TinySpec {
     pub ssm_head_dim: u64,
     pub context_length: u32,
     pub chat_template: Option<String>,
+    /// Append one multi-token-prediction block (`nextn_predict_layers` = 1), as FrogNano's
+    /// checkpoint has: a gated-attention decoder block plus the `nextn.*` projection and
+    /// norms, written after every other tensor so the rest of the file is the same noise.
+    pub mtp: bool,
 }
 
 impl TinySpec {
@@ -59,6 +63,7 @@ impl TinySpec {
             ssm_head_dim: 16,
             context_length: 32_768,
             chat_template: None,
+            mtp: false,
         }
     }
 }
@@ -124,7 +129,10 @@ pub fn write(path: &Path, spec: &TinySpec) -> Result<(), GgufWriteError> {
             "general.name",
             Value::String("lilypad tiny test model".into()),
         )
-        .set(k("block_count"), Value::U32(spec.n_layer as u32))
+        .set(
+            k("block_count"),
+            Value::U32((spec.n_layer + u64::from(spec.mtp)) as u32),
+        )
         .set(k("context_length"), Value::U32(spec.context_length))
         .set(k("embedding_length"), Value::U32(e as u32))
         .set(k("feed_forward_length"), Value::U32(ff as u32))
@@ -174,6 +182,9 @@ pub fn write(path: &Path, spec: &TinySpec) -> Result<(), GgufWriteError> {
     }
     if let Some(t) = &spec.chat_template {
         w.set("tokenizer.chat_template", Value::String(t.clone()));
+    }
+    if spec.mtp {
+        w.set(k("nextn_predict_layers"), Value::U32(1));
     }
 
     let wt = spec.weight_type;
@@ -237,6 +248,33 @@ pub fn write(path: &Path, spec: &TinySpec) -> Result<(), GgufWriteError> {
         plan.push((b("ffn_gate.weight"), vec![e, ff], Init::Matrix));
         plan.push((b("ffn_up.weight"), vec![e, ff], Init::Matrix));
         plan.push((b("ffn_down.weight"), vec![ff, e], Init::Matrix));
+    }
+
+    if spec.mtp {
+        // The MTP block: llama.cpp's qwen35 reads it as a full-attention block at index
+        // `n_layer`, followed by the projection of [embedding; hidden] back to the embedding.
+        let b = |s: &str| format!("blk.{}.{s}", spec.n_layer);
+        let norm = || Init::Vector {
+            offset: 1.0,
+            scale: 0.1,
+        };
+        let q = spec.head_dim * spec.n_head;
+        let kv = spec.head_dim * spec.n_head_kv;
+        plan.push((b("attn_norm.weight"), vec![e], norm()));
+        plan.push((b("post_attention_norm.weight"), vec![e], norm()));
+        plan.push((b("attn_q.weight"), vec![e, q * 2], Init::Matrix));
+        plan.push((b("attn_k.weight"), vec![e, kv], Init::Matrix));
+        plan.push((b("attn_v.weight"), vec![e, kv], Init::Matrix));
+        plan.push((b("attn_output.weight"), vec![q, e], Init::Matrix));
+        plan.push((b("attn_q_norm.weight"), vec![spec.head_dim], norm()));
+        plan.push((b("attn_k_norm.weight"), vec![spec.head_dim], norm()));
+        plan.push((b("ffn_gate.weight"), vec![e, ff], Init::Matrix));
+        plan.push((b("ffn_up.weight"), vec![e, ff], Init::Matrix));
+        plan.push((b("ffn_down.weight"), vec![ff, e], Init::Matrix));
+        plan.push((b("nextn.eh_proj.weight"), vec![2 * e, e], Init::Matrix));
+        plan.push((b("nextn.enorm.weight"), vec![e], norm()));
+        plan.push((b("nextn.hnorm.weight"), vec![e], norm()));
+        plan.push((b("nextn.shared_head_norm.weight"), vec![e], norm()));
     }
 
     let type_of = |init: &Init, dims: &[u64]| match init {

@@ -105,6 +105,7 @@ pub fn figures() -> Figures {
         prefill_seconds: 0.1,
         decode_seconds: 2.0,
         dropped_pin: None,
+        draft: None,
     }
 }
 

@@ -19,6 +19,7 @@
 //! ([`Prefill::dropped_pin`]).
 
 use super::super::types::{EngineError, Reuse};
+use super::target::Target;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::token::LlamaToken;
@@ -130,7 +131,7 @@ impl Memory {
     /// Bring memory to `prompt` and leave the last prompt token's logits at batch index 0.
     pub(super) fn prefill(
         &mut self,
-        ctx: &mut LlamaContext<'_>,
+        ctx: &mut Target<'_>,
         prompt: &[LlamaToken],
         boundary: Option<usize>,
         cancel: &AtomicBool,
@@ -147,7 +148,7 @@ impl Memory {
     /// `pin`, the snapshot at `boundary` is pinned (taken now, or marked if memory has it).
     pub(super) fn prefill_to_last(
         &mut self,
-        ctx: &mut LlamaContext<'_>,
+        ctx: &mut Target<'_>,
         prompt: &[LlamaToken],
         boundary: Option<usize>,
         pin: bool,
@@ -238,7 +239,7 @@ impl Memory {
     /// Read `tokens` at the end of memory; `logits_at` asks for the logits of one of them.
     fn decode(
         &mut self,
-        ctx: &mut LlamaContext<'_>,
+        ctx: &mut Target<'_>,
         tokens: &[LlamaToken],
         logits_at: Option<usize>,
     ) -> Result<(), EngineError> {
@@ -249,7 +250,8 @@ impl Memory {
                 .add(tok, (base + i) as i32, &[self.seq], logits_at == Some(i))
                 .map_err(|e| llama_err("filling a batch", e))?;
         }
-        ctx.decode(&mut self.batch)
+        let from = self.drafter_from(base);
+        ctx.decode(&mut self.batch, from)
             .map_err(|e| llama_err("reading tokens", e))?;
         self.cached.extend_from_slice(tokens);
         Ok(())
@@ -261,7 +263,7 @@ impl Memory {
     /// next prompt is read in full. For quality checks that need every position's distribution.
     pub(super) fn score(
         &mut self,
-        ctx: &mut LlamaContext<'_>,
+        ctx: &mut Target<'_>,
         tokens: &[LlamaToken],
         from: usize,
         mut rows: impl FnMut(usize, usize, Vec<f32>) -> bool,
@@ -283,7 +285,7 @@ impl Memory {
 
     fn score_batches(
         &mut self,
-        ctx: &mut LlamaContext<'_>,
+        ctx: &mut Target<'_>,
         tokens: &[LlamaToken],
         from: usize,
         rows: &mut impl FnMut(usize, usize, Vec<f32>) -> bool,
@@ -297,7 +299,8 @@ impl Memory {
                     .add(tok, pos as i32, &[self.seq], pos >= from)
                     .map_err(|e| llama_err("filling a batch", e))?;
             }
-            ctx.decode(&mut self.batch)
+            let drafter = self.drafter_from(start);
+            ctx.decode(&mut self.batch, drafter)
                 .map_err(|e| llama_err("reading tokens", e))?;
             self.cached.extend_from_slice(&tokens[start..end]);
             let first = from.max(start);
@@ -319,7 +322,7 @@ impl Memory {
     /// the newest pin dropped for the bound that would have served from further on.
     fn rewind(
         &mut self,
-        ctx: &mut LlamaContext<'_>,
+        ctx: &mut Target<'_>,
         keep: usize,
     ) -> Result<(usize, Reuse, Option<usize>), EngineError> {
         self.snapshots.retain(|s| s.pos <= keep);
@@ -337,10 +340,7 @@ impl Memory {
 
     /// Restore the newest snapshot (all of them are at or before the point to go back to), or
     /// clear memory when there is none.
-    fn rewind_to_snapshot(
-        &mut self,
-        ctx: &mut LlamaContext<'_>,
-    ) -> Result<(usize, Reuse), EngineError> {
+    fn rewind_to_snapshot(&mut self, ctx: &mut Target<'_>) -> Result<(usize, Reuse), EngineError> {
         if let Some(snap) = self.snapshots.last() {
             ctx.state_seq_set(&snap.state, self.seq)
                 .map_err(|e| llama_err("restoring a snapshot", e))?;
@@ -377,11 +377,7 @@ impl Memory {
     /// prompt's last message (which the next prompt of a resumed conversation shares, even when
     /// the template re-renders that message), then the whole sequence state and its tokens.
     /// Returns the number of tokens saved.
-    pub(super) fn save(
-        &mut self,
-        ctx: &mut LlamaContext<'_>,
-        path: &Path,
-    ) -> Result<usize, EngineError> {
+    pub(super) fn save(&mut self, ctx: &mut Target<'_>, path: &Path) -> Result<usize, EngineError> {
         if let Some(pos) = self
             .snapshots
             .iter()
@@ -399,23 +395,27 @@ impl Memory {
     }
 
     /// Replace memory with a state saved by [`Self::save`]; returns its token count.
-    pub(super) fn load(
-        &mut self,
-        ctx: &mut LlamaContext<'_>,
-        path: &Path,
-    ) -> Result<usize, EngineError> {
+    pub(super) fn load(&mut self, ctx: &mut Target<'_>, path: &Path) -> Result<usize, EngineError> {
         self.clear(ctx)?;
+        let n_ctx = ctx.n_ctx() as usize;
         let (tokens, _) = ctx
-            .state_seq_load_file(path, self.seq, ctx.n_ctx() as usize)
+            .state_seq_load_file(path, self.seq, n_ctx)
             .map_err(|e| llama_err("loading a saved session state", e))?;
         self.cached = tokens;
         Ok(self.cached.len())
     }
 
+    /// For a batch of this sequence alone from position `from`: where the MTP drafter, which
+    /// follows sequence 0, reads it from (`super::target`).
+    fn drafter_from(&self, from: usize) -> Option<usize> {
+        (self.seq == 0).then_some(from)
+    }
+
     /// Forget everything.
-    pub(super) fn clear(&mut self, ctx: &mut LlamaContext<'_>) -> Result<(), EngineError> {
+    pub(super) fn clear(&mut self, ctx: &mut Target<'_>) -> Result<(), EngineError> {
         ctx.clear_kv_cache_seq(Some(self.seq as u32), None, None)
             .map_err(|e| llama_err("clearing memory", e))?;
+        ctx.forget(self.seq);
         self.cached.clear();
         self.snapshots.clear();
         self.dropped_pins.clear();

@@ -13,6 +13,7 @@ mod placement;
 mod pool;
 mod sampler;
 mod step;
+mod target;
 mod vocab;
 mod worker;
 
@@ -82,6 +83,8 @@ pub struct LoadedModel {
     pub threads: u32,
     /// Sequences the context holds (requests that can generate together).
     pub sequences: u32,
+    /// Tokens the MTP layer drafts per step; 0 when decoding does not draft.
+    pub draft_tokens: u32,
     pub chat_template: Option<String>,
 }
 
@@ -408,7 +411,12 @@ impl Engine for EngineHandle {
         } else {
             "CPU".to_string()
         };
-        format!("llama.cpp: {name} ({}, {place})", m.architecture)
+        let mtp = if m.draft_tokens > 0 {
+            format!(", MTP drafts {}", m.draft_tokens)
+        } else {
+            String::new()
+        };
+        format!("llama.cpp: {name} ({}, {place}{mtp})", m.architecture)
     }
 
     fn reads(&self) -> PromptForm {

@@ -15,6 +15,7 @@
 //! Does not own: decoding and scheduling (`super::worker`, `super::step`).
 
 use super::memory::{llama_err, Memory, Parts};
+use super::target::Target;
 use crate::engine::types::{EngineError, SequenceId};
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::{LlamaStateSeqFlags, SeqState};
@@ -133,7 +134,7 @@ impl Pool {
     /// caller waits for one to finish.
     pub(super) fn acquire(
         &mut self,
-        ctx: &mut LlamaContext<'_>,
+        ctx: &mut Target<'_>,
         key: u64,
         pinned: &[usize],
     ) -> Result<Option<usize>, EngineError> {
@@ -154,6 +155,7 @@ impl Pool {
             // (Parking appends, so `at` still names it.)
             let p = self.parked.remove(at);
             let seq = self.residents[i].memory.seq();
+            ctx.forget(seq);
             match ctx.state_seq_set(&p.state, seq) {
                 Ok(()) => self.residents[i].memory.put_parts(p.parts),
                 Err(e) => {
@@ -182,7 +184,7 @@ impl Pool {
     }
 
     /// Move sequence `i`'s conversation (if any) to the parked list and empty the sequence.
-    fn park(&mut self, ctx: &mut LlamaContext<'_>, i: usize) -> Result<(), EngineError> {
+    fn park(&mut self, ctx: &mut Target<'_>, i: usize) -> Result<(), EngineError> {
         let r = &mut self.residents[i];
         if let Some(key) = r.key.take() {
             if r.memory.len() > 0 {
@@ -203,11 +205,7 @@ impl Pool {
 
     /// Drop the least recently used conversations beyond `max_kept`: parked ones first, then
     /// idle sequences other than `current`.
-    fn keep_limit(
-        &mut self,
-        ctx: &mut LlamaContext<'_>,
-        current: usize,
-    ) -> Result<(), EngineError> {
+    fn keep_limit(&mut self, ctx: &mut Target<'_>, current: usize) -> Result<(), EngineError> {
         loop {
             let kept =
                 self.parked.len() + self.residents.iter().filter(|r| r.key.is_some()).count();
@@ -237,7 +235,7 @@ impl Pool {
     /// when busy sequences hold too much: the caller waits for them.
     pub(super) fn make_room(
         &mut self,
-        ctx: &mut LlamaContext<'_>,
+        ctx: &mut Target<'_>,
         i: usize,
         need: usize,
     ) -> Result<bool, EngineError> {
@@ -272,7 +270,7 @@ impl Pool {
     /// free: the caller waits. Returns the tokens `to` now holds.
     pub(super) fn fork(
         &mut self,
-        ctx: &mut LlamaContext<'_>,
+        ctx: &mut Target<'_>,
         from: u64,
         to: u64,
     ) -> Result<Option<usize>, EngineError> {
@@ -308,7 +306,7 @@ impl Pool {
     }
 
     /// Forget every conversation that is not generating.
-    pub(super) fn reset(&mut self, ctx: &mut LlamaContext<'_>) -> Result<(), EngineError> {
+    pub(super) fn reset(&mut self, ctx: &mut Target<'_>) -> Result<(), EngineError> {
         self.parked.clear();
         for r in self.residents.iter_mut().filter(|r| !r.busy) {
             r.key = None;

@@ -16,9 +16,11 @@
 
 use super::pool::Pool;
 use super::sampler::Sampler;
-use crate::engine::types::{EngineError, EngineEvent, Figures, Generation, StopReason};
+use super::target::Target;
+use crate::engine::types::{
+    DraftFigures, EngineError, EngineEvent, Figures, Generation, StopReason,
+};
 use crate::engine::Utf8Stream;
-use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
@@ -62,6 +64,15 @@ pub(super) struct Active {
     pending: Option<(LlamaToken, bool)>,
     stop: Option<StopReason>,
     joined: u64,
+    /// Tokens drafted after `pending` and decoded with it, to verify in the next sample.
+    drafts: Vec<LlamaToken>,
+    /// Draft tokens decoded, and those the samples matched (kept).
+    drafted: usize,
+    accepted: usize,
+    /// Whether a drafter was there to draft (the figures then report the counts).
+    drafting: bool,
+    /// What failed, when the generation ends in an error rather than a stop.
+    failed: Option<&'static str>,
 }
 
 impl Active {
@@ -88,6 +99,11 @@ impl Active {
             pending: Some((last_prompt_token, false)),
             stop: None,
             joined: 0,
+            drafts: Vec::new(),
+            drafted: 0,
+            accepted: 0,
+            drafting: false,
+            failed: None,
         }
     }
 }
@@ -122,34 +138,87 @@ impl Step {
     }
 
     /// Sample the next token of every generation from the last step's logits; the finished
-    /// and cancelled ones leave.
-    pub(super) fn sample(&mut self, model: &LlamaModel, ctx: &LlamaContext<'_>, pool: &mut Pool) {
+    /// and cancelled ones leave. A generation that decoded a draft after its token verifies
+    /// it here: it samples at the token's row, and at each next row while the sample equals
+    /// the draft there (those tokens are decoded already); its memory, and the target's, is
+    /// then cut back to the tokens kept.
+    pub(super) fn sample(&mut self, model: &LlamaModel, ctx: &mut Target<'_>, pool: &mut Pool) {
         let n_ctx = ctx.n_ctx() as usize;
         let vocab = model.vocab();
+        let interval = self.snapshot_interval;
         for a in &mut self.actives {
-            if a.out.cancel.load(Ordering::Relaxed) {
-                a.stop = Some(StopReason::Cancelled);
+            let drafts = std::mem::take(&mut a.drafts);
+            let before = a.generated.len();
+            let mut accepted = 0;
+            loop {
+                if a.out.cancel.load(Ordering::Relaxed) {
+                    a.stop = Some(StopReason::Cancelled);
+                    break;
+                }
+                let idx = a.idx + accepted as i32;
+                if let Some(t) = &a.out.trace {
+                    let _ = t.send(ctx.get_logits_ith(idx).to_vec());
+                }
+                let tok = a.sampler.sample(ctx, idx);
+                if vocab.is_eog(tok) {
+                    a.stop = Some(StopReason::EndOfGeneration);
+                    break;
+                }
+                a.generated.push(tok.0 as u32);
+                let held = pool.memory(a.seq).len() + accepted;
+                let s = a.text.push(&vocab.token_to_piece(tok, false, None));
+                let stop = if !s.is_empty() && a.out.events.send(EngineEvent::Piece(s)).is_err() {
+                    // Nobody is listening any more: treat as a cancellation.
+                    Some(StopReason::Cancelled)
+                } else if a.generated.len() >= a.max_tokens {
+                    Some(StopReason::TokenCap)
+                } else if held + 1 >= n_ctx {
+                    Some(StopReason::ContextFull)
+                } else {
+                    None
+                };
+                let drafted_here = drafts.get(accepted) == Some(&tok);
+                if drafted_here {
+                    // Decoded already, in the draft: keep it.
+                    accepted += 1;
+                }
+                if stop.is_some() {
+                    a.stop = stop;
+                    break;
+                }
+                if !drafted_here {
+                    a.pending = Some((tok, true));
+                    break;
+                }
+            }
+            if drafts.is_empty() {
                 continue;
             }
-            if let Some(t) = &a.out.trace {
-                let _ = t.send(ctx.get_logits_ith(a.idx).to_vec());
+            a.drafted += drafts.len();
+            a.accepted += accepted;
+            let mem = pool.memory(a.seq);
+            for &d in &drafts[..accepted] {
+                mem.accept(d);
             }
-            let tok = a.sampler.sample(ctx, a.idx);
-            if vocab.is_eog(tok) {
-                a.stop = Some(StopReason::EndOfGeneration);
-                continue;
+            let kept = mem.len();
+            if accepted < drafts.len() {
+                let cut = ctx.clear_kv_cache_seq(Some(mem.seq() as u32), Some(kept as u32), None);
+                if !matches!(cut, Ok(true)) {
+                    // The target cannot go back to the kept tokens: its memory of this
+                    // sequence is unusable, so it is dropped and the generation stops here.
+                    tracing::warn!("cannot cut a rejected draft from memory");
+                    let _ = mem.clear(ctx);
+                    a.pending = None;
+                    a.stop = Some(StopReason::Cancelled);
+                    a.failed = Some("cutting a rejected draft from memory");
+                }
             }
-            a.generated.push(tok.0 as u32);
-            let s = a.text.push(&vocab.token_to_piece(tok, false, None));
-            if !s.is_empty() && a.out.events.send(EngineEvent::Piece(s)).is_err() {
-                // Nobody is listening any more: treat as a cancellation.
-                a.stop = Some(StopReason::Cancelled);
-            } else if a.generated.len() >= a.max_tokens {
-                a.stop = Some(StopReason::TokenCap);
-            } else if pool.memory(a.seq).len() + 1 >= n_ctx {
-                a.stop = Some(StopReason::ContextFull);
-            } else {
-                a.pending = Some((tok, true));
+            ctx.settle(accepted, kept);
+            if interval > 0 && a.stop.is_none() && before / interval != a.generated.len() / interval
+            {
+                if let Err(e) = pool.memory(a.seq).snapshot(ctx) {
+                    tracing::warn!("cannot take a snapshot: {e}");
+                }
             }
         }
         self.sweep(pool);
@@ -158,27 +227,51 @@ impl Step {
     /// Decode the pending token of every generation in one batch. When the attention cache
     /// has no room for them all, the generation that joined last stops (`ContextFull`) and
     /// the others are decoded without it.
-    pub(super) fn decode(&mut self, ctx: &mut LlamaContext<'_>, pool: &mut Pool) {
+    pub(super) fn decode(&mut self, ctx: &mut Target<'_>, pool: &mut Pool) {
+        self.draft(ctx, pool);
         loop {
             self.batch.clear();
             let mut filled = Ok(());
             let mut n = 0;
+            // The first position when the batch holds sequence 0 alone (the drafter reads it).
+            let mut seq0_from = None;
             for a in self.actives.iter_mut() {
                 let Some((tok, _)) = a.pending else { continue };
                 let mem = pool.memory(a.seq);
+                let pos = mem.len();
                 a.idx = n;
                 n += 1;
-                filled = filled.and(self.batch.add(tok, mem.len() as i32, &[mem.seq()], true));
+                filled = filled.and(self.batch.add(tok, pos as i32, &[mem.seq()], true));
+                for (i, &d) in a.drafts.iter().enumerate() {
+                    n += 1;
+                    filled =
+                        filled.and(self.batch.add(d, (pos + 1 + i) as i32, &[mem.seq()], true));
+                }
+                seq0_from = (mem.seq() == 0 && n as usize == 1 + a.drafts.len()).then_some(pos);
             }
             if n == 0 {
                 return;
             }
+            if self.actives.iter().filter(|a| a.pending.is_some()).count() > 1 {
+                seq0_from = None;
+            }
             let result = match filled {
-                Ok(()) => ctx.decode(&mut self.batch).map_err(StepError::Decode),
+                Ok(()) => ctx
+                    .decode(&mut self.batch, seq0_from)
+                    .map_err(StepError::Decode),
                 Err(e) => Err(StepError::Batch(e.to_string())),
             };
             match result {
                 Ok(()) => break,
+                Err(StepError::Decode(DecodeError::NoKvCacheSlot))
+                    if self.actives.iter().any(|a| !a.drafts.is_empty()) =>
+                {
+                    // No room for the draft: decode without it.
+                    for a in self.actives.iter_mut().filter(|a| !a.drafts.is_empty()) {
+                        a.drafts.clear();
+                        ctx.settle(0, pool.memory(a.seq).len());
+                    }
+                }
                 Err(StepError::Decode(DecodeError::NoKvCacheSlot)) => {
                     let newest = self
                         .actives
@@ -224,6 +317,28 @@ impl Step {
         }
     }
 
+    /// When one generation decodes alone in sequence 0 and the target has a drafter, draft
+    /// the tokens that follow its pending one (as many as its token cap and the context
+    /// leave room for); they are decoded with it and verified in the next [`Self::sample`].
+    fn draft(&mut self, ctx: &mut Target<'_>, pool: &mut Pool) {
+        let n_ctx = ctx.n_ctx() as usize;
+        let most = ctx.draft_tokens();
+        let mut pending = self.actives.iter_mut().filter(|a| a.pending.is_some());
+        let (Some(a), None) = (pending.next(), pending.next()) else {
+            return;
+        };
+        let Some((tok, _)) = a.pending else { return };
+        let mem = pool.memory(a.seq);
+        if mem.seq() != 0 || most == 0 {
+            return;
+        }
+        a.drafting = true;
+        let pos = mem.len();
+        let room = n_ctx.saturating_sub(pos + 2);
+        let budget = a.max_tokens.saturating_sub(a.generated.len() + 1);
+        a.drafts = ctx.draft(pos, tok, most.min(room).min(budget));
+    }
+
     /// Every generation leaves, cancelled (the engine is shutting down).
     pub(super) fn cancel_all(&mut self, pool: &mut Pool) {
         for a in &mut self.actives {
@@ -253,10 +368,23 @@ fn finish(mut a: Active, stop: StopReason, pool: &mut Pool) {
     if !rest.is_empty() {
         let _ = a.out.events.send(EngineEvent::Piece(rest));
     }
+    if let Some(doing) = a.failed {
+        let _ = a.out.events.send(EngineEvent::Failed(EngineError::Llama {
+            doing,
+            source: Box::new(std::io::Error::other("llama.cpp refused")),
+        }));
+        return;
+    }
     a.figures.generated_tokens = a.generated.len();
     a.figures.decode_seconds = a.decode_start.map_or(0.0, |t| t.elapsed().as_secs_f64());
     if a.decode_start.is_none() {
         a.figures.prefill_seconds = a.started.elapsed().as_secs_f64();
+    }
+    if a.drafting {
+        a.figures.draft = Some(DraftFigures {
+            drafted: a.drafted,
+            accepted: a.accepted,
+        });
     }
     let _ = a.out.events.send(EngineEvent::Done(Generation {
         stop,

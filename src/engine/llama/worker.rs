@@ -11,12 +11,13 @@
 
 use super::pool::{MemoryReport, Pool};
 use super::step::{Active, Outlet, Step};
+use super::target::Target;
 use super::{sampler, Job, LoadedModel, PromptInput, ScoredRows};
 use crate::engine::types::{EngineError, EngineEvent, Figures, Generation, StopReason};
 use crate::engine::EngineSettings;
 use crate::gguf::GgufFile;
-use llama_cpp_2::context::params::LlamaContextParams;
-use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::context::params::{LlamaContextParams, LlamaContextType};
+use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
@@ -54,6 +55,10 @@ pub(super) struct Plan {
     cache_type_v: crate::engine::CacheType,
     split_mode: crate::engine::SplitMode,
     devices: Vec<usize>,
+    mtp: crate::engine::Mtp,
+    /// The file has an MTP layer (`nextn_predict_layers`).
+    mtp_layer: bool,
+    draft_tokens: u32,
 }
 
 impl Plan {
@@ -91,6 +96,113 @@ impl Plan {
             cache_type_v: s.cache_type_v,
             split_mode: s.split_mode,
             devices: s.devices.clone(),
+            mtp: s.mtp,
+            mtp_layer: file.arch_u64("nextn_predict_layers").unwrap_or(0) > 0,
+            draft_tokens: s.draft_tokens.clamp(1, MAX_DRAFT_TOKENS),
+        }
+    }
+
+    /// Whether to draft with the MTP layer; `Err` when it is required and the file has none.
+    fn wants_mtp(&self) -> Result<bool, EngineError> {
+        match self.mtp {
+            crate::engine::Mtp::Off => Ok(false),
+            crate::engine::Mtp::Auto => Ok(self.mtp_layer),
+            crate::engine::Mtp::On if self.mtp_layer => Ok(true),
+            crate::engine::Mtp::On => Err(EngineError::NoMtpLayer {
+                path: self.path.clone(),
+            }),
+        }
+    }
+
+    /// Parameters of a context on this plan: the target (all sequences, `rollback` recurrent
+    /// states kept per sequence for cutting rejected drafts back) or the MTP drafter's.
+    fn context_params(&self, kind: ContextKind) -> LlamaContextParams {
+        let base = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(self.ctx))
+            .with_n_batch(self.batch)
+            .with_n_ubatch(self.ubatch)
+            .with_flash_attention_policy(super::placement::flash_attention(self.flash_attention))
+            .with_type_k(super::placement::cache_type(self.cache_type_k))
+            .with_type_v(super::placement::cache_type(self.cache_type_v))
+            .with_n_threads(self.threads as i32)
+            .with_n_threads_batch(self.threads as i32);
+        match kind {
+            // One attention cache for every sequence (`kv_unified`): a sequence may use the
+            // whole context, and forked sequences share the cells of their common prefix.
+            ContextKind::Target { rollback } => base
+                .with_n_seq_max(self.sequences)
+                .with_kv_unified(true)
+                .with_n_rs_seq(rollback),
+            // The drafter follows sequence 0 only.
+            ContextKind::Drafter => base
+                .with_n_seq_max(1)
+                .with_context_type(LlamaContextType::Mtp),
+        }
+    }
+}
+
+/// llama.cpp keeps one recurrent state per drafted token to cut rejected ones back; more than
+/// a few drafts are rarely all accepted.
+const MAX_DRAFT_TOKENS: u32 = 8;
+
+#[derive(Clone, Copy)]
+enum ContextKind {
+    Target { rollback: u32 },
+    Drafter,
+}
+
+/// The target context, with the MTP drafter when `mtp`: if the drafter cannot be set up, an
+/// error when it was required (`--mtp on`), else a warning and a plain context.
+fn target<'m>(
+    model: &'m LlamaModel,
+    backend: &LlamaBackend,
+    plan: &Plan,
+    mtp: bool,
+) -> Result<Target<'m>, EngineError> {
+    let memory_error = || {
+        let mib = |b: u64| b / (1 << 20);
+        let states =
+            u64::from(plan.sequences) * (1 + u64::from(mtp) * u64::from(plan.draft_tokens));
+        EngineError::ContextMemory {
+            ctx: plan.ctx,
+            kv_mib: mib(plan.kv_bytes_per_token * u64::from(plan.ctx)),
+            sequences: plan.sequences,
+            recurrent_mib: mib(plan.recurrent_bytes * states),
+            suggest: (plan.ctx / 2).max(2048),
+        }
+    };
+    let plain = |rollback| {
+        model
+            .new_context(
+                backend,
+                plan.context_params(ContextKind::Target { rollback }),
+            )
+            .map_err(|_| memory_error())
+    };
+    if !mtp {
+        return plain(0).map(Target::plain);
+    }
+    let setup = || -> Result<Target<'m>, EngineError> {
+        let target = plain(plan.draft_tokens)?;
+        let drafter = model
+            .new_context(backend, plan.context_params(ContextKind::Drafter))
+            .map_err(|e| EngineError::Llama {
+                doing: "creating the MTP drafter's context",
+                source: Box::new(e),
+            })?;
+        Target::with_mtp(target, drafter, plan.draft_tokens as usize).map_err(|e| {
+            EngineError::Llama {
+                doing: "setting up MTP drafting",
+                source: Box::new(e),
+            }
+        })
+    };
+    match setup() {
+        Ok(t) => Ok(t),
+        Err(e) if plan.mtp == crate::engine::Mtp::On => Err(e),
+        Err(e) => {
+            tracing::warn!("decoding without MTP drafts: {e}");
+            plain(0).map(Target::plain)
         }
     }
 }
@@ -108,9 +220,17 @@ pub(super) fn run(
             return;
         }
     };
+    let mtp = match plan.wants_mtp() {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
     let params = LlamaModelParams::default()
         .with_n_gpu_layers(plan.gpu_layers)
         .with_split_mode(super::placement::split_mode(plan.split_mode))
+        .with_load_mtp(mtp)
         .with_progress_callback(move |p| {
             progress(p);
             true
@@ -139,30 +259,10 @@ pub(super) fn run(
             return;
         }
     };
-    // One attention cache for every sequence (`kv_unified`): a sequence may use the whole
-    // context, and forked sequences share the cells of their common prefix.
-    let ctx_params = LlamaContextParams::default()
-        .with_n_ctx(NonZeroU32::new(plan.ctx))
-        .with_n_batch(plan.batch)
-        .with_n_ubatch(plan.ubatch)
-        .with_n_seq_max(plan.sequences)
-        .with_kv_unified(true)
-        .with_flash_attention_policy(super::placement::flash_attention(plan.flash_attention))
-        .with_type_k(super::placement::cache_type(plan.cache_type_k))
-        .with_type_v(super::placement::cache_type(plan.cache_type_v))
-        .with_n_threads(plan.threads as i32)
-        .with_n_threads_batch(plan.threads as i32);
-    let ctx = match model.new_context(backend, ctx_params) {
+    let ctx = match target(&model, backend, &plan, mtp) {
         Ok(c) => c,
-        Err(_) => {
-            let mib = |b: u64| b / (1 << 20);
-            let _ = ready.send(Err(EngineError::ContextMemory {
-                ctx: plan.ctx,
-                kv_mib: mib(plan.kv_bytes_per_token * u64::from(plan.ctx)),
-                sequences: plan.sequences,
-                recurrent_mib: mib(plan.recurrent_bytes * u64::from(plan.sequences)),
-                suggest: (plan.ctx / 2).max(2048),
-            }));
+        Err(e) => {
+            let _ = ready.send(Err(e));
             return;
         }
     };
@@ -182,6 +282,7 @@ pub(super) fn run(
         },
         threads: plan.threads,
         sequences: plan.sequences,
+        draft_tokens: ctx.draft_tokens() as u32,
         chat_template: plan.chat_template.clone(),
     };
     if ready.send(Ok(info)).is_err() {
@@ -199,7 +300,11 @@ pub(super) fn run(
             plan.conversation_slots,
             n_ctx,
         ),
-        step: Step::new(plan.sequences as usize, plan.snapshot_interval),
+        // Room for one token of every sequence, or one generation's token and its draft.
+        step: Step::new(
+            (plan.sequences as usize).max(1 + plan.draft_tokens as usize),
+            plan.snapshot_interval,
+        ),
         waiting: VecDeque::new(),
         kv_bytes_per_token: plan.kv_bytes_per_token,
         recurrent_bytes: plan.recurrent_bytes,
@@ -221,7 +326,7 @@ enum Start {
 
 struct Worker<'m> {
     model: &'m LlamaModel,
-    ctx: LlamaContext<'m>,
+    ctx: Target<'m>,
     pool: Pool,
     step: Step,
     waiting: VecDeque<Waiting>,
@@ -232,7 +337,7 @@ struct Worker<'m> {
 impl Worker<'_> {
     fn serve(&mut self, jobs: &mpsc::Receiver<Job>) {
         loop {
-            self.step.sample(self.model, &self.ctx, &mut self.pool);
+            self.step.sample(self.model, &mut self.ctx, &mut self.pool);
             if self.step.is_empty() && self.waiting.is_empty() {
                 match jobs.recv() {
                     Ok(job) => self.waiting.push_back(Waiting { job, tokens: None }),
@@ -449,6 +554,7 @@ impl Worker<'_> {
                     prefill_seconds: 0.0,
                     decode_seconds: 0.0,
                     dropped_pin: None,
+                    draft: None,
                 },
                 tokens: Vec::new(),
             }));
@@ -514,6 +620,7 @@ impl Worker<'_> {
             prefill_seconds: started.elapsed().as_secs_f64(),
             decode_seconds: 0.0,
             dropped_pin: pre.dropped_pin,
+            draft: None,
         };
         if pre.cancelled {
             let _ = out.events.send(EngineEvent::Done(Generation {
@@ -556,6 +663,7 @@ impl Worker<'_> {
             prefill_seconds: start.elapsed().as_secs_f64(),
             decode_seconds: 0.0,
             dropped_pin: pre.dropped_pin,
+            draft: None,
         };
         Ok((self.ctx.get_logits_ith(0).to_vec(), figures))
     }

@@ -362,6 +362,7 @@ fn figures(
         prefill_seconds: first.duration_since(started).as_secs_f64(),
         decode_seconds: now.duration_since(first).as_secs_f64(),
         dropped_pin: None,
+        draft: None,
     }
 }
 
