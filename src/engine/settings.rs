@@ -85,6 +85,13 @@ pub struct EngineSettings {
     pub mtp: super::Mtp,
     /// Tokens the MTP layer drafts per step (each verified by the model; 1 to 8).
     pub draft_tokens: u32,
+    /// Tests only: a mock drafter in place of the MTP layer, which drafts after the token at
+    /// position `p` of sequence 0 the tokens this list holds from `p + 1` (prompt and
+    /// expected output), so that tests can have drafts accepted, which the tiny models'
+    /// random MTP layers almost never are. Empty: the real drafter, if any.
+    #[serde(skip)]
+    #[doc(hidden)]
+    pub draft_replay: Vec<u32>,
     pub sampling: SamplingSettings,
 }
 
@@ -110,6 +117,7 @@ impl Default for EngineSettings {
             devices: Vec::new(),
             mtp: super::Mtp::Auto,
             draft_tokens: 3,
+            draft_replay: Vec::new(),
             sampling: SamplingSettings::default(),
         }
     }

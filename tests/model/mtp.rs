@@ -4,10 +4,11 @@
 //! few drafts are accepted; what these tests hold is that accepting and rejecting drafts (and
 //! cutting the rejected ones out of the recurrent state) never changes a token.
 
-use crate::common::{chat, serial, test_settings, tiny_model};
+use crate::common::{assert_same_logits, chat, serial, test_settings, tiny_model};
 use lilypad::config::EngineSettings;
 use lilypad::engine::{
-    Engine, EngineError, EngineHandle, GenerateRequest, Mtp, SamplingParams, SequenceId, StopReason,
+    Engine, EngineError, EngineHandle, Figures, GenerateRequest, Mtp, SamplingParams, SequenceId,
+    StopReason,
 };
 use lilypad::testmodel::{self, TinySpec};
 use std::path::{Path, PathBuf};
@@ -163,4 +164,69 @@ fn mtp_on_refuses_a_model_without_the_layer() {
     };
     assert!(matches!(err, EngineError::NoMtpLayer { .. }), "{err}");
     assert!(err.to_string().contains("--mtp auto"), "{err}");
+}
+
+/// Two turns in one engine, the second extending the first (prefix reuse after drafting):
+/// per turn, the tokens, the logits each was sampled from, and the figures.
+fn two_turns(e: &EngineHandle, first: &str) -> Vec<(Vec<u32>, Vec<Vec<f32>>, Figures)> {
+    let mut prompt = first.to_string();
+    let mut out = Vec::new();
+    for turn in 0..2 {
+        let r = GenerateRequest::new(prompt.clone(), 64, SamplingParams::greedy());
+        let (stream, logits) = e.generate_traced(r).unwrap();
+        let (text, g) = stream.wait().unwrap();
+        out.push((g.tokens, logits.try_iter().collect(), g.figures));
+        prompt = format!("{prompt}{text}<|im_end|>\n<|im_start|>user\nturn {turn}<|im_end|>\n<|im_start|>assistant\n");
+    }
+    out
+}
+
+#[test]
+fn accepted_and_partly_accepted_drafts_keep_every_token_and_logit() {
+    let _g = serial();
+    let prompt = prompts()[0].clone();
+    let plain = engine(tiny_model(), Mtp::Off, 3);
+    let prompt_tokens = plain.tokenize(&prompt).unwrap();
+    let vocab = plain.model().vocabulary;
+    let want = two_turns(&plain, &prompt);
+    drop(plain);
+    assert_eq!(want[0].0.len(), 64, "the reference turn runs to the cap");
+    // The mock drafter replays the reference output: all of it (every draft accepted), or
+    // with every third or second token wrong (drafts cut back at different depths).
+    for wrong_every in [0usize, 3, 2] {
+        let mut replay = prompt_tokens.clone();
+        for (i, &t) in want[0].0.iter().enumerate() {
+            let wrong = wrong_every > 0 && i % wrong_every == wrong_every - 1;
+            replay.push(if wrong { (t + 1) % vocab } else { t });
+        }
+        let settings = EngineSettings {
+            draft_tokens: 4,
+            draft_replay: replay,
+            ..test_settings()
+        };
+        let e = EngineHandle::load(tiny_model(), &settings, |_| {}).unwrap();
+        let got = two_turns(&e, &prompt);
+        for (turn, (g, w)) in got.iter().zip(&want).enumerate() {
+            let case = format!("wrong every {wrong_every}, turn {turn}");
+            assert_eq!(g.0, w.0, "{case}: tokens");
+            assert_eq!(g.1.len(), w.1.len(), "{case}");
+            for (gl, wl) in g.1.iter().zip(&w.1) {
+                assert_same_logits(gl, wl);
+            }
+            assert_eq!(
+                g.2.evaluated_tokens, w.2.evaluated_tokens,
+                "{case}: prompt read"
+            );
+        }
+        let d = got[0].2.draft.expect("draft figures");
+        match wrong_every {
+            // Each step drafts 4 and keeps them all; the token cap ends the last draft short.
+            0 => assert_eq!(d.accepted, d.drafted, "{d:?}"),
+            _ => assert!(d.accepted > 0 && d.accepted < d.drafted, "{d:?}"),
+        }
+        // With every draft accepted, 64 tokens take about 64 / 5 decode steps.
+        if wrong_every == 0 {
+            assert!(d.accepted >= 48, "{d:?}");
+        }
+    }
 }

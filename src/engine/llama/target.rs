@@ -33,6 +33,12 @@ enum Inner<'m> {
         /// The drafter failed once; it was logged and is not used again.
         broken: bool,
     },
+    /// A mock of a trained MTP head, for tests (the tiny models' random MTP layers draft
+    /// noise): drafts, after the token at position `p`, the tokens `tokens` holds from `p + 1`.
+    Replay {
+        ctx: LlamaContext<'m>,
+        tokens: Vec<LlamaToken>,
+    },
 }
 
 pub(super) struct Target<'m> {
@@ -73,10 +79,23 @@ impl<'m> Target<'m> {
         })
     }
 
+    /// The target with the replaying mock drafter (`EngineSettings::draft_replay`); like
+    /// [`Self::with_mtp`], the target must keep `draft_tokens` rollback states.
+    pub(super) fn replaying(
+        ctx: LlamaContext<'m>,
+        tokens: Vec<LlamaToken>,
+        draft_tokens: usize,
+    ) -> Self {
+        Self {
+            inner: Inner::Replay { ctx, tokens },
+            draft_tokens,
+        }
+    }
+
     /// Tokens drafted per step; 0 without a drafter.
     pub(super) fn draft_tokens(&self) -> usize {
         match &self.inner {
-            Inner::Mtp { broken: false, .. } => self.draft_tokens,
+            Inner::Mtp { broken: false, .. } | Inner::Replay { .. } => self.draft_tokens,
             _ => 0,
         }
     }
@@ -90,7 +109,7 @@ impl<'m> Target<'m> {
         seq0_from: Option<usize>,
     ) -> Result<(), DecodeError> {
         match &mut self.inner {
-            Inner::Plain(ctx) => ctx.decode(batch),
+            Inner::Plain(ctx) | Inner::Replay { ctx, .. } => ctx.decode(batch),
             Inner::Mtp { spec, broken, .. } => {
                 spec.target_context_mut().decode(batch)?;
                 if let (Some(from), false) = (seq0_from, *broken) {
@@ -120,6 +139,10 @@ impl<'m> Target<'m> {
     /// Draft up to `limit` tokens to follow `last`, the token at position `pos` of sequence 0
     /// (not decoded yet). Empty without a drafter or when it has nothing to offer.
     pub(super) fn draft(&mut self, pos: usize, last: LlamaToken, limit: usize) -> Vec<LlamaToken> {
+        if let Inner::Replay { tokens, .. } = &self.inner {
+            let from = (pos + 1).min(tokens.len());
+            return tokens[from..(from + limit).min(tokens.len())].to_vec();
+        }
         let Inner::Mtp {
             spec,
             outstanding,
@@ -196,7 +219,7 @@ impl<'m> Deref for Target<'m> {
 
     fn deref(&self) -> &LlamaContext<'m> {
         match &self.inner {
-            Inner::Plain(ctx) => ctx,
+            Inner::Plain(ctx) | Inner::Replay { ctx, .. } => ctx,
             Inner::Mtp { spec, .. } => spec.target_context(),
         }
     }
@@ -205,7 +228,7 @@ impl<'m> Deref for Target<'m> {
 impl<'m> DerefMut for Target<'m> {
     fn deref_mut(&mut self) -> &mut LlamaContext<'m> {
         match &mut self.inner {
-            Inner::Plain(ctx) => ctx,
+            Inner::Plain(ctx) | Inner::Replay { ctx, .. } => ctx,
             Inner::Mtp { spec, .. } => spec.target_context_mut(),
         }
     }

@@ -59,6 +59,7 @@ pub(super) struct Plan {
     /// The file has an MTP layer (`nextn_predict_layers`).
     mtp_layer: bool,
     draft_tokens: u32,
+    draft_replay: Vec<LlamaToken>,
 }
 
 impl Plan {
@@ -99,6 +100,11 @@ impl Plan {
             mtp: s.mtp,
             mtp_layer: file.arch_u64("nextn_predict_layers").unwrap_or(0) > 0,
             draft_tokens: s.draft_tokens.clamp(1, MAX_DRAFT_TOKENS),
+            draft_replay: s
+                .draft_replay
+                .iter()
+                .map(|&t| LlamaToken(t as i32))
+                .collect(),
         }
     }
 
@@ -179,6 +185,11 @@ fn target<'m>(
             )
             .map_err(|_| memory_error())
     };
+    if !plan.draft_replay.is_empty() {
+        let ctx = plain(plan.draft_tokens)?;
+        let tokens = plan.draft_replay.clone();
+        return Ok(Target::replaying(ctx, tokens, plan.draft_tokens as usize));
+    }
     if !mtp {
         return plain(0).map(Target::plain);
     }
