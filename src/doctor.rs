@@ -93,6 +93,16 @@ pub fn run(settings: &Settings, out: &mut dyn Write) -> Result<Verdict, DoctorEr
         "kv cache        {} keys, {} values",
         e.cache_type_k, e.cache_type_v
     )?;
+    let mtp_layer = model
+        .as_deref()
+        .and_then(|p| GgufFile::open(p).ok())
+        .and_then(|f| f.arch_u64("nextn_predict_layers"))
+        .is_some_and(|n| n > 0);
+    writeln!(
+        out,
+        "mtp drafts      {}",
+        mtp_line(e.mtp, e.draft_tokens, model.is_some().then_some(mtp_layer))
+    )?;
     let threads = if e.threads > 0 {
         e.threads.to_string()
     } else {
@@ -127,6 +137,22 @@ pub fn run(settings: &Settings, out: &mut dyn Write) -> Result<Verdict, DoctorEr
 }
 
 /// The saved command approval rules, per repository.
+/// What `--mtp` does with this model: `layer` is whether the file has an MTP layer (`None`
+/// without a model).
+fn mtp_line(mtp: crate::engine::Mtp, draft_tokens: u32, layer: Option<bool>) -> String {
+    use crate::engine::Mtp;
+    let k = draft_tokens.clamp(1, 8);
+    match (mtp, layer) {
+        (Mtp::Off, _) => "off".to_string(),
+        (m, Some(true)) => format!("{m}: {k} per step, when a generation decodes alone"),
+        (Mtp::Auto, Some(false)) => "auto: none (the model file has no MTP layer)".to_string(),
+        (Mtp::On, Some(false)) => {
+            "on, but the model file has no MTP layer: loading it will fail".to_string()
+        }
+        (m, None) => format!("{m}: {k} per step, if the model file has an MTP layer"),
+    }
+}
+
 fn command_rules(settings: &Settings, out: &mut dyn Write) -> Result<(), DoctorError> {
     let from = settings
         .source

@@ -416,6 +416,52 @@ pub(super) fn grammar(
     Ok(())
 }
 
+/// `mtp`: the given model (which must have an MTP layer) or the bench model with an MTP block,
+/// on the CPU.
+pub(super) fn mtp(
+    opts: &Options,
+    settings: &EngineSettings,
+    dir: &Path,
+    threads: u32,
+    report: &mut Report,
+) -> Result<(), BenchError> {
+    let path = match &opts.gguf {
+        Some(p) => p.clone(),
+        None => {
+            let mut spec = super::bench_spec(if opts.quick { 64 } else { opts.embd });
+            spec.mtp = true;
+            let path = dir.join("mtp.gguf");
+            crate::testmodel::write(&path, &spec).map_err(|source| BenchError::WriteModel {
+                what: "writing the MTP bench model",
+                source,
+            })?;
+            path
+        }
+    };
+    let mut es = settings.clone();
+    es.ctx = 4096;
+    es.threads = threads;
+    es.gpu_layers = Some(es.gpu_layers.unwrap_or(0));
+    let (tokens, runs) = if opts.quick {
+        (24, 1)
+    } else {
+        (128, opts.repeats.max(3))
+    };
+    eprintln!("bench mtp: {runs} run(s) of 3 prompts x {tokens} tokens, three ways...");
+    let o = super::mtp::run(&path, &es, tokens, runs).map_err(|source| BenchError::Load {
+        path: path.clone(),
+        source,
+    })?;
+    report.notes.push(format!(
+        "mtp model: {}, {threads} thread(s), {} GPU layers",
+        path.display(),
+        es.gpu_layers.unwrap_or(0)
+    ));
+    report.notes.push(o.note());
+    report.figures.extend(o.figures());
+    Ok(())
+}
+
 /// `sequences`: the bench model on the CPU, several sequences decoded together against one,
 /// then `lilypad serve` with 4 concurrent clients against one at a time.
 pub(super) fn sequences(

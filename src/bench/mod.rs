@@ -9,6 +9,8 @@
 //! - [`tools`]: Glob against fd, a Bash round trip against `docker exec` / `kubectl exec`;
 //! - [`decode`]: generation speed of a 4B-shaped model against the memory-bandwidth limit;
 //! - [`grammar`]: decode speed inside a tool call with the tool-call grammar against without;
+//! - [`mtp`]: decode with the MTP layer drafting against without, a draft-and-verify step's
+//!   cost against a plain step's, and the ceiling with every draft accepted;
 //! - [`batch`]: a scripted research batch's attempts per hour with 1, 2 and 4 pods at a time
 //!   against as many Docker containers, and the wait from one attempt's end to the next's
 //!   first turn;
@@ -32,6 +34,7 @@ pub mod decode;
 pub mod engine;
 mod engine_runs;
 pub mod grammar;
+pub mod mtp;
 pub mod peers;
 pub mod resume;
 pub mod sequences;

@@ -92,6 +92,10 @@ pub enum WhichArg {
     /// (`--vocab-dir` gives the model the real vocabulary, which is what the grammar's cost
     /// grows with)
     Grammar,
+    /// Decode with the MTP layer drafting against without, on the bench model with an MTP
+    /// block: speed, the cost of a draft-and-verify step, and the ceiling with every draft
+    /// accepted
+    Mtp,
     /// Aggregate decode speed of 1, 2, 4 and 8 sequences together (the bench model), and
     /// `lilypad serve` with 4 concurrent clients against the same requests one at a time
     Sequences,
@@ -113,6 +117,7 @@ impl From<WhichArg> for bench::Which {
             WhichArg::Decode => bench::Which::Decode,
             WhichArg::EngineReference => bench::Which::EngineReference,
             WhichArg::Grammar => bench::Which::Grammar,
+            WhichArg::Mtp => bench::Which::Mtp,
             WhichArg::Sequences => bench::Which::Sequences,
             WhichArg::Batch => bench::Which::Batch,
         }

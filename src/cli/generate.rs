@@ -57,8 +57,16 @@ pub(super) fn run(args: &GenerateArgs, settings: &Settings) -> anyhow::Result<Ex
                 if args.json {
                     eprintln!("{}", serde_json::to_string(f)?);
                 } else {
+                    let drafts = f.draft.map_or(String::new(), |d| {
+                        format!(
+                            "; MTP drafted {}, accepted {} ({:.0}%)",
+                            d.drafted,
+                            d.accepted,
+                            d.acceptance() * 100.0
+                        )
+                    });
                     eprintln!(
-                        "stop: {:?}; prompt {} tokens ({} reused, {} read) at {:.0} tok/s; generated {} at {:.0} tok/s",
+                        "stop: {:?}; prompt {} tokens ({} reused, {} read) at {:.0} tok/s; generated {} at {:.0} tok/s{drafts}",
                         g.stop,
                         f.prompt_tokens,
                         f.reused_tokens,

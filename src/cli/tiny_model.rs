@@ -19,6 +19,9 @@ pub struct TinyModelArgs {
     /// Embed this chat template (a Jinja file)
     #[arg(long)]
     pub template: Option<PathBuf>,
+    /// Append a multi-token-prediction block, as FrogNano's checkpoint has (for `--mtp`)
+    #[arg(long)]
+    pub mtp_layer: bool,
 }
 
 pub(super) fn run(args: &TinyModelArgs) -> anyhow::Result<ExitCode> {
@@ -34,6 +37,7 @@ pub(super) fn run(args: &TinyModelArgs) -> anyhow::Result<ExitCode> {
     if let Some(t) = &args.template {
         spec.chat_template = Some(std::fs::read_to_string(t)?);
     }
+    spec.mtp = args.mtp_layer;
     testmodel::write(&args.out, &spec)?;
     eprintln!(
         "wrote {} (random weights: for tests only)",

@@ -193,3 +193,53 @@ fn doctor_reports_model_offload_and_layers() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn mtp_drafts_with_a_model_that_has_the_layer_and_is_refused_on_one_without() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = tiny(dir.path());
+    let with = dir.path().join("tiny-mtp.gguf");
+    let out = lilypad()
+        .args(["tiny-model", "--mtp-layer"])
+        .arg(&with)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let doctor = |model: &std::path::Path, flags: &[&str]| {
+        let out = lilypad()
+            .arg("--model")
+            .arg(model)
+            .args(flags)
+            .arg("doctor")
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = doctor(&with, &["--draft-tokens", "2"]);
+    assert!(text.contains("mtp drafts      auto: 2 per step"), "{text}");
+    let text = doctor(&plain, &[]);
+    assert!(text.contains("mtp drafts      auto: none"), "{text}");
+    let text = doctor(&with, &["--mtp", "off"]);
+    assert!(text.contains("mtp drafts      off"), "{text}");
+    let generate = |model: &std::path::Path, mtp: &str| {
+        lilypad()
+            .arg("--model")
+            .arg(model)
+            .args(["--ctx", "1024", "--greedy", "--max-turn-tokens", "16"])
+            .args(["--mtp", mtp, "generate", "--prompt", "hello"])
+            .output()
+            .unwrap()
+    };
+    let drafted = generate(&with, "on");
+    assert!(drafted.status.success());
+    let stderr = String::from_utf8_lossy(&drafted.stderr);
+    assert!(stderr.contains("MTP drafted"), "{stderr}");
+    // The same text as without drafts.
+    let undrafted = generate(&with, "off");
+    assert_eq!(drafted.stdout, undrafted.stdout);
+    assert!(!String::from_utf8_lossy(&undrafted.stderr).contains("MTP drafted"));
+    let refused = generate(&plain, "on");
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("has no MTP layer"), "{stderr}");
+}
