@@ -36,6 +36,7 @@ fn engine(model: &Path, mtp: Mtp, draft_tokens: u32) -> EngineHandle {
     let settings = EngineSettings {
         mtp,
         draft_tokens,
+        snapshot_interval: 8,
         ..test_settings()
     };
     EngineHandle::load(model, &settings, |_| {}).unwrap()
@@ -166,19 +167,37 @@ fn mtp_on_refuses_a_model_without_the_layer() {
     assert!(err.to_string().contains("--mtp auto"), "{err}");
 }
 
-/// Two turns in one engine, the second extending the first (prefix reuse after drafting):
-/// per turn, the tokens, the logits each was sampled from, and the figures.
-fn two_turns(e: &EngineHandle, first: &str) -> Vec<(Vec<u32>, Vec<Vec<f32>>, Figures)> {
-    let mut prompt = first.to_string();
-    let mut out = Vec::new();
-    for turn in 0..2 {
-        let r = GenerateRequest::new(prompt.clone(), 64, SamplingParams::greedy());
-        let (stream, logits) = e.generate_traced(r).unwrap();
-        let (text, g) = stream.wait().unwrap();
-        out.push((g.tokens, logits.try_iter().collect(), g.figures));
-        prompt = format!("{prompt}{text}<|im_end|>\n<|im_start|>user\nturn {turn}<|im_end|>\n<|im_start|>assistant\n");
+/// One turn, then a prompt that goes back into its reply (kept to its first 40 tokens, then
+/// diverging): memory returns to a snapshot taken while the reply was generated (every 8
+/// tokens), which must hold exactly the tokens before it. The turn's tokens, the logits each
+/// was sampled from and its figures; then the next prompt's logits and figures.
+struct Session {
+    tokens: Vec<u32>,
+    logits: Vec<Vec<f32>>,
+    figures: Figures,
+    next_logits: Vec<f32>,
+    next: Figures,
+}
+
+fn session(e: &EngineHandle, prompt: &str) -> Session {
+    let r = GenerateRequest::new(prompt.to_string(), 64, SamplingParams::greedy());
+    let (stream, logits) = e.generate_traced(r).unwrap();
+    let (_, g) = stream.wait().unwrap();
+    // Token ids, not text: a random-weight model's output does not re-tokenise to them.
+    let mut next = e.tokenize(prompt).unwrap();
+    next.extend_from_slice(&g.tokens[..40]);
+    next.extend(
+        e.tokenize("<|im_end|>\n<|im_start|>user\nstop<|im_end|>\n")
+            .unwrap(),
+    );
+    let (next_logits, f) = e.logits_of_tokens(&next).unwrap();
+    Session {
+        tokens: g.tokens,
+        logits: logits.try_iter().collect(),
+        figures: g.figures,
+        next_logits,
+        next: f,
     }
-    out
 }
 
 #[test]
@@ -188,37 +207,40 @@ fn accepted_and_partly_accepted_drafts_keep_every_token_and_logit() {
     let plain = engine(tiny_model(), Mtp::Off, 3);
     let prompt_tokens = plain.tokenize(&prompt).unwrap();
     let vocab = plain.model().vocabulary;
-    let want = two_turns(&plain, &prompt);
+    let want = session(&plain, &prompt);
     drop(plain);
-    assert_eq!(want[0].0.len(), 64, "the reference turn runs to the cap");
+    assert_eq!(want.tokens.len(), 64, "the reference turn runs to the cap");
     // The mock drafter replays the reference output: all of it (every draft accepted), or
     // with every third or second token wrong (drafts cut back at different depths).
     for wrong_every in [0usize, 3, 2] {
         let mut replay = prompt_tokens.clone();
-        for (i, &t) in want[0].0.iter().enumerate() {
+        for (i, &t) in want.tokens.iter().enumerate() {
             let wrong = wrong_every > 0 && i % wrong_every == wrong_every - 1;
             replay.push(if wrong { (t + 1) % vocab } else { t });
         }
         let settings = EngineSettings {
             draft_tokens: 4,
             draft_replay: replay,
+            snapshot_interval: 8,
             ..test_settings()
         };
         let e = EngineHandle::load(tiny_model(), &settings, |_| {}).unwrap();
-        let got = two_turns(&e, &prompt);
-        for (turn, (g, w)) in got.iter().zip(&want).enumerate() {
-            let case = format!("wrong every {wrong_every}, turn {turn}");
-            assert_eq!(g.0, w.0, "{case}: tokens");
-            assert_eq!(g.1.len(), w.1.len(), "{case}");
-            for (gl, wl) in g.1.iter().zip(&w.1) {
-                assert_same_logits(gl, wl);
-            }
-            assert_eq!(
-                g.2.evaluated_tokens, w.2.evaluated_tokens,
-                "{case}: prompt read"
-            );
+        let got = session(&e, &prompt);
+        let case = format!("wrong every {wrong_every}");
+        assert_eq!(got.tokens, want.tokens, "{case}: tokens");
+        assert_eq!(got.logits.len(), want.logits.len(), "{case}");
+        for (g, w) in got.logits.iter().zip(&want.logits) {
+            assert_same_logits(g, w);
         }
-        let d = got[0].2.draft.expect("draft figures");
+        match got.next.reuse {
+            lilypad::engine::Reuse::Rewound { to } => assert!(
+                to > prompt_tokens.len() && to <= prompt_tokens.len() + 40,
+                "{case}: a snapshot inside the reply, not {to}"
+            ),
+            other => panic!("{case}: {other:?}"),
+        }
+        assert_same_logits(&got.next_logits, &want.next_logits);
+        let d = got.figures.draft.expect("draft figures");
         match wrong_every {
             // Each step drafts 4 and keeps them all; the token cap ends the last draft short.
             0 => assert_eq!(d.accepted, d.drafted, "{d:?}"),

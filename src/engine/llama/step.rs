@@ -309,7 +309,12 @@ impl Step {
             if !generated {
                 a.figures.prefill_seconds = a.started.elapsed().as_secs_f64();
                 a.decode_start = Some(Instant::now());
-            } else if interval > 0 && a.generated.len().is_multiple_of(interval) {
+            } else if interval > 0
+                && a.drafts.is_empty()
+                && a.generated.len().is_multiple_of(interval)
+            {
+                // (With a draft decoded too, memory is past the token until the draft is
+                // verified: `sample` takes the snapshot then.)
                 if let Err(e) = mem.snapshot(ctx) {
                     tracing::warn!("cannot take a snapshot: {e}");
                 }
