@@ -59,7 +59,22 @@ pub fn run(settings: &Settings, out: &mut dyn Write) -> Result<Verdict, DoctorEr
     let compiled = gpu_offload_compiled();
     offload(compiled, out)?;
     let (layers, verdict) = match &model {
-        Some(path) => model_file(path, e.ctx, e.sequences.max(1), out)?,
+        Some(path) => {
+            // States the engine keeps per sequence: one, plus one per draft token with MTP.
+            let drafting = match e.mtp {
+                crate::engine::Mtp::Off => false,
+                crate::engine::Mtp::Auto => {
+                    compiled && gpu_offload_available() && e.gpu_layers != Some(0)
+                }
+                crate::engine::Mtp::On => true,
+            };
+            let states = if drafting {
+                1 + e.draft_tokens.clamp(1, 8)
+            } else {
+                1
+            };
+            model_file(path, e.ctx, e.sequences.max(1), states, out)?
+        }
         None => {
             writeln!(out, "context         {} tokens", e.ctx)?;
             (None, Verdict::Usable)
@@ -98,10 +113,16 @@ pub fn run(settings: &Settings, out: &mut dyn Write) -> Result<Verdict, DoctorEr
         .and_then(|p| GgufFile::open(p).ok())
         .and_then(|f| f.arch_u64("nextn_predict_layers"))
         .is_some_and(|n| n > 0);
+    let on_gpu = compiled && gpu_offload_available() && e.gpu_layers != Some(0);
     writeln!(
         out,
         "mtp drafts      {}",
-        mtp_line(e.mtp, e.draft_tokens, model.is_some().then_some(mtp_layer))
+        mtp_line(
+            e.mtp,
+            e.draft_tokens,
+            model.is_some().then_some(mtp_layer),
+            on_gpu
+        )
     )?;
     let threads = if e.threads > 0 {
         e.threads.to_string()
@@ -138,18 +159,27 @@ pub fn run(settings: &Settings, out: &mut dyn Write) -> Result<Verdict, DoctorEr
 
 /// The saved command approval rules, per repository.
 /// What `--mtp` does with this model: `layer` is whether the file has an MTP layer (`None`
-/// without a model).
-fn mtp_line(mtp: crate::engine::Mtp, draft_tokens: u32, layer: Option<bool>) -> String {
+/// without a model), `on_gpu` whether layers go to a GPU device.
+fn mtp_line(
+    mtp: crate::engine::Mtp,
+    draft_tokens: u32,
+    layer: Option<bool>,
+    on_gpu: bool,
+) -> String {
     use crate::engine::Mtp;
     let k = draft_tokens.clamp(1, 8);
+    let drafts = format!("{k} per step, when a generation decodes alone");
     match (mtp, layer) {
         (Mtp::Off, _) => "off".to_string(),
-        (m, Some(true)) => format!("{m}: {k} per step, when a generation decodes alone"),
-        (Mtp::Auto, Some(false)) => "auto: none (the model file has no MTP layer)".to_string(),
-        (Mtp::On, Some(false)) => {
-            "on, but the model file has no MTP layer: loading it will fail".to_string()
+        (_, Some(false)) if mtp == Mtp::Auto => {
+            "auto: none (the model file has no MTP layer)".to_string()
         }
-        (m, None) => format!("{m}: {k} per step, if the model file has an MTP layer"),
+        (_, Some(false)) => "on, but the model file has no MTP layer: loading it will fail".to_string(),
+        (Mtp::Auto, _) if !on_gpu => {
+            "auto: off on the CPU, where verifying a draft costs about as much as decoding its tokens (--mtp on drafts anyway)".to_string()
+        }
+        (m, Some(true)) => format!("{m}: {drafts}"),
+        (m, None) => format!("{m}: {drafts}, if the model file has an MTP layer"),
     }
 }
 
@@ -235,6 +265,7 @@ fn model_file(
     path: &Path,
     ctx: u32,
     sequences: u32,
+    states: u32,
     out: &mut dyn Write,
 ) -> Result<(Option<u64>, Verdict), DoctorError> {
     let f = match GgufFile::open(path) {
@@ -260,12 +291,24 @@ fn model_file(
         "context         {ctx} tokens (attention cache about {mib} MiB, shared by the sequences)"
     )?;
     let each = recurrent_bytes_per_sequence(&f);
+    // With MTP drafting (the file has the layer), each sequence keeps a state per draft token
+    // too, to cut rejected drafts back.
+    let states = if f.arch_u64("nextn_predict_layers").unwrap_or(0) > 0 {
+        states.max(1)
+    } else {
+        1
+    };
     if each > 0 {
+        let kept = if states > 1 {
+            format!(", x{states} kept for MTP drafts")
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "sequences       {sequences} decoded together (recurrent state about {} MiB each, {} MiB in all)",
+            "sequences       {sequences} decoded together (recurrent state about {} MiB each{kept}, {} MiB in all)",
             each >> 20,
-            (each * u64::from(sequences)) >> 20
+            (each * u64::from(sequences) * u64::from(states)) >> 20
         )?;
     }
     Ok((f.arch_u64("block_count"), Verdict::Usable))

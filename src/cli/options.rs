@@ -38,8 +38,8 @@ pub struct EngineArgs {
     #[arg(long, global = true, value_delimiter = ',', value_name = "N,...")]
     pub device: Vec<usize>,
     /// Draft tokens with the model file's MTP layer, each verified by the model (same output,
-    /// faster when drafts are accepted): auto (when the file has the layer and a generation
-    /// decodes alone), on, off
+    /// faster on a GPU when drafts are accepted): auto (when the file has the layer and layers
+    /// are offloaded to a GPU), on (on the CPU too), off
     #[arg(long, global = true, value_name = "auto|on|off")]
     pub mtp: Option<crate::engine::Mtp>,
     /// Tokens the MTP layer drafts per step, 1 to 8 [default: 3]

@@ -45,8 +45,10 @@ pub enum SplitMode {
 }
 
 /// Self-speculative decoding with the model file's multi-token-prediction layer: used when the
-/// file has one and a generation decodes alone (`auto`), required (`on`: a file without the
-/// layer is refused), or never (`off`).
+/// file has one and layers are offloaded to a GPU (`auto`; on the CPU a draft's verification
+/// costs about as much as decoding its tokens one by one), always when the file has one (`on`:
+/// a file without the layer is refused), or never (`off`). Either way only a generation
+/// decoding alone drafts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mtp {

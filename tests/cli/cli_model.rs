@@ -215,8 +215,15 @@ fn mtp_drafts_with_a_model_that_has_the_layer_and_is_refused_on_one_without() {
             .unwrap();
         String::from_utf8(out.stdout).unwrap()
     };
-    let text = doctor(&with, &["--draft-tokens", "2"]);
-    assert!(text.contains("mtp drafts      auto: 2 per step"), "{text}");
+    let text = doctor(&with, &["--mtp", "on", "--draft-tokens", "2"]);
+    assert!(text.contains("mtp drafts      on: 2 per step"), "{text}");
+    assert!(text.contains("x3 kept for MTP drafts"), "{text}");
+    // A CPU build: `auto` does not draft.
+    let text = doctor(&with, &[]);
+    assert!(
+        text.contains("mtp drafts      auto: off on the CPU"),
+        "{text}"
+    );
     let text = doctor(&plain, &[]);
     assert!(text.contains("mtp drafts      auto: none"), "{text}");
     let text = doctor(&with, &["--mtp", "off"]);

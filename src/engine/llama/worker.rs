@@ -112,12 +112,20 @@ impl Plan {
     fn wants_mtp(&self) -> Result<bool, EngineError> {
         match self.mtp {
             crate::engine::Mtp::Off => Ok(false),
-            crate::engine::Mtp::Auto => Ok(self.mtp_layer),
+            // On the CPU, verifying a draft costs about as many plain steps as it has tokens
+            // (decoding is compute-bound there: `lilypad bench mtp`), so drafting would slow
+            // decoding down whatever is accepted; on a GPU it is nearly the cost of one.
+            crate::engine::Mtp::Auto => Ok(self.mtp_layer && self.offloaded()),
             crate::engine::Mtp::On if self.mtp_layer => Ok(true),
             crate::engine::Mtp::On => Err(EngineError::NoMtpLayer {
                 path: self.path.clone(),
             }),
         }
+    }
+
+    /// Whether layers go to a GPU device.
+    fn offloaded(&self) -> bool {
+        self.gpu_layers > 0 && super::gpu_offload_available()
     }
 
     /// Parameters of a context on this plan: the target (all sequences, `rollback` recurrent
