@@ -1,5 +1,5 @@
 //! `lilypad bench mtp`: what drafting with the model's MTP layer costs and gains. The same
-//! greedy generations three ways, in one run: plain decoding (the baseline); with the file's
+//! greedy generations three ways, taking turns in one run: plain decoding (the baseline); with the file's
 //! MTP layer drafting; and with a mock drafter that replays the plain output, so that every
 //! draft is accepted (the ceiling).
 //!
@@ -107,33 +107,24 @@ pub fn run(
     };
     let prompts = prompts();
     let (mut plain, mut mtp, mut replay) = (Way::default(), Way::default(), Way::default());
-    // The plain outputs, which the mock drafter replays.
-    let mut outputs = Vec::new();
-    {
-        let e = load(Mtp::Off, Vec::new())?;
-        for _ in 0..runs.max(1) {
-            outputs.clear();
-            for p in &prompts {
-                let g = generate(&e, p, tokens)?;
-                plain.add(&g);
-                let mut all = e.tokenize(p)?;
-                all.extend(&g.tokens);
-                outputs.push(all);
-            }
-        }
+    // The plain outputs, which the mock drafters replay (one engine per prompt).
+    let base = load(Mtp::Off, Vec::new())?;
+    let mut replaying = Vec::new();
+    for p in &prompts {
+        let g = generate(&base, p, tokens)?;
+        let mut all = base.tokenize(p)?;
+        all.extend(&g.tokens);
+        replaying.push(load(Mtp::Off, all)?);
     }
-    let e = load(Mtp::On, Vec::new())?;
-    let draft_tokens = e.model().draft_tokens as usize;
+    let drafting = load(Mtp::On, Vec::new())?;
+    let draft_tokens = drafting.model().draft_tokens as usize;
+    // The three ways take turns, so that a machine whose load changes during the run weighs
+    // on all of them alike.
     for _ in 0..runs.max(1) {
-        for p in &prompts {
-            mtp.add(&generate(&e, p, tokens)?);
-        }
-    }
-    drop(e);
-    for (p, out) in prompts.iter().zip(outputs) {
-        let e = load(Mtp::Off, out)?;
-        for _ in 0..runs.max(1) {
-            replay.add(&generate(&e, p, tokens)?);
+        for (p, r) in prompts.iter().zip(&replaying) {
+            plain.add(&generate(&base, p, tokens)?);
+            mtp.add(&generate(&drafting, p, tokens)?);
+            replay.add(&generate(r, p, tokens)?);
         }
     }
     Ok(Outcome {

@@ -333,3 +333,28 @@ fn bench_measures_the_engine_against_llama_cpps_own_programs() {
         assert_eq!(r[col("lilypad evaluated")], r[col("new tokens")], "{r:?}");
     }
 }
+
+#[test]
+fn bench_mtp_quick_reports_the_three_ways_and_full_acceptance_with_the_replaying_drafter() {
+    let report = bench_json(&["mtp", "--quick", "--threads", "1"]);
+    let figures = report["figures"].as_array().expect("figures");
+    let mtp: Vec<&serde_json::Value> = figures.iter().filter(|f| f["bench"] == "mtp").collect();
+    assert_eq!(mtp.len(), 3, "{figures:?}");
+    for f in &mtp {
+        let x = f["ratio"].as_f64().unwrap();
+        assert!(x.is_finite() && x > 0.0, "{f}");
+    }
+    // The mock drafter replays the plain output, so every draft it makes is accepted.
+    let ceiling = mtp
+        .iter()
+        .find(|f| f["name"].as_str().unwrap().contains("every draft accepted"))
+        .expect("the ceiling figure");
+    assert!(
+        ceiling["name"].as_str().unwrap().contains("100% accepted"),
+        "{ceiling}"
+    );
+    let notes = report["notes"].as_array().unwrap();
+    assert!(notes
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("probability p")));
+}
