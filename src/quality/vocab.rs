@@ -17,9 +17,10 @@ const SAMPLES: &[&str] = &[
     "It's what we'll do; they've said you'd agree, and I'm sure they're RIGHT.",
     "Version 3.14.159 shipped on 2026-12-02 at 10:45, with 1234567 downloads.",
     "中文的句子，还有标点。日本語のテキストとカタカナ。한국어 문장입니다.",
-    // Precomposed accents only: tokenizer.json normalises to NFC first and llama.cpp does not,
-    // so a decomposed `e` + U+0301 differs whatever the conversion (docs/convert.md).
     "Emoji: 🐸 👍🏽 🇫🇷 👩‍💻 and accents: é ñ ü ø ß Å.",
+    // Decomposed accents: tokenizer.json normalises to NFC before it splits, and so does the
+    // engine before llama.cpp tokenises (`engine::llama::vocab`).
+    "Decomposed: cafe\u{301}, nin\u{303}o, A\u{30a}ngstro\u{308}m.",
     "  leading spaces,\ttabs,\r\nCRLF,\n\n\n   trailing spaces   \n",
     "<|im_start|>system\nYou are a coding agent.<|im_end|>\n<|im_start|>user\nfix it<|im_end|>\n<|im_start|>assistant\n<think>\nLet me look.\n</think>\n\n<tool_call>\n<function=Read>\n<parameter=file_path>\na.py\n</parameter>\n</function>\n</tool_call><|im_end|>\n",
 ];

@@ -774,5 +774,5 @@ fn last_message_start(model: &LlamaModel, tokens: &[LlamaToken]) -> Option<usize
 }
 
 fn tokenize(model: &LlamaModel, text: &str) -> Vec<LlamaToken> {
-    model.vocab().tokenize(text.as_bytes(), false, true)
+    super::vocab::tokenize(model, text)
 }
