@@ -31,6 +31,10 @@ pub struct Outcome {
     pub plain_step: f64,
     pub mtp_step: f64,
     pub replay_step: f64,
+    /// Prompt tokens read per second, without and with the drafter reading along.
+    pub prompt_plain: f64,
+    pub prompt_mtp: f64,
+    pub prompt_tokens: usize,
     pub runs: usize,
 }
 
@@ -79,6 +83,15 @@ fn prompts() -> Vec<String> {
     .collect()
 }
 
+/// Repeats of the long prompt's sentence: about 2,000 tokens, or 500 for a quick run.
+fn prompt_repeats(tokens: u32) -> usize {
+    if tokens < 64 {
+        40
+    } else {
+        160
+    }
+}
+
 fn generate(
     e: &EngineHandle,
     prompt: &str,
@@ -120,11 +133,21 @@ pub fn run(
     let draft_tokens = drafting.model().draft_tokens as usize;
     // The three ways take turns, so that a machine whose load changes during the run weighs
     // on all of them alike.
+    let long = format!(
+        "<|im_start|>user\n{}<|im_end|>\n<|im_start|>assistant\n",
+        "fix the failing test in src/lib.rs and run it again; ".repeat(prompt_repeats(tokens))
+    );
+    let (mut read_plain, mut read_mtp, mut prompt_tokens) = (Vec::new(), Vec::new(), 0);
     for _ in 0..runs.max(1) {
         for (p, r) in prompts.iter().zip(&replaying) {
             plain.add(&generate(&base, p, tokens)?);
             mtp.add(&generate(&drafting, p, tokens)?);
             replay.add(&generate(r, p, tokens)?);
+        }
+        for (e, speeds) in [(&base, &mut read_plain), (&drafting, &mut read_mtp)] {
+            let f = generate(e, &long, 1)?.figures;
+            prompt_tokens = f.evaluated_tokens;
+            speeds.push(f.prefill_tokens_per_second());
         }
     }
     Ok(Outcome {
@@ -137,6 +160,9 @@ pub fn run(
         plain_step: median(&plain.step),
         mtp_step: median(&mtp.step),
         replay_step: median(&replay.step),
+        prompt_plain: median(&read_plain),
+        prompt_mtp: median(&read_mtp),
+        prompt_tokens,
         runs: plain.speed.len().min(mtp.speed.len()),
     })
 }
@@ -184,6 +210,20 @@ impl Outcome {
                 baseline_value: self.plain_step * 1000.0,
                 ratio: self.step_cost(),
                 better: "lower".into(),
+                target: None,
+            },
+            Figure {
+                bench: "mtp".into(),
+                name: format!(
+                    "reading a {}-token prompt with the MTP drafter reading along",
+                    self.prompt_tokens
+                ),
+                value: self.prompt_mtp,
+                unit: "tok/s".into(),
+                baseline: "the same without drafting".into(),
+                baseline_value: self.prompt_plain,
+                ratio: ratio(self.prompt_mtp, self.prompt_plain),
+                better: "higher".into(),
                 target: None,
             },
             Figure {

@@ -339,7 +339,7 @@ fn bench_mtp_quick_reports_the_three_ways_and_full_acceptance_with_the_replaying
     let report = bench_json(&["mtp", "--quick", "--threads", "1"]);
     let figures = report["figures"].as_array().expect("figures");
     let mtp: Vec<&serde_json::Value> = figures.iter().filter(|f| f["bench"] == "mtp").collect();
-    assert_eq!(mtp.len(), 3, "{figures:?}");
+    assert_eq!(mtp.len(), 4, "{figures:?}");
     for f in &mtp {
         let x = f["ratio"].as_f64().unwrap();
         assert!(x.is_finite() && x > 0.0, "{f}");
