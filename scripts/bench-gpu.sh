@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench-gpu.sh: generation speed of a Qwen3.5-4B-shaped model on an NVIDIA GPU against the
-# GPU's memory bandwidth (docs/PERFORMANCE.md, "decode"). One prepared run for a machine with
-# CUDA: builds Lilypad with the `cuda` feature, writes a random-weight model of the 4B shape,
-# offloads every layer and decodes.
+# GPU's memory bandwidth (docs/PERFORMANCE.md, "decode"), and MTP drafting on the GPU (the
+# cost of a draft-and-verify step against a plain step, "mtp"). One prepared run for a machine
+# with CUDA: builds Lilypad with the `cuda` feature, writes random-weight models of the 4B
+# shape (the second with an MTP block), offloads every layer and decodes.
 #
 # Usage: scripts/bench-gpu.sh [PEAK_GB_PER_S]
 #   PEAK_GB_PER_S: the GPU's data-sheet memory bandwidth (default: looked up from nvidia-smi's
@@ -33,3 +34,4 @@ vocab=()
 [ -n "${VOCAB_DIR:-}" ] && vocab=(--vocab-dir "$VOCAB_DIR")
 target/release/lilypad --gpu-layers 99 bench decode --peak-gbs "$peak" \
   --decode-tokens "${TOKENS:-128}" "${vocab[@]}"
+target/release/lilypad --gpu-layers 99 bench mtp --embd 2560 "${vocab[@]}"

@@ -267,18 +267,7 @@ pub(super) fn decode(
             let spec = if opts.quick {
                 super::bench_spec(64)
             } else {
-                let vocab = match &opts.vocab_dir {
-                    Some(dir) => {
-                        crate::testmodel::vocab::qwen35(dir, 248_320).map_err(|source| {
-                            BenchError::Vocab {
-                                dir: dir.clone(),
-                                source,
-                            }
-                        })?
-                    }
-                    None => crate::testmodel::vocab::synthetic(),
-                };
-                d::four_b_spec(vocab)
+                four_b(opts)?
             };
             let path = dir.join("decode.gguf");
             eprintln!(
@@ -416,8 +405,23 @@ pub(super) fn grammar(
     Ok(())
 }
 
-/// `mtp`: the given model (which must have an MTP layer) or the bench model with an MTP block,
-/// on the CPU.
+/// Qwen3.5-4B's shape, with the real vocabulary when `--vocab-dir` is given.
+fn four_b(opts: &Options) -> Result<crate::testmodel::TinySpec, BenchError> {
+    let vocab = match &opts.vocab_dir {
+        Some(dir) => {
+            crate::testmodel::vocab::qwen35(dir, 248_320).map_err(|source| BenchError::Vocab {
+                dir: dir.clone(),
+                source,
+            })?
+        }
+        None => crate::testmodel::vocab::synthetic(),
+    };
+    Ok(d::four_b_spec(vocab))
+}
+
+/// `mtp`: the given model (which must have an MTP layer) or a random-weight one with an MTP
+/// block: the bench model, or Qwen3.5-4B's shape with `--embd 2560`; on the CPU unless
+/// `--gpu-layers` says otherwise.
 pub(super) fn mtp(
     opts: &Options,
     settings: &EngineSettings,
@@ -428,7 +432,11 @@ pub(super) fn mtp(
     let path = match &opts.gguf {
         Some(p) => p.clone(),
         None => {
-            let mut spec = super::bench_spec(if opts.quick { 64 } else { opts.embd });
+            let mut spec = match (opts.quick, opts.embd) {
+                (true, _) => super::bench_spec(64),
+                (false, 2560) => four_b(opts)?,
+                (false, embd) => super::bench_spec(embd),
+            };
             spec.mtp = true;
             let path = dir.join("mtp.gguf");
             crate::testmodel::write(&path, &spec).map_err(|source| BenchError::WriteModel {
