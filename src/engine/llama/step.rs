@@ -191,34 +191,8 @@ impl Step {
                     break;
                 }
             }
-            if drafts.is_empty() {
-                continue;
-            }
-            a.drafted += drafts.len();
-            a.accepted += accepted;
-            let mem = pool.memory(a.seq);
-            for &d in &drafts[..accepted] {
-                mem.accept(d);
-            }
-            let kept = mem.len();
-            if accepted < drafts.len() {
-                let cut = ctx.clear_kv_cache_seq(Some(mem.seq() as u32), Some(kept as u32), None);
-                if !matches!(cut, Ok(true)) {
-                    // The target cannot go back to the kept tokens: its memory of this
-                    // sequence is unusable, so it is dropped and the generation stops here.
-                    tracing::warn!("cannot cut a rejected draft from memory");
-                    let _ = mem.clear(ctx);
-                    a.pending = None;
-                    a.stop = Some(StopReason::Cancelled);
-                    a.failed = Some("cutting a rejected draft from memory");
-                }
-            }
-            ctx.settle(accepted, kept);
-            if interval > 0 && a.stop.is_none() && before / interval != a.generated.len() / interval
-            {
-                if let Err(e) = pool.memory(a.seq).snapshot(ctx) {
-                    tracing::warn!("cannot take a snapshot: {e}");
-                }
+            if !drafts.is_empty() {
+                keep_verified(a, &drafts, accepted, before, interval, ctx, pool);
             }
         }
         self.sweep(pool);
@@ -363,6 +337,45 @@ impl Step {
             } else {
                 i += 1;
             }
+        }
+    }
+}
+
+/// After `a` verified `drafts` and its samples matched the first `accepted`: memory takes those
+/// tokens, the target and the drafter are cut back to them, and a snapshot is taken when the
+/// generation crossed a multiple of `interval` tokens since `before`.
+fn keep_verified(
+    a: &mut Active,
+    drafts: &[LlamaToken],
+    accepted: usize,
+    before: usize,
+    interval: usize,
+    ctx: &mut Target<'_>,
+    pool: &mut Pool,
+) {
+    a.drafted += drafts.len();
+    a.accepted += accepted;
+    let mem = pool.memory(a.seq);
+    for &d in &drafts[..accepted] {
+        mem.accept(d);
+    }
+    let kept = mem.len();
+    if accepted < drafts.len() {
+        let cut = ctx.clear_kv_cache_seq(Some(mem.seq() as u32), Some(kept as u32), None);
+        if !matches!(cut, Ok(true)) {
+            // The target cannot go back to the kept tokens: its memory of this sequence is
+            // unusable, so it is dropped and the generation ends in an error.
+            tracing::warn!("cannot cut a rejected draft from memory");
+            let _ = mem.clear(ctx);
+            a.pending = None;
+            a.stop = Some(StopReason::Cancelled);
+            a.failed = Some("cutting a rejected draft from memory");
+        }
+    }
+    ctx.settle(accepted, kept);
+    if interval > 0 && a.stop.is_none() && before / interval != a.generated.len() / interval {
+        if let Err(e) = pool.memory(a.seq).snapshot(ctx) {
+            tracing::warn!("cannot take a snapshot: {e}");
         }
     }
 }
