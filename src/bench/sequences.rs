@@ -39,8 +39,8 @@ fn generated(streams: Vec<GenerationStream>) -> Result<usize, EngineError> {
     Ok(n)
 }
 
-/// `n` greedy generations of `tokens` tokens after one-token prompts, in `n` conversations,
-/// started together; one warm-up round first, then for each count the median of `reps`
+/// `n` greedy generations of exactly `tokens` tokens each (end-of-generation ignored, as
+/// llama-batched-bench does) after one-token prompts, in `n` conversations, started together; one warm-up round first, then for each count the median of `reps`
 /// rounds.
 pub fn aggregate(
     engine: &EngineHandle,
@@ -54,9 +54,13 @@ pub fn aggregate(
         let streams = (0..n)
             .map(|i| {
                 let prompt = ((b'a' + (i % 26) as u8) as char).to_string();
+                let sampling = SamplingParams {
+                    ignore_eos: true,
+                    ..SamplingParams::greedy()
+                };
                 engine.generate(GenerateRequest {
                     sequence: SequenceId(i as u64 + 1),
-                    ..GenerateRequest::new(prompt, tokens as u32, SamplingParams::greedy())
+                    ..GenerateRequest::new(prompt, tokens as u32, sampling)
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;

@@ -130,6 +130,18 @@ pub struct SamplingParams {
     /// only; other engines ignore it).
     #[serde(default = "yes")]
     pub tool_grammar: bool,
+    /// Never end at an end-of-generation token (llama.cpp's `--ignore-eos`): every such token
+    /// gets a logit bias of minus infinity, so a generation runs to `max_tokens` (or a full
+    /// context). For benches that compare with programs that always generate their full count.
+    #[serde(default)]
+    pub ignore_eos: bool,
+    /// Teacher forcing, for benches and tests: step `i` emits `force_tokens[i]` in place of the
+    /// chain's pick, after the chain has run as it would (so a step costs what it costs a model
+    /// that picks these tokens itself). With a tool grammar the forced token is checked like a
+    /// pick: one the grammar rejects gives way to the grammar's own choice. Past the list's end
+    /// the chain's picks are kept. Empty: no forcing (in-process engine only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub force_tokens: Vec<u32>,
 }
 
 fn yes() -> bool {
@@ -154,6 +166,8 @@ impl SamplingParams {
             seed,
             greedy: s.greedy,
             tool_grammar: s.tool_grammar,
+            ignore_eos: false,
+            force_tokens: Vec::new(),
         }
     }
 

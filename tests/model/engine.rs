@@ -213,6 +213,7 @@ fn streamed_pieces_concatenate_to_the_detokenised_text() {
                 seed,
                 greedy: false,
                 tool_grammar: false,
+                ..SamplingParams::greedy()
             },
             tool_grammar: None,
             pin_turn: false,
@@ -252,6 +253,7 @@ fn sampling_is_seedable() {
                 seed,
                 greedy: false,
                 tool_grammar: false,
+                ..SamplingParams::greedy()
             },
             tool_grammar: None,
             pin_turn: false,

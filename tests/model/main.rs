@@ -15,6 +15,7 @@ mod convert;
 mod convert_fixture;
 mod engine;
 mod engine_real_vocab;
+mod ignore_eos;
 mod mtp;
 mod offload;
 mod quant;

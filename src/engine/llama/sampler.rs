@@ -1,6 +1,8 @@
 //! The sampler for one request: top-k, top-p, min-p, temperature, then a seeded draw
 //! (llama.cpp's usual order), or plain greedy; with a tool grammar, a lazy grammar sampler that
-//! stays inactive until the model emits the `<tool_call>` token.
+//! stays inactive until the model emits the `<tool_call>` token. With `ignore_eos`, a logit
+//! bias of minus infinity on every end-of-generation token heads the chain; with
+//! `force_tokens`, teacher forcing (the chain runs, then the forced token replaces its pick).
 //!
 //! The grammar is checked the way llama.cpp's own sampling helper does it: the chain picks a
 //! token as if there were no grammar, the grammar then judges that one token, and only when it
@@ -13,30 +15,60 @@ use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
+use llama_cpp_2::token::logit_bias::LlamaLogitBias;
 use llama_cpp_2::token::LlamaToken;
 
 /// The chain and, when there is one, the tool grammar and the token that triggers it.
 pub(super) struct Sampler {
     chain: LlamaSampler,
     grammar: Option<(LlamaSampler, LlamaToken)>,
+    /// Teacher forcing: the tokens still to force, the next one last.
+    forced: Vec<LlamaToken>,
 }
 
 pub(super) fn build(model: &LlamaModel, p: &SamplingParams, grammar: Option<&str>) -> Sampler {
-    let chain = if p.greedy {
-        LlamaSampler::greedy()
+    let mut stages = Vec::new();
+    if p.ignore_eos {
+        stages.push(no_end_of_generation(model));
+    }
+    if p.greedy {
+        stages.push(LlamaSampler::greedy());
     } else {
-        LlamaSampler::chain_simple([
+        stages.extend([
             LlamaSampler::top_k(p.top_k),
             LlamaSampler::top_p(p.top_p, 1),
             LlamaSampler::min_p(p.min_p, 1),
             LlamaSampler::temp(p.temperature),
             LlamaSampler::dist(p.seed),
-        ])
+        ]);
+    }
+    let chain = if stages.len() == 1 {
+        // Invariant: `stages` holds exactly one sampler here.
+        stages.remove(0)
+    } else {
+        LlamaSampler::chain_simple(stages)
     };
     Sampler {
         chain,
         grammar: grammar.and_then(|g| tool_grammar(model, g)),
+        forced: p
+            .force_tokens
+            .iter()
+            .rev()
+            .map(|&t| LlamaToken(t as i32))
+            .collect(),
     }
+}
+
+/// A logit bias of minus infinity on every end-of-generation token of the vocabulary.
+fn no_end_of_generation(model: &LlamaModel) -> LlamaSampler {
+    let vocab = model.vocab();
+    let biases: Vec<LlamaLogitBias> = vocab
+        .tokens()
+        .filter(|&t| vocab.is_eog(t))
+        .map(|t| LlamaLogitBias::new(t, f32::NEG_INFINITY))
+        .collect();
+    LlamaSampler::logit_bias(vocab.n_tokens(), &biases)
 }
 
 impl Sampler {
@@ -54,14 +86,13 @@ impl Sampler {
 
     /// Draw the next token and record it.
     pub(super) fn sample(&mut self, ctx: &LlamaContext<'_>, idx: i32) -> LlamaToken {
+        // The chain's pick, exactly as without a grammar (`sample` also records it in the
+        // chain, whose stages keep no state between tokens).
+        let picked = self.chain.sample(ctx, idx);
+        let token = self.forced.pop().unwrap_or(picked);
         let Some((grammar, _)) = self.grammar.as_mut() else {
-            return self.chain.sample(ctx, idx);
+            return token;
         };
-        let mut all = ctx.token_data_array_ith(idx);
-        all.apply_sampler(&mut self.chain);
-        let token = all
-            .selected_token()
-            .unwrap_or_else(|| LlamaToken(all.data.first().map_or(0, |d| d.id().0)));
         let mut one = LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 0.0, 1.0)], false);
         one.apply_sampler(grammar);
         let token = if one.data.first().is_some_and(|d| d.logit().is_finite()) {
@@ -71,10 +102,11 @@ impl Sampler {
             let mut all = ctx.token_data_array_ith(idx);
             all.apply_sampler(grammar);
             all.apply_sampler(&mut self.chain);
-            all.selected_token().unwrap_or(token)
+            let again = all.selected_token().unwrap_or(token);
+            self.chain.accept(again);
+            again
         };
         grammar.accept(token);
-        self.chain.accept(token);
         token
     }
 }
