@@ -497,7 +497,7 @@ pub(super) fn sequences(
     let rows = super::sequences::aggregate(&engine, &[1, 2, 4, 8], tokens, 3)?;
     let m = engine.model();
     report.notes.push(format!(
-        "sequences model: {} ({} parameters), {threads} thread(s), CPU; {tokens} greedy tokens per sequence, wall time until the last ends",
+        "sequences model: {} ({} parameters), {threads} thread(s), CPU; exactly {tokens} greedy tokens per sequence (end-of-generation ignored, as llama-batched-bench does), wall time until the last ends",
         path.display(),
         m.parameters
     ));
