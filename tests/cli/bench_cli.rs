@@ -227,6 +227,35 @@ fn ratio_is_sane(f: &serde_json::Value) {
 }
 
 #[test]
+fn bench_grammar_measures_the_accept_and_the_reject_path() {
+    let report = bench_json(&["grammar", "--quick", "--threads", "1"]);
+    let figures = report["figures"].as_array().unwrap();
+    assert_eq!(figures.len(), 3, "{report}");
+    let named = |part: &str| {
+        figures
+            .iter()
+            .find(|f| f["name"].as_str().unwrap().contains(part))
+            .unwrap_or_else(|| panic!("{part} missing from {report}"))
+    };
+    for part in [
+        "the model's own draws",
+        "forced well-formed call",
+        "every pick rejected",
+    ] {
+        ratio_is_sane(named(part));
+    }
+    // The forced call passed the grammar untouched, so it measured the accept path.
+    let accepted = named("forced well-formed call")["name"].as_str().unwrap();
+    assert!(accepted.contains("every pick accepted"), "{accepted}");
+    assert_eq!(named("every pick rejected")["unit"], "ms/token");
+    let notes = report["notes"].to_string();
+    assert!(
+        notes.contains("overhead per token inside a call"),
+        "{notes}"
+    );
+}
+
+#[test]
 fn bench_measures_the_engine_against_llama_cpps_own_programs() {
     let Some(tools) = llama_tools() else { return };
     let with =
@@ -252,8 +281,7 @@ fn bench_measures_the_engine_against_llama_cpps_own_programs() {
     }
 
     // Each count of sequences against llama-batched-bench at the same count: it generates 16
-    // tokens per sequence in a quick run; Lilypad as many, or fewer where a sequence drew an
-    // end-of-generation token.
+    // tokens per sequence in a quick run, and so does Lilypad (end-of-generation ignored).
     let seq = with("sequences");
     for n in [1usize, 2, 4, 8] {
         let f = named(
@@ -269,7 +297,7 @@ fn bench_measures_the_engine_against_llama_cpps_own_programs() {
             .unwrap();
         let (ours, theirs): (usize, usize) = (ours.parse().unwrap(), theirs.parse().unwrap());
         assert_eq!(theirs, n * 16, "{name}");
-        assert!(ours > 0 && ours <= theirs, "{name}");
+        assert_eq!(ours, theirs, "{name}");
         ratio_is_sane(&f[0]);
     }
 

@@ -101,3 +101,58 @@ fn without_the_trigger_the_grammar_changes_nothing() {
         assert_eq!(run(true), free, "seed {seed}");
     }
 }
+
+/// Teacher forcing, the premise of `bench grammar`'s accept and reject arms: forced tokens are
+/// emitted as given, a forced well-formed call passes the grammar untouched, and a forced
+/// end-of-generation token inside a call is rejected by the grammar, which picks instead.
+#[test]
+fn forced_tokens_are_kept_unless_the_grammar_rejects_them() {
+    let _g = serial();
+    let e = load(&test_settings());
+    let call = "\n<function=Read>\n<parameter=file_path>\nsrc/a.rs\n</parameter>\n</function>\n</tool_call>";
+    let forced = e.tokenize(call).unwrap();
+    let eog = e.tokenize("<|im_end|>").unwrap();
+    let prompt = format!("{}<tool_call>", chat("sys", "go"));
+    let run = |force_tokens: Vec<u32>, grammar: bool, max: usize| {
+        e.reset().unwrap();
+        let sampling = SamplingParams {
+            greedy: false,
+            seed: 3,
+            tool_grammar: grammar,
+            force_tokens,
+            ..SamplingParams::greedy()
+        };
+        let mut req = GenerateRequest::new(prompt.clone(), max as u32, sampling);
+        req.tool_grammar = grammar
+            .then(|| tool_call_grammar(&builtin_tools()))
+            .flatten();
+        e.generate(req).unwrap().wait().unwrap().1
+    };
+    for grammar in [false, true] {
+        let g = run(forced.clone(), grammar, forced.len());
+        assert_eq!(g.tokens, forced, "grammar {grammar}");
+    }
+    // Past the forced list the model's own picks follow.
+    assert_eq!(
+        run(forced.clone(), false, forced.len() + 4).tokens.len(),
+        forced.len() + 4
+    );
+
+    let without = run(eog.repeat(8), false, 8);
+    assert!(
+        without.tokens.is_empty(),
+        "a forced end-of-generation token ends the reply"
+    );
+    let with = run(eog.repeat(24), true, 24);
+    assert!(!with.tokens.is_empty());
+    assert!(
+        with.tokens.iter().all(|t| !eog.contains(t)),
+        "{:?}",
+        with.tokens
+    );
+    let text = e.detokenize(&with.tokens).unwrap();
+    assert!(
+        text.starts_with("\n<function="),
+        "the grammar's picks: {text:?}"
+    );
+}
