@@ -1,5 +1,5 @@
 //! `lilypad doctor`: what Lilypad would use and whether it will work: the model, GPU offload,
-//! the layers that would be offloaded, the memory the configured context needs, whether the
+//! llama.cpp's devices with their free and total memory, the layers that would be offloaded, the memory the configured context needs, whether the
 //! Docker and Kubernetes sandboxes answer, and whether the image a session in the current
 //! directory would start from holds what the repository needs (bash, git, its toolchains).
 //!
@@ -58,6 +58,7 @@ pub fn run(settings: &Settings, out: &mut dyn Write) -> Result<Verdict, DoctorEr
     let model = model(settings, out)?;
     let compiled = gpu_offload_compiled();
     offload(compiled, out)?;
+    devices(compiled, &crate::engine::devices(), out)?;
     let (layers, verdict) = match &model {
         Some(path) => {
             // States the engine keeps per sequence: one, plus one per draft token with MTP.
@@ -255,6 +256,43 @@ fn offload(compiled: bool, out: &mut dyn Write) -> Result<(), DoctorError> {
         )?;
     } else {
         writeln!(out, "gpu offload     not compiled in (CPU build; rebuild with --features cuda, vulkan or metal)")?;
+    }
+    Ok(())
+}
+
+/// One line per llama.cpp device (name, type, free and total memory), then, when none is a
+/// GPU, that everything runs in host memory and why.
+fn devices(
+    compiled: bool,
+    devices: &[crate::engine::BackendDevice],
+    out: &mut dyn Write,
+) -> Result<(), DoctorError> {
+    let gib = |b: u64| format!("{:.1} GiB", b as f64 / f64::from(1u32 << 30));
+    for d in devices {
+        writeln!(
+            out,
+            "{:<16}{} ({}, {}): {} free of {}",
+            format!("device {}", d.index),
+            d.name,
+            d.kind,
+            d.description,
+            gib(d.memory_free),
+            gib(d.memory_total)
+        )?;
+    }
+    if devices.is_empty() {
+        writeln!(out, "device          none reported by llama.cpp")?;
+    }
+    if !devices.iter().any(|d| d.is_gpu()) {
+        let why = if compiled {
+            "no GPU device was found at run time"
+        } else {
+            "this is a CPU-only build"
+        };
+        writeln!(
+            out,
+            "                CPU only ({why}): the weights and the caches are in host memory"
+        )?;
     }
     Ok(())
 }

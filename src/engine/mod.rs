@@ -25,6 +25,7 @@ mod traits;
 mod types;
 mod utf8;
 
+pub use backend::{devices, BackendDevice};
 pub use llama::{EngineHandle, LoadedModel, MemoryReport, ScoreStream, ScoredRows, SequenceMemory};
 pub use placement::{CacheType, FlashAttention, Mtp, SplitMode};
 pub use script::{ScriptEngine, ScriptSettings};

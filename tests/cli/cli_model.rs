@@ -167,7 +167,23 @@ fn doctor_reports_model_offload_and_layers() {
     } else {
         assert!(text.contains("gpu offload     not compiled in"), "{text}");
         assert!(text.contains("gpu layers      0 (CPU build)"), "{text}");
+        assert!(
+            text.contains("CPU only (this is a CPU-only build)"),
+            "{text}"
+        );
     }
+    // Every llama.cpp device with its memory; the CPU is always one of them.
+    let devices: Vec<&str> = text.lines().filter(|l| l.starts_with("device ")).collect();
+    assert!(
+        devices.iter().any(|l| l.starts_with("device 0        ")),
+        "{text}"
+    );
+    assert!(
+        devices
+            .iter()
+            .any(|l| l.contains(" (cpu, ") && l.contains(" GiB free of ") && l.ends_with(" GiB")),
+        "{text}"
+    );
     // Every sandbox is probed, available or not; host says whether it is contained.
     assert!(
         text.contains("sandbox         host: contained")
