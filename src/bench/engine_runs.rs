@@ -85,7 +85,54 @@ pub(super) fn session(
         eprintln!("bench resume: {turns} turns, {repeats} repeat(s)...");
         let o = resume::run(&engine, turns, repeats, dir)?;
         report.figures.extend(o.figures());
+        resume_against_server(opts, &engine, &path, &es, (turns, repeats), dir, report)?;
     }
+    Ok(())
+}
+
+/// The resume bench against llama-server's slot save and restore, when llama-server is built.
+fn resume_against_server(
+    opts: &Options,
+    engine: &EngineHandle,
+    path: &Path,
+    es: &EngineSettings,
+    (turns, repeats): (usize, usize),
+    dir: &Path,
+    report: &mut Report,
+) -> Result<(), BenchError> {
+    use super::peers::server::Server;
+    let Some(program) = opts.peer("llama-server") else {
+        report.notes.push(
+            "resume: llama-server not found (--llama-tools or LILYPAD_LLAMA_TOOLS_DIR): not compared with its slot restore".into(),
+        );
+        return Ok(());
+    };
+    let slots = dir.join("llama-server-slots");
+    std::fs::create_dir_all(&slots).map_err(io("making llama-server's slot directory"))?;
+    let extra = vec!["--slot-save-path".to_string(), slots.display().to_string()];
+    eprintln!("bench resume: starting llama-server (--slot-save-path)...");
+    let server = Server::start(
+        &program,
+        path,
+        es.threads,
+        es.ctx,
+        &extra,
+        &dir.join("llama-server-resume.log"),
+    )?;
+    eprintln!("bench resume: {repeats} resume(s) each against llama-server's slot restore...");
+    let o = super::resume_server::run(engine, &server, turns, repeats, dir)?;
+    drop(server);
+    report.notes.push(format!(
+        "resume against {}: one slot, ctx {}, {} thread(s), CPU, --slot-save-path; its own times (medians): restore {:.1} ms, then reading the new prompt tokens {:.1} ms; Lilypad's state file {} tokens, the slot file {} tokens",
+        program.display(),
+        es.ctx,
+        es.threads,
+        o.server_restore_ms,
+        o.server_prompt_ms,
+        o.state_tokens,
+        o.server_saved.tokens
+    ));
+    report.figures.extend(o.figures());
     Ok(())
 }
 

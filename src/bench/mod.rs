@@ -4,7 +4,8 @@
 //!
 //! - [`agent_turns`]: a scripted multi-turn session through the real engine, prefix reuse
 //!   against re-reading the whole prompt each turn;
-//! - [`resume`]: time to first token when resuming from a saved state against re-reading;
+//! - [`resume`]: time to first token when resuming from a saved state against re-reading,
+//!   and against llama-server's slot save and restore ([`resume_server`]);
 //! - [`ui`]: frame render time while a long transcript streams, and a large highlighted diff;
 //! - [`tools`]: Glob against fd, a Bash round trip against `docker exec` / `kubectl exec`;
 //! - [`decode`]: generation speed of a 4B-shaped model against the memory-bandwidth limit;
@@ -37,6 +38,7 @@ pub mod grammar;
 pub mod mtp;
 pub mod peers;
 pub mod resume;
+pub mod resume_server;
 pub mod sequences;
 mod suite;
 pub mod tools;

@@ -28,41 +28,17 @@ pub fn run(
     repeats: usize,
     dir: &Path,
 ) -> Result<Outcome, EngineError> {
-    let mut session = Session::new().map_err(render_error)?;
-    for _ in 0..turns.saturating_sub(1) {
-        session.push_turn();
-    }
-    let saved_prompt = session.prompt().map_err(render_error)?;
-    session.push_turn();
-    let prompt = session.prompt().map_err(render_error)?;
+    let (saved_prompt, prompt) = prompts(turns)?;
     let state = dir.join("session.state");
-    engine.reset()?;
-    engine.logits(&saved_prompt)?;
-    let state_tokens = engine.save_state(&state)?;
-    let state_bytes = std::fs::metadata(&state).map(|m| m.len()).unwrap_or(0);
-    let first_token = |resume: bool| -> Result<(f64, usize), EngineError> {
-        engine.reset()?;
-        let t = Instant::now();
-        if resume {
-            engine.load_state(&state)?;
-        }
-        let (_, g) = engine
-            .generate(GenerateRequest::new(
-                prompt.clone(),
-                1,
-                SamplingParams::greedy(),
-            ))?
-            .wait()?;
-        Ok((t.elapsed().as_secs_f64(), g.figures.prompt_tokens))
-    };
+    let (state_tokens, state_bytes) = save(engine, &saved_prompt, &state)?;
     let mut resumed = Vec::new();
     let mut reread = Vec::new();
     let mut prompt_tokens = 0;
     for _ in 0..repeats.max(1) {
-        let (s, n) = first_token(true)?;
-        resumed.push(s);
-        prompt_tokens = n;
-        reread.push(first_token(false)?.0);
+        let r = first_token(engine, Some(&state), &prompt)?;
+        resumed.push(r.seconds);
+        prompt_tokens = r.prompt_tokens;
+        reread.push(first_token(engine, None, &prompt)?.seconds);
     }
     Ok(Outcome {
         turns,
@@ -71,6 +47,64 @@ pub fn run(
         state_bytes,
         seconds: median(&resumed),
         baseline_seconds: median(&reread),
+    })
+}
+
+/// The scripted session's prompt before its last turn (the one saved) and the prompt of the
+/// turn after it (the one resumed), of a `turns`-turn session.
+pub(super) fn prompts(turns: usize) -> Result<(String, String), EngineError> {
+    let mut session = Session::new().map_err(render_error)?;
+    for _ in 0..turns.saturating_sub(1) {
+        session.push_turn();
+    }
+    let saved_prompt = session.prompt().map_err(render_error)?;
+    session.push_turn();
+    Ok((saved_prompt, session.prompt().map_err(render_error)?))
+}
+
+/// Read `prompt` from empty memory and save the state to `path`: tokens saved and file bytes.
+pub(super) fn save(
+    engine: &EngineHandle,
+    prompt: &str,
+    path: &Path,
+) -> Result<(usize, u64), EngineError> {
+    engine.reset()?;
+    engine.logits(prompt)?;
+    let tokens = engine.save_state(path)?;
+    Ok((
+        tokens,
+        std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+    ))
+}
+
+/// One first token, timed.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct FirstToken {
+    pub seconds: f64,
+    pub prompt_tokens: usize,
+    /// Prompt tokens the engine evaluated (the rest came from memory).
+    pub evaluated_tokens: usize,
+}
+
+/// From empty memory: load `state` (when given), then generate one token after `prompt`;
+/// timed from before the load.
+pub(super) fn first_token(
+    engine: &EngineHandle,
+    state: Option<&Path>,
+    prompt: &str,
+) -> Result<FirstToken, EngineError> {
+    engine.reset()?;
+    let t = Instant::now();
+    if let Some(state) = state {
+        engine.load_state(state)?;
+    }
+    let (_, g) = engine
+        .generate(GenerateRequest::new(prompt, 1, SamplingParams::greedy()))?
+        .wait()?;
+    Ok(FirstToken {
+        seconds: t.elapsed().as_secs_f64(),
+        prompt_tokens: g.figures.prompt_tokens,
+        evaluated_tokens: g.figures.evaluated_tokens,
     })
 }
 

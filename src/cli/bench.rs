@@ -59,7 +59,7 @@ pub struct BenchArgs {
     pub vocab_dir: Option<PathBuf>,
     /// Directory of llama.cpp's own programs, built by scripts/build-llama-tools.sh:
     /// `llama-bench`, `llama-batched-bench` and `llama-server` become the baselines of
-    /// `engine`, `sequences` and `agent-turns` (without them: the bare llama-cpp-2 loop for
+    /// `engine`, `sequences`, `agent-turns` and `resume` (without them: the bare llama-cpp-2 loop for
     /// `engine`, and no peer rows)
     #[arg(long, env = "LILYPAD_LLAMA_TOOLS_DIR")]
     pub llama_tools: Option<PathBuf>,
@@ -70,7 +70,8 @@ pub struct BenchArgs {
 pub enum WhichArg {
     /// A scripted multi-turn session: prefix reuse against re-reading every prompt
     AgentTurns,
-    /// Time to first token resuming from a saved state against re-reading
+    /// Time to first token resuming from a saved state against re-reading (and, with
+    /// --llama-tools, against llama-server's slot save and restore)
     Resume,
     /// Frame render time under a long transcript, and a large highlighted diff
     Ui,

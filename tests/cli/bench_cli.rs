@@ -301,6 +301,26 @@ fn bench_measures_the_engine_against_llama_cpps_own_programs() {
         ratio_is_sane(&f[0]);
     }
 
+    // Resuming a saved session against llama-server's slot save and restore: both read only
+    // the tokens after what they restored.
+    let resume = with("resume");
+    let time = named(&resume, "against llama-server's slot restore");
+    assert_eq!(time.len(), 1, "{resume}");
+    ratio_is_sane(&time[0]);
+    let evaluated = named(&resume, "evaluated after the restore");
+    assert_eq!(evaluated.len(), 1, "{resume}");
+    ratio_is_sane(&evaluated[0]);
+    let name = evaluated[0]["name"].as_str().unwrap();
+    let prompt: f64 = name
+        .split_once("-token session")
+        .and_then(|(head, _)| head.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{name}"));
+    for key in ["value", "baseline_value"] {
+        let n = evaluated[0][key].as_f64().unwrap();
+        assert!(n >= 1.0 && n < prompt / 2.0, "{key}: {}", evaluated[0]);
+    }
+
     // The scripted session against llama-server, at default and tuned checkpoints.
     let turns = with("agent-turns");
     let reuse = turns["figures"]

@@ -2,7 +2,8 @@
 //! given as token ids (the engine's own tokenisation, so both sides read the same tokens), with
 //! `cache_prompt` on and one predicted token, so the server reads the prompt, reusing what its
 //! slot holds, and samples once. The figures read back are the server's own: `timings.prompt_n`
-//! (tokens it evaluated), `timings.cache_n` / `tokens_cached` and `timings.prompt_ms`.
+//! (tokens it evaluated), `timings.cache_n` / `tokens_cached` and `timings.prompt_ms`. Also
+//! slot 0's save, restore and erase (`/slots/0?action=...`), for the resume comparison.
 //!
 //! The child is killed when the [`Server`] is dropped.
 
@@ -35,6 +36,31 @@ pub struct Completion {
     pub prompt_ms: f64,
     /// Tokens its slot holds after the request (`tokens_cached`).
     pub tokens_cached: usize,
+}
+
+/// What a slot action did: tokens saved, restored or erased, bytes written or read, and the
+/// server's own time for it (ms; 0 for `erase`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Slot {
+    pub tokens: u64,
+    pub bytes: u64,
+    pub ms: f64,
+}
+
+#[derive(Deserialize)]
+struct SlotTimings {
+    save_ms: Option<f64>,
+    restore_ms: Option<f64>,
+}
+
+#[derive(Deserialize)]
+struct SlotResponse {
+    n_saved: Option<i64>,
+    n_restored: Option<i64>,
+    n_erased: Option<i64>,
+    n_written: Option<i64>,
+    n_read: Option<i64>,
+    timings: Option<SlotTimings>,
 }
 
 #[derive(Deserialize)]
@@ -169,13 +195,48 @@ impl Server {
 
     /// Read `tokens` as the prompt (reusing the slot's cache) and predict one token.
     pub fn complete(&self, tokens: &[u32]) -> Result<Completion, PeerError> {
-        let url = format!("{}/completion", self.url);
         let body = serde_json::json!({
             "prompt": tokens,
             "n_predict": 1,
             "cache_prompt": true,
             "temperature": 0.0,
         });
+        let bytes = self.post("/completion", &body)?;
+        let r: Response = serde_json::from_slice(&bytes).map_err(|e| PeerError::Output {
+            program: PathBuf::from("llama-server"),
+            what: format!("{e}: {}", String::from_utf8_lossy(&bytes)),
+        })?;
+        let n = |x: i64| x.max(0) as usize;
+        Ok(Completion {
+            prompt_n: n(r.timings.prompt_n),
+            cache_n: n(r.timings.cache_n),
+            prompt_ms: r.timings.prompt_ms,
+            tokens_cached: n(r.tokens_cached),
+        })
+    }
+
+    /// Slot 0's `save`, `restore` or `erase` (`POST /slots/0?action=...`; the server must run
+    /// with `--slot-save-path`, where `file` is written and read).
+    pub fn slot(&self, action: &str, file: &str) -> Result<Slot, PeerError> {
+        let body = serde_json::json!({ "filename": file });
+        let bytes = self.post(&format!("/slots/0?action={action}"), &body)?;
+        let r: SlotResponse = serde_json::from_slice(&bytes).map_err(|e| PeerError::Output {
+            program: PathBuf::from("llama-server"),
+            what: format!("{e}: {}", String::from_utf8_lossy(&bytes)),
+        })?;
+        let n = |x: Option<i64>| x.unwrap_or(0).max(0) as u64;
+        Ok(Slot {
+            tokens: n(r.n_saved.or(r.n_restored).or(r.n_erased)),
+            bytes: n(r.n_written.or(r.n_read)),
+            ms: r
+                .timings
+                .map_or(0.0, |t| t.save_ms.or(t.restore_ms).unwrap_or(0.0)),
+        })
+    }
+
+    /// POST `body` to `path`; the answer's bytes.
+    fn post(&self, path: &str, body: &serde_json::Value) -> Result<Vec<u8>, PeerError> {
+        let url = format!("{}{path}", self.url);
         let http = |source| PeerError::Http {
             url: url.clone(),
             source,
@@ -199,17 +260,7 @@ impl Server {
                 tail: format!("{e} ({url}); its log ends:\n{t}"),
             },
         })?;
-        let r: Response = serde_json::from_slice(&bytes).map_err(|e| PeerError::Output {
-            program: PathBuf::from("llama-server"),
-            what: format!("{e}: {}", String::from_utf8_lossy(&bytes)),
-        })?;
-        let n = |x: i64| x.max(0) as usize;
-        Ok(Completion {
-            prompt_n: n(r.timings.prompt_n),
-            cache_n: n(r.timings.cache_n),
-            prompt_ms: r.timings.prompt_ms,
-            tokens_cached: n(r.tokens_cached),
-        })
+        Ok(bytes.to_vec())
     }
 }
 
