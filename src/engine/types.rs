@@ -133,7 +133,7 @@ pub struct SamplingParams {
     /// Never end at an end-of-generation token (llama.cpp's `--ignore-eos`): every such token
     /// gets a logit bias of minus infinity, so a generation runs to `max_tokens` (or a full
     /// context). For benches that compare with programs that always generate their full count.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ignore_eos: bool,
     /// Teacher forcing, for benches and tests: step `i` emits `force_tokens[i]` in place of the
     /// chain's pick, after the chain has run as it would (so a step costs what it costs a model
@@ -266,4 +266,30 @@ pub struct Generation {
     pub figures: Figures,
     /// The generated token ids (without the end-of-generation token).
     pub tokens: Vec<u32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bench_sampling_options_stay_out_of_serialised_sampling_unless_set() {
+        let plain = SamplingParams::greedy();
+        let v = serde_json::to_value(&plain).unwrap();
+        assert!(
+            v.get("ignore_eos").is_none() && v.get("force_tokens").is_none(),
+            "{v}"
+        );
+        // Sampling written before the options existed reads back without them.
+        let back: SamplingParams = serde_json::from_value(v).unwrap();
+        assert_eq!(back, plain);
+        let set = SamplingParams {
+            ignore_eos: true,
+            force_tokens: vec![5, 6],
+            ..plain
+        };
+        let v = serde_json::to_value(&set).unwrap();
+        assert_eq!(v["ignore_eos"], true);
+        assert_eq!(serde_json::from_value::<SamplingParams>(v).unwrap(), set);
+    }
 }
