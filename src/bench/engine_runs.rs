@@ -502,7 +502,8 @@ pub(super) fn mtp(
         }
     };
     let mut es = settings.clone();
-    es.ctx = 4096;
+    // Room for the long prompt of the prompt-reading row (about 6,500 tokens).
+    es.ctx = 16_384;
     es.threads = threads;
     es.gpu_layers = Some(es.gpu_layers.unwrap_or(0));
     let (tokens, runs) = if opts.quick {
@@ -511,10 +512,7 @@ pub(super) fn mtp(
         (128, opts.repeats.max(3))
     };
     eprintln!("bench mtp: {runs} run(s) of 3 prompts x {tokens} tokens, three ways...");
-    let o = super::mtp::run(&path, &es, tokens, runs).map_err(|source| BenchError::Load {
-        path: path.clone(),
-        source,
-    })?;
+    let o = super::mtp::run(&path, &es, tokens, runs)?;
     report.notes.push(format!(
         "mtp model: {}, {threads} thread(s), {} GPU layers",
         path.display(),
