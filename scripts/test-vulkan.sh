@@ -55,7 +55,7 @@ echo "test-vulkan: built in $(( $(date +%s) - started )) s" >&2
 # lavapipe is one.
 export VK_ICD_FILENAMES="${VK_ICD_FILENAMES:-$(ls /usr/share/vulkan/icd.d/lvp_icd*.json | head -1)}"
 export GGML_VK_VISIBLE_DEVICES="${GGML_VK_VISIBLE_DEVICES:-0}"
-cargo test --features vulkan --test model -- --test-threads=1 offload engine::
+cargo test --features vulkan --test model -- --test-threads=1 offload engine:: mtp::
 bin="$CARGO_TARGET_DIR/debug/lilypad"
 tiny=$(mktemp -d)/tiny.gguf
 trap 'rm -rf "$(dirname "$tiny")"' EXIT

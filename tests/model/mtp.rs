@@ -131,7 +131,10 @@ fn sampled_output_with_mtp_drafts_is_the_output_without_them() {
 #[test]
 fn generations_decoded_together_do_not_draft_and_keep_their_tokens() {
     let _g = serial();
-    let greedy = SamplingParams::greedy();
+    let greedy = SamplingParams {
+        ignore_eos: true,
+        ..SamplingParams::greedy()
+    };
     let prompts = prompts();
     let request = |i: usize| GenerateRequest {
         sequence: SequenceId(i as u64 + 1),
@@ -184,7 +187,12 @@ struct Session {
 }
 
 fn session(e: &EngineHandle, prompt: &str) -> Session {
-    let r = GenerateRequest::new(prompt.to_string(), 64, SamplingParams::greedy());
+    // End-of-generation ignored: the reply runs to the cap whatever the device's numbers.
+    let greedy = SamplingParams {
+        ignore_eos: true,
+        ..SamplingParams::greedy()
+    };
+    let r = GenerateRequest::new(prompt.to_string(), 64, greedy);
     let (stream, logits) = e.generate_traced(r).unwrap();
     let (_, g) = stream.wait().unwrap();
     // Token ids, not text: a random-weight model's output does not re-tokenise to them.
