@@ -59,28 +59,15 @@ pub fn run(settings: &Settings, out: &mut dyn Write) -> Result<Verdict, DoctorEr
     let compiled = gpu_offload_compiled();
     offload(compiled, out)?;
     devices(compiled, &crate::engine::devices(), out)?;
-    let (layers, verdict) = match &model {
-        Some(path) => {
-            // States the engine keeps per sequence: one, plus one per draft token with MTP.
-            let drafting = match e.mtp {
-                crate::engine::Mtp::Off => false,
-                crate::engine::Mtp::Auto => {
-                    compiled && gpu_offload_available() && e.gpu_layers != Some(0)
-                }
-                crate::engine::Mtp::On => true,
-            };
-            let states = if drafting {
-                1 + e.draft_tokens.clamp(1, 8)
-            } else {
-                1
-            };
-            model_file(path, e.ctx, e.sequences.max(1), states, out)?
-        }
+    let on_gpu = compiled && gpu_offload_available() && e.gpu_layers != Some(0);
+    let (file, verdict) = match &model {
+        Some(path) => model_file(path, e, on_gpu, out)?,
         None => {
             writeln!(out, "context         {} tokens", e.ctx)?;
             (None, Verdict::Usable)
         }
     };
+    let layers = file.map(|f| f.layers);
     let offloaded = match (compiled, e.gpu_layers, layers) {
         (false, _, _) => "0 (CPU build)".to_string(),
         (true, Some(n), Some(l)) => format!("{} of {l}", u64::from(n).min(l + 1)),
@@ -109,19 +96,13 @@ pub fn run(settings: &Settings, out: &mut dyn Write) -> Result<Verdict, DoctorEr
         "kv cache        {} keys, {} values",
         e.cache_type_k, e.cache_type_v
     )?;
-    let mtp_layer = model
-        .as_deref()
-        .and_then(|p| GgufFile::open(p).ok())
-        .and_then(|f| f.arch_u64("nextn_predict_layers"))
-        .is_some_and(|n| n > 0);
-    let on_gpu = compiled && gpu_offload_available() && e.gpu_layers != Some(0);
     writeln!(
         out,
         "mtp drafts      {}",
         mtp_line(
             e.mtp,
-            e.draft_tokens,
-            model.is_some().then_some(mtp_layer),
+            e.drafts_per_step(),
+            file.map(|f| f.mtp_layer),
             on_gpu
         )
     )?;
@@ -158,17 +139,10 @@ pub fn run(settings: &Settings, out: &mut dyn Write) -> Result<Verdict, DoctorEr
     Ok(verdict)
 }
 
-/// The saved command approval rules, per repository.
 /// What `--mtp` does with this model: `layer` is whether the file has an MTP layer (`None`
 /// without a model), `on_gpu` whether layers go to a GPU device.
-fn mtp_line(
-    mtp: crate::engine::Mtp,
-    draft_tokens: u32,
-    layer: Option<bool>,
-    on_gpu: bool,
-) -> String {
+fn mtp_line(mtp: crate::engine::Mtp, k: u32, layer: Option<bool>, on_gpu: bool) -> String {
     use crate::engine::Mtp;
-    let k = draft_tokens.clamp(1, 8);
     let drafts = format!("{k} per step, when a generation decodes alone");
     match (mtp, layer) {
         (Mtp::Off, _) => "off".to_string(),
@@ -184,6 +158,7 @@ fn mtp_line(
     }
 }
 
+/// The saved command approval rules, per repository.
 fn command_rules(settings: &Settings, out: &mut dyn Write) -> Result<(), DoctorError> {
     let from = settings
         .source
@@ -297,15 +272,23 @@ fn devices(
     Ok(())
 }
 
-/// What the model file holds and what its context costs; its layer count (when it has one)
-/// and whether it can be used.
+/// What `doctor` learnt from a readable model file.
+#[derive(Debug, Clone, Copy)]
+struct FileFacts {
+    layers: u64,
+    mtp_layer: bool,
+}
+
+/// What the model file holds and what its context costs (with `on_gpu`: whether layers go to
+/// a GPU device, which decides whether MTP drafting keeps states); its facts when it can be
+/// read, and whether it can be used.
 fn model_file(
     path: &Path,
-    ctx: u32,
-    sequences: u32,
-    states: u32,
+    e: &crate::engine::EngineSettings,
+    on_gpu: bool,
     out: &mut dyn Write,
-) -> Result<(Option<u64>, Verdict), DoctorError> {
+) -> Result<(Option<FileFacts>, Verdict), DoctorError> {
+    let (ctx, sequences) = (e.ctx, e.sequences.max(1));
     let f = match GgufFile::open(path) {
         Ok(f) => f,
         Err(err) => {
@@ -329,10 +312,11 @@ fn model_file(
         "context         {ctx} tokens (attention cache about {mib} MiB, shared by the sequences)"
     )?;
     let each = recurrent_bytes_per_sequence(&f);
-    // With MTP drafting (the file has the layer), each sequence keeps a state per draft token
-    // too, to cut rejected drafts back.
-    let states = if f.arch_u64("nextn_predict_layers").unwrap_or(0) > 0 {
-        states.max(1)
+    // With MTP drafting, each sequence keeps a state per draft token too, to cut rejected
+    // drafts back.
+    let mtp_layer = f.arch_u64("nextn_predict_layers").unwrap_or(0) > 0;
+    let states = if e.mtp.drafts(mtp_layer, on_gpu) {
+        1 + e.drafts_per_step()
     } else {
         1
     };
@@ -349,7 +333,10 @@ fn model_file(
             (each * u64::from(sequences) * u64::from(states)) >> 20
         )?;
     }
-    Ok((f.arch_u64("block_count"), Verdict::Usable))
+    let facts = f
+        .arch_u64("block_count")
+        .map(|layers| FileFacts { layers, mtp_layer });
+    Ok((facts, Verdict::Usable))
 }
 
 /// One line per sandbox kind: what it reports, or why it is not available; then

@@ -506,13 +506,13 @@ pub(super) fn mtp(
     es.ctx = 16_384;
     es.threads = threads;
     es.gpu_layers = Some(es.gpu_layers.unwrap_or(0));
-    let (tokens, runs) = if opts.quick {
-        (24, 1)
+    let (tokens, runs, prompt_repeats) = if opts.quick {
+        (24, 1, 40)
     } else {
-        (128, opts.repeats.max(3))
+        (128, opts.repeats.max(3), 160)
     };
     eprintln!("bench mtp: {runs} run(s) of 3 prompts x {tokens} tokens, three ways...");
-    let o = super::mtp::run(&path, &es, tokens, runs)?;
+    let o = super::mtp::run(&path, &es, tokens, runs, prompt_repeats)?;
     report.notes.push(format!(
         "mtp model: {}, {threads} thread(s), {} GPU layers",
         path.display(),

@@ -10,6 +10,7 @@
 //!
 //! Owns: the measurement. Does not own: the model file and engine settings (`engine_runs`).
 
+use super::agent_turns::ratio;
 use super::{median, Figure};
 use crate::config::EngineSettings;
 use crate::engine::{EngineError, EngineHandle, GenerateRequest, Mtp, SamplingParams};
@@ -83,15 +84,6 @@ fn prompts() -> Vec<String> {
     .collect()
 }
 
-/// Repeats of the long prompt's sentence: about 2,000 tokens, or 500 for a quick run.
-fn prompt_repeats(tokens: u32) -> usize {
-    if tokens < 64 {
-        40
-    } else {
-        160
-    }
-}
-
 fn generate(
     e: &EngineHandle,
     prompt: &str,
@@ -103,12 +95,14 @@ fn generate(
 }
 
 /// `runs` greedy generations of `tokens` tokens per prompt each way, on `path` (a file with an
-/// MTP layer) loaded with `settings`.
+/// MTP layer) loaded with `settings`, and `runs` readings of a prompt of `prompt_repeats`
+/// sentences (about 41 tokens each in the synthetic vocabulary) with and without the drafter.
 pub fn run(
     path: &Path,
     settings: &EngineSettings,
     tokens: u32,
     runs: usize,
+    prompt_repeats: usize,
 ) -> Result<Outcome, EngineError> {
     let load = |mtp: Mtp, replay: Vec<u32>| {
         let s = EngineSettings {
@@ -135,7 +129,7 @@ pub fn run(
     // on all of them alike.
     let long = format!(
         "<|im_start|>user\n{}<|im_end|>\n<|im_start|>assistant\n",
-        "fix the failing test in src/lib.rs and run it again; ".repeat(prompt_repeats(tokens))
+        "fix the failing test in src/lib.rs and run it again; ".repeat(prompt_repeats)
     );
     let (mut read_plain, mut read_mtp, mut prompt_tokens) = (Vec::new(), Vec::new(), 0);
     for _ in 0..runs.max(1) {
@@ -256,13 +250,5 @@ impl Outcome {
             self.draft_tokens,
             ratio(self.replay_step, self.plain_step)
         )
-    }
-}
-
-fn ratio(a: f64, b: f64) -> f64 {
-    if b > 0.0 {
-        a / b
-    } else {
-        0.0
     }
 }

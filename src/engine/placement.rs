@@ -58,6 +58,22 @@ pub enum Mtp {
     Off,
 }
 
+impl Mtp {
+    /// Whether the engine drafts with this setting, for a file that has an MTP layer or not
+    /// (`layer`) and layers on a GPU device or not (`on_gpu`). (`on` with no layer is refused
+    /// when the model loads.)
+    pub fn drafts(self, layer: bool, on_gpu: bool) -> bool {
+        match self {
+            Mtp::Off => false,
+            // On the CPU verifying a draft costs about as many plain steps as it has tokens
+            // (decoding is compute-bound there: `lilypad bench mtp`), so drafting would slow
+            // decoding down whatever is accepted; on a GPU it costs little more than one.
+            Mtp::Auto => layer && on_gpu,
+            Mtp::On => layer,
+        }
+    }
+}
+
 /// The names each type accepts, for parsing and printing.
 macro_rules! named {
     ($ty:ty, $what:literal, $($v:ident = $name:literal),+) => {

@@ -95,6 +95,17 @@ pub struct EngineSettings {
     pub sampling: SamplingSettings,
 }
 
+/// llama.cpp keeps one recurrent state per drafted token to cut rejected ones back; more than
+/// a few drafts are rarely all accepted.
+const MAX_DRAFT_TOKENS: u32 = 8;
+
+impl EngineSettings {
+    /// Tokens drafted per step: `draft_tokens` within 1 and [`MAX_DRAFT_TOKENS`].
+    pub fn drafts_per_step(&self) -> u32 {
+        self.draft_tokens.clamp(1, MAX_DRAFT_TOKENS)
+    }
+}
+
 impl Default for EngineSettings {
     fn default() -> Self {
         Self {

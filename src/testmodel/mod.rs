@@ -112,6 +112,35 @@ enum Init {
     Vector { offset: f32, scale: f32 },
 }
 
+/// The tensors each block lists, in file order: name, dimensions, how its values are drawn.
+type Plan = Vec<(String, Vec<u64>, Init)>;
+
+/// A gated-attention block's attention tensors (the query projection is doubled: query and
+/// gate), named by `b`.
+fn attention(plan: &mut Plan, spec: &TinySpec, b: &dyn Fn(&str) -> String) {
+    let e = spec.n_embd;
+    let q = spec.head_dim * spec.n_head;
+    let kv = spec.head_dim * spec.n_head_kv;
+    let norm = || Init::Vector {
+        offset: 1.0,
+        scale: 0.1,
+    };
+    plan.push((b("attn_q.weight"), vec![e, q * 2], Init::Matrix));
+    plan.push((b("attn_k.weight"), vec![e, kv], Init::Matrix));
+    plan.push((b("attn_v.weight"), vec![e, kv], Init::Matrix));
+    plan.push((b("attn_output.weight"), vec![q, e], Init::Matrix));
+    plan.push((b("attn_q_norm.weight"), vec![spec.head_dim], norm()));
+    plan.push((b("attn_k_norm.weight"), vec![spec.head_dim], norm()));
+}
+
+/// A block's feed-forward tensors, named by `b`.
+fn ffn(plan: &mut Plan, spec: &TinySpec, b: &dyn Fn(&str) -> String) {
+    let (e, ff) = (spec.n_embd, spec.n_ff);
+    plan.push((b("ffn_gate.weight"), vec![e, ff], Init::Matrix));
+    plan.push((b("ffn_up.weight"), vec![e, ff], Init::Matrix));
+    plan.push((b("ffn_down.weight"), vec![ff, e], Init::Matrix));
+}
+
 /// Write the model described by `spec` to `path` (not atomically: tests own the directory).
 pub fn write(path: &Path, spec: &TinySpec) -> Result<(), GgufWriteError> {
     let arch = "qwen35";
@@ -192,7 +221,7 @@ pub fn write(path: &Path, spec: &TinySpec) -> Result<(), GgufWriteError> {
         offset: 1.0,
         scale: 0.1,
     };
-    let mut plan: Vec<(String, Vec<u64>, Init)> = vec![
+    let mut plan: Plan = vec![
         ("token_embd.weight".into(), vec![e, n_vocab], Init::Matrix),
         ("output_norm.weight".into(), vec![e], norm),
     ];
@@ -205,14 +234,7 @@ pub fn write(path: &Path, spec: &TinySpec) -> Result<(), GgufWriteError> {
         plan.push((b("attn_norm.weight"), vec![e], norm()));
         plan.push((b("post_attention_norm.weight"), vec![e], norm()));
         if (il + 1) % 4 == 0 {
-            let q = spec.head_dim * spec.n_head;
-            let kv = spec.head_dim * spec.n_head_kv;
-            plan.push((b("attn_q.weight"), vec![e, q * 2], Init::Matrix));
-            plan.push((b("attn_k.weight"), vec![e, kv], Init::Matrix));
-            plan.push((b("attn_v.weight"), vec![e, kv], Init::Matrix));
-            plan.push((b("attn_output.weight"), vec![q, e], Init::Matrix));
-            plan.push((b("attn_q_norm.weight"), vec![spec.head_dim], norm()));
-            plan.push((b("attn_k_norm.weight"), vec![spec.head_dim], norm()));
+            attention(&mut plan, spec, &b);
         } else {
             plan.push((b("attn_qkv.weight"), vec![e, conv_dim], Init::Matrix));
             plan.push((b("attn_gate.weight"), vec![e, value_dim], Init::Matrix));
@@ -245,9 +267,7 @@ pub fn write(path: &Path, spec: &TinySpec) -> Result<(), GgufWriteError> {
             plan.push((b("ssm_norm.weight"), vec![spec.ssm_head_dim], norm()));
             plan.push((b("ssm_out.weight"), vec![value_dim, e], Init::Matrix));
         }
-        plan.push((b("ffn_gate.weight"), vec![e, ff], Init::Matrix));
-        plan.push((b("ffn_up.weight"), vec![e, ff], Init::Matrix));
-        plan.push((b("ffn_down.weight"), vec![ff, e], Init::Matrix));
+        ffn(&mut plan, spec, &b);
     }
 
     if spec.mtp {
@@ -258,19 +278,10 @@ pub fn write(path: &Path, spec: &TinySpec) -> Result<(), GgufWriteError> {
             offset: 1.0,
             scale: 0.1,
         };
-        let q = spec.head_dim * spec.n_head;
-        let kv = spec.head_dim * spec.n_head_kv;
         plan.push((b("attn_norm.weight"), vec![e], norm()));
         plan.push((b("post_attention_norm.weight"), vec![e], norm()));
-        plan.push((b("attn_q.weight"), vec![e, q * 2], Init::Matrix));
-        plan.push((b("attn_k.weight"), vec![e, kv], Init::Matrix));
-        plan.push((b("attn_v.weight"), vec![e, kv], Init::Matrix));
-        plan.push((b("attn_output.weight"), vec![q, e], Init::Matrix));
-        plan.push((b("attn_q_norm.weight"), vec![spec.head_dim], norm()));
-        plan.push((b("attn_k_norm.weight"), vec![spec.head_dim], norm()));
-        plan.push((b("ffn_gate.weight"), vec![e, ff], Init::Matrix));
-        plan.push((b("ffn_up.weight"), vec![e, ff], Init::Matrix));
-        plan.push((b("ffn_down.weight"), vec![ff, e], Init::Matrix));
+        attention(&mut plan, spec, &b);
+        ffn(&mut plan, spec, &b);
         plan.push((b("nextn.eh_proj.weight"), vec![2 * e, e], Init::Matrix));
         plan.push((b("nextn.enorm.weight"), vec![e], norm()));
         plan.push((b("nextn.hnorm.weight"), vec![e], norm()));

@@ -207,8 +207,8 @@ impl Step {
             self.batch.clear();
             let mut filled = Ok(());
             let mut n = 0;
-            // The first position when the batch holds sequence 0 alone (the drafter reads it).
-            let mut seq0_from = None;
+            // Sequences in the batch, and where the first one's tokens start.
+            let (mut seqs, mut first) = (0, None);
             for a in self.actives.iter_mut() {
                 let Some((tok, _)) = a.pending else { continue };
                 let mem = pool.memory(a.seq);
@@ -221,14 +221,16 @@ impl Step {
                     filled =
                         filled.and(self.batch.add(d, (pos + 1 + i) as i32, &[mem.seq()], true));
                 }
-                seq0_from = (mem.seq() == 0 && n as usize == 1 + a.drafts.len()).then_some(pos);
+                seqs += 1;
+                first = first.or(Some((mem.seq(), pos)));
             }
             if n == 0 {
                 return;
             }
-            if self.actives.iter().filter(|a| a.pending.is_some()).count() > 1 {
-                seq0_from = None;
-            }
+            // The drafter reads a batch that holds sequence 0 alone.
+            let seq0_from = first
+                .filter(|&(seq, _)| seqs == 1 && seq == 0)
+                .map(|(_, p)| p);
             let result = match filled {
                 Ok(()) => ctx
                     .decode(&mut self.batch, seq0_from)

@@ -99,7 +99,7 @@ impl Plan {
             devices: s.devices.clone(),
             mtp: s.mtp,
             mtp_layer: file.arch_u64("nextn_predict_layers").unwrap_or(0) > 0,
-            draft_tokens: s.draft_tokens.clamp(1, MAX_DRAFT_TOKENS),
+            draft_tokens: s.drafts_per_step(),
             draft_replay: s
                 .draft_replay
                 .iter()
@@ -110,22 +110,13 @@ impl Plan {
 
     /// Whether to draft with the MTP layer; `Err` when it is required and the file has none.
     fn wants_mtp(&self) -> Result<bool, EngineError> {
-        match self.mtp {
-            crate::engine::Mtp::Off => Ok(false),
-            // On the CPU, verifying a draft costs about as many plain steps as it has tokens
-            // (decoding is compute-bound there: `lilypad bench mtp`), so drafting would slow
-            // decoding down whatever is accepted; on a GPU it is nearly the cost of one.
-            crate::engine::Mtp::Auto => Ok(self.mtp_layer && self.offloaded()),
-            crate::engine::Mtp::On if self.mtp_layer => Ok(true),
-            crate::engine::Mtp::On => Err(EngineError::NoMtpLayer {
+        if self.mtp == crate::engine::Mtp::On && !self.mtp_layer {
+            return Err(EngineError::NoMtpLayer {
                 path: self.path.clone(),
-            }),
+            });
         }
-    }
-
-    /// Whether layers go to a GPU device.
-    fn offloaded(&self) -> bool {
-        self.gpu_layers > 0 && super::gpu_offload_available()
+        let on_gpu = self.gpu_layers > 0 && super::gpu_offload_available();
+        Ok(self.mtp.drafts(self.mtp_layer, on_gpu))
     }
 
     /// Parameters of a context on this plan: the target (all sequences, `rollback` recurrent
@@ -154,10 +145,6 @@ impl Plan {
         }
     }
 }
-
-/// llama.cpp keeps one recurrent state per drafted token to cut rejected ones back; more than
-/// a few drafts are rarely all accepted.
-const MAX_DRAFT_TOKENS: u32 = 8;
 
 #[derive(Clone, Copy)]
 enum ContextKind {
