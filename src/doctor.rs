@@ -376,13 +376,13 @@ fn image_check(
 ) -> Result<(), DoctorError> {
     use crate::sandbox::image::check;
     let spec = settings.sandbox.spec(repo, None, SandboxKind::Docker);
-    if spec.kind == SandboxKind::Host {
+    if spec.kind() == SandboxKind::Host {
         return Ok(());
     }
     let report = rt.block_on(async {
         tokio::time::timeout(IMAGE_CHECK_TIMEOUT, check::check_spec(&spec)).await
     });
-    let kind = spec.kind;
+    let kind = spec.kind();
     match report {
         Ok(Ok(r)) => {
             writeln!(out, "sandbox image   {kind}: {}", r.image)?;

@@ -277,7 +277,9 @@ impl Agent {
     /// Record the workspace's files as this turn (when they changed), before the next turn
     /// can change them again: the record is what restoring the turn brings back.
     async fn record_turn(&self) {
-        match self.tools.sandbox().record_turn(self.step).await {
+        match crate::sandbox::workspace::Checkout::of(self.tools.sandbox().as_ref())
+            .record_turn(self.step)
+            .await {
             Ok(Some(_)) => self.emit(Event::TurnRecorded { turn: self.step }),
             Ok(None) => {}
             Err(e) => self.emit(Event::Error {

@@ -11,7 +11,7 @@ use crate::config::EngineSettings;
 use crate::engine::EngineError;
 use crate::gguf::{GgufError, GgufWriteError};
 use crate::launch::SandboxOptions;
-use crate::sandbox::SandboxKind;
+use crate::sandbox::{KindSettings, SandboxKind};
 use crate::testmodel::vocab::RealVocabError;
 use std::path::{Path, PathBuf};
 
@@ -279,10 +279,10 @@ fn tools(opts: &Options, report: &mut Report) -> Result<(), BenchError> {
                 report.notes.push(format!(
                     "tools: {kind} round trip, median of {} interleaved after a warm-up, image {}",
                     o.repeats,
-                    if kind == SandboxKind::Kube {
-                        &spec.kube.image
-                    } else {
-                        &spec.docker.image
+                    match &spec.settings {
+                        KindSettings::Kube(k) => k.image.as_str(),
+                        KindSettings::Docker(d) => d.image.as_str(),
+                        KindSettings::Host(_) => "(the host)",
                     }
                 ));
                 report.figures.push(o.figure());

@@ -16,7 +16,7 @@
 use super::agent_turns::ratio;
 use super::{median, Figure};
 use crate::protocol::ToolCall;
-use crate::sandbox::{self, Sandbox, SandboxError, SandboxKind, SandboxSpec};
+use crate::sandbox::{self, KindSettings, Sandbox, SandboxError, SandboxKind, SandboxSpec};
 use crate::tools::{ToolLimits, Tools};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -117,26 +117,26 @@ pub async fn glob(
     repeats: usize,
     fd: &str,
 ) -> Result<GlobOutcome, ToolsBenchError> {
-    let kind = spec.kind;
+    let kind = spec.kind();
     let tree = spec.repo.as_path();
     let ws = sandbox::workspace::Workspace::create(tree)
         .map_err(|source| ToolsBenchError::Sandbox { kind, source })?;
     // The directory fd walks: the same files the tool lists.
-    let (sb, fd_dir): (std::sync::Arc<dyn sandbox::Sandbox>, String) = match kind {
-        SandboxKind::Host => {
-            let h = sandbox::host::HostSandbox::new(ws, &spec.host)
+    let (sb, fd_dir): (std::sync::Arc<dyn sandbox::Sandbox>, String) = match &spec.settings {
+        KindSettings::Host(host) => {
+            let h = sandbox::host::HostSandbox::new(ws, host)
                 .map_err(|source| ToolsBenchError::Sandbox { kind, source })?;
             let dir = h.root().to_string();
             (std::sync::Arc::new(h), dir)
         }
-        SandboxKind::Docker => {
-            let d = sandbox::docker::DockerSandbox::start(ws, &spec.docker)
+        KindSettings::Docker(docker) => {
+            let d = sandbox::docker::DockerSandbox::start(ws, docker)
                 .await
                 .map_err(|source| ToolsBenchError::Sandbox { kind, source })?;
             let dir = d.host_workspace().display().to_string();
             (std::sync::Arc::new(d), dir)
         }
-        SandboxKind::Kube => {
+        KindSettings::Kube(_) => {
             return Err(ToolsBenchError::Mismatch(
                 "the Glob bench runs in the host and docker sandboxes".into(),
             ))
@@ -223,7 +223,7 @@ pub async fn exec_round_trip(
     spec: &SandboxSpec,
     repeats: usize,
 ) -> Result<ExecOutcome, ToolsBenchError> {
-    let kind = spec.kind;
+    let kind = spec.kind();
     let ws = sandbox::workspace::Workspace::create(&spec.repo)
         .map_err(|source| ToolsBenchError::Sandbox { kind, source })?;
     // The CLI's arguments that reach the same container or pod (before the shell).
@@ -232,24 +232,24 @@ pub async fn exec_round_trip(
         String,
         &'static str,
         Vec<String>,
-    ) = match kind {
-        SandboxKind::Docker => {
-            let d = sandbox::docker::DockerSandbox::start(ws, &spec.docker)
+    ) = match &spec.settings {
+        KindSettings::Docker(docker) => {
+            let d = sandbox::docker::DockerSandbox::start(ws, docker)
                 .await
                 .map_err(|source| ToolsBenchError::Sandbox { kind, source })?;
             let args = vec!["exec".into(), d.container_id().to_string()];
             let shell = d.shell();
             (std::sync::Arc::new(d), shell, "docker", args)
         }
-        SandboxKind::Kube => {
-            let k = sandbox::kube::KubeSandbox::start(ws, &spec.kube)
+        KindSettings::Kube(kube) => {
+            let k = sandbox::kube::KubeSandbox::start(ws, kube)
                 .await
                 .map_err(|source| ToolsBenchError::Sandbox { kind, source })?;
             let mut args = Vec::new();
-            if let Some(cfg) = &spec.kube.kubeconfig {
+            if let Some(cfg) = &kube.kubeconfig {
                 args.push(format!("--kubeconfig={}", cfg.display()));
             }
-            if let Some(ctx) = &spec.kube.context {
+            if let Some(ctx) = &kube.context {
                 args.push(format!("--context={ctx}"));
             }
             args.extend([
@@ -262,7 +262,7 @@ pub async fn exec_round_trip(
             let shell = k.shell();
             (std::sync::Arc::new(k), shell, "kubectl", args)
         }
-        SandboxKind::Host => {
+        KindSettings::Host(_) => {
             return Err(ToolsBenchError::Mismatch(
                 "the round-trip bench is for the docker and kube sandboxes".into(),
             ))

@@ -56,7 +56,7 @@ struct SandboxPatch(Arc<dyn Sandbox>);
 #[async_trait::async_trait]
 impl PatchSource for SandboxPatch {
     async fn export(&self) -> Result<Vec<u8>, Box<dyn std::error::Error + Send + Sync>> {
-        Ok(self.0.export_patch().await?)
+        Ok(crate::sandbox::workspace::Checkout::of(self.0.as_ref()).export_patch().await?)
     }
 }
 
@@ -146,7 +146,7 @@ async fn try_start(plan: Plan, tx: &UnboundedSender<Startup>) -> anyhow::Result<
         tx,
         &format!(
             "starting the {} sandbox on a copy of {}",
-            plan.spec.kind,
+            plan.spec.kind(),
             plan.spec.repo.display()
         ),
         None,
@@ -222,7 +222,7 @@ async fn start_attempts(
         &format!(
             "starting {} {} sandboxes on copies of {}",
             choice.count,
-            plan.spec.kind,
+            plan.spec.kind(),
             plan.spec.repo.display()
         ),
         None,
@@ -241,7 +241,7 @@ async fn start_attempts(
             task: &task,
             count: choice.count,
             base_seed,
-            policy: attempts_policy(plan.spec.kind),
+            policy: attempts_policy(plan.spec.kind()),
         },
         models,
         &report,
@@ -405,8 +405,8 @@ pub(super) fn run_default(
     let choice = EngineChoice::from_options(opts, settings)?;
     let spec = launch::sandbox_spec(settings, opts, &repo, crate::sandbox::SandboxKind::Docker);
     let mut notices = Vec::new();
-    if spec.kind == crate::sandbox::SandboxKind::Host {
-        notices.push(crate::sandbox::host_notice(&spec.host));
+    if let crate::sandbox::KindSettings::Host(host) = &spec.settings {
+        notices.push(crate::sandbox::host_notice(host));
     }
     let plan = Plan {
         settings: settings.clone(),

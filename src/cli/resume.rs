@@ -89,7 +89,7 @@ fn in_interface(
     theme: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let mut notices = Vec::new();
-    if spec.kind == crate::sandbox::SandboxKind::Host {
+    if spec.kind() == crate::sandbox::SandboxKind::Host {
         notices.push(crate::sandbox::HOST_WARNING.to_string());
     }
     let repo = rec.header.repo.clone();

@@ -53,8 +53,8 @@ pub(super) fn run(args: &ToolArgs, settings: &crate::config::Settings) -> anyhow
         &repo,
         SandboxKind::Docker,
     );
-    if spec.kind == SandboxKind::Host {
-        eprintln!("{}", sandbox::host_notice(&spec.host));
+    if let sandbox::KindSettings::Host(host) = &spec.settings {
+        eprintln!("{}", sandbox::host_notice(host));
     }
     let call = ToolCall {
         id: "call_0".into(),
@@ -73,7 +73,7 @@ pub(super) fn run(args: &ToolArgs, settings: &crate::config::Settings) -> anyhow
         out.write_all(result.content.as_bytes())?;
         out.write_all(b"\n")?;
         out.flush()?;
-        let patch = sb.export_patch().await;
+        let patch = crate::sandbox::workspace::Checkout::of(sb.as_ref()).export_patch().await;
         sb.close().await?;
         let patch = patch?;
         if !patch.is_empty() {

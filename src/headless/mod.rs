@@ -191,7 +191,7 @@ pub async fn run_task(
         pool,
     } = run;
     let spec = launch::sandbox_spec(settings, opts, repo, SandboxKind::Docker);
-    let sandbox: std::sync::Arc<dyn crate::sandbox::Sandbox> = match (pool, spec.kind) {
+    let sandbox: std::sync::Arc<dyn crate::sandbox::Sandbox> = match (pool, spec.kind()) {
         (Some(pool), SandboxKind::Kube) => {
             let ws = crate::sandbox::workspace::Workspace::create(&spec.repo)?;
             std::sync::Arc::new(pool.sandbox(ws).await?)
@@ -218,7 +218,7 @@ pub async fn run_task(
         Some(rec) => rec.header.session_id.clone(),
         None => session::new_session_id(),
     };
-    let policy = headless_policy(spec.kind, opts.allow_host);
+    let policy = headless_policy(spec.kind(), opts.allow_host);
     let mut config = launch::agent_config(settings, opts, &settings.prompt, policy, &session_id)?;
     config.sequence = sequence;
     let dir = launch::session_dir(opts)?;
@@ -280,7 +280,7 @@ pub async fn run_task(
         events.push(event);
     }
     let _ = running.agent.await;
-    let patch = sandbox.export_patch().await.unwrap_or_default();
+    let patch = crate::sandbox::workspace::Checkout::of(sandbox.as_ref()).export_patch().await.unwrap_or_default();
     let checked = match check {
         Some(c) => Some(crate::launch::check::run_check(sandbox.as_ref(), c).await),
         None => None,

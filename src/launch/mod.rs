@@ -277,7 +277,7 @@ pub async fn open_sandbox_reporting(
 /// not checked (it is this machine), nor is a sandbox whose check cannot run.
 pub async fn image_notice(sandbox: &dyn Sandbox, spec: &SandboxSpec) -> Option<String> {
     use sandbox::image::check;
-    if spec.kind == SandboxKind::Host {
+    if spec.kind() == SandboxKind::Host {
         return None;
     }
     let missing = match check::check(sandbox, &check::top_level(&spec.repo)).await {
@@ -304,7 +304,7 @@ pub fn header(
         session_id: config.session_id.clone(),
         created: crate::session::now_rfc3339(),
         repo: spec.repo.clone(),
-        sandbox: format!("{:?}", spec.kind).to_lowercase(),
+        sandbox: format!("{:?}", spec.kind()).to_lowercase(),
         engine: engine.label(),
         task: task.to_string(),
         system_prompt: config.system_prompt.clone(),

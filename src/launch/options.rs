@@ -25,7 +25,9 @@ impl SandboxOptions {
         default: SandboxKind,
     ) -> SandboxSpec {
         let mut spec = settings.spec(repo, self.kind, default);
-        spec.host.uncontained = self.uncontained;
+        if let crate::sandbox::KindSettings::Host(h) = &mut spec.settings {
+            h.uncontained = self.uncontained;
+        }
         spec
     }
 }

@@ -36,7 +36,7 @@ pub(super) fn record(
                         && matches!(resolution, Resolution::Auto | Resolution::Approved | Resolution::Edited)
             );
             if changed {
-                match sandbox.export_patch().await {
+                match crate::sandbox::workspace::Checkout::of(sandbox.as_ref()).export_patch().await {
                     Ok(patch) => {
                         if let Err(e) = log.save_patch(&patch) {
                             let _ = tx.send(Event::Error {
@@ -74,18 +74,16 @@ pub(super) fn record(
 async fn keep_turns(event: &Event, log: &SessionLog, sandbox: &dyn Sandbox) -> Result<(), String> {
     match event {
         Event::TurnRecorded { turn } => {
-            let patch = sandbox
+            let patch = crate::sandbox::workspace::Checkout::of(sandbox)
                 .turn_patch(*turn)
-                .await
                 .map_err(|e| format!("turn {turn}'s files could not be kept: {e}"))?;
             log.save_turn_patch(*turn, &patch)
                 .map_err(|e| e.to_string())
         }
         Event::Rewound { turn, .. } => {
             log.forget_turns_after(*turn).map_err(|e| e.to_string())?;
-            let patch = sandbox
+            let patch = crate::sandbox::workspace::Checkout::of(sandbox)
                 .turn_patch(*turn)
-                .await
                 .map_err(|e| format!("the session patch could not be saved: {e}"))?;
             log.save_patch(&patch).map_err(|e| e.to_string())
         }

@@ -2,10 +2,12 @@
 //! bubblewrap where it works), `docker` (one hardened container per session, bollard) and
 //! `kube` (one hardened pod per session, kube-rs).
 //!
-//! Owns: the [`Sandbox`] trait the tools are written against, the workspace (a git checkout of
-//! its own of the user's repository), the session patch and the per-turn records
-//! ([`workspace`]), command execution with timeouts that kill inside the sandbox, and container
-//! start-up and clean-up ([`container`], on the Docker and Kubernetes runtimes).
+//! Owns: the [`Sandbox`] trait the tools are written against (execution and files, plus the
+//! two primitives the workspace needs: the current files and applying a restore), the
+//! workspace (a git checkout of its own of the user's repository), the session patch and the
+//! per-turn records ([`workspace::Checkout`], written once over any sandbox), command
+//! execution with timeouts that kill inside the sandbox, and container start-up and clean-up
+//! ([`container`], on the Docker and Kubernetes runtimes).
 //!
 //! Does not own: path policy (staying inside the workspace, `~`, display paths) or result
 //! formats; those live in `crate::tools`. A sandbox resolves and reads paths it is given; the
@@ -232,74 +234,71 @@ pub trait Sandbox: Send + Sync {
     async fn write(&self, path: &str, data: &[u8]) -> Result<(), SandboxError>;
     /// Regular files below `dir` (relative to it, sorted), skipping `.git` and ignored files.
     async fn list_files(&self, dir: &str) -> Result<Vec<String>, SandboxError>;
-    /// The session patch against the original repository (`git apply` accepts it there);
-    /// empty when nothing changed. It is the diff from the workspace's baseline to its files,
-    /// whatever the model did with git (a stash left behind counts as popped; see
-    /// [`workspace`]).
-    async fn export_patch(&self) -> Result<Vec<u8>, SandboxError>;
-    /// Record the workspace's files as turn `turn` (the agent's step) when they changed since
-    /// the previous record; returns the record's ref name in the workspace's private store
-    /// (`refs/lilypad/turns/<turn>`), or `None` when nothing changed. Records of `turn` and
-    /// later (from before a restore) are replaced.
-    async fn record_turn(&self, turn: u32) -> Result<Option<String>, SandboxError>;
-    /// Bring the workspace's files back exactly to the end of turn `turn` (the latest record at
-    /// or before it; 0 is the baseline). Ignored files are left alone, and so is the
-    /// in-sandbox `.git`: its history is the model's.
-    async fn restore_turn(&self, turn: u32) -> Result<(), SandboxError>;
-    /// The workspace's private record of the baseline and the turns (see [`workspace`]).
+    /// The workspace's private record of the baseline and the turns (see [`workspace`]); the
+    /// patch and the turn records are made through [`workspace::Checkout`].
     fn workspace(&self) -> &workspace::Workspace;
-    /// Turn `turn`'s record as a patch against the baseline (the latest at or before it).
-    async fn turn_patch(&self, turn: u32) -> Result<Vec<u8>, SandboxError> {
-        self.workspace().turn_patch(turn)
-    }
-    /// Go back to the end of turn `turn` for good: its files restored exactly
-    /// ([`Self::restore_turn`]) and the records of later turns dropped, so the turns that
-    /// follow are recorded afresh.
-    async fn rewind_to_turn(&self, turn: u32) -> Result<(), SandboxError> {
-        self.restore_turn(turn).await?;
-        self.workspace().forget_after(turn)
-    }
-    /// Record turns from saved patches (each against the baseline, in turn order), as a
-    /// resumed or forked session takes over the records of the one it continues. The files
-    /// are not touched.
-    async fn seed_turns(&self, turns: &[(u32, Vec<u8>)]) -> Result<(), SandboxError> {
-        for (turn, patch) in turns {
-            self.workspace().seed_turn(*turn, patch)?;
-        }
-        Ok(())
-    }
+    /// The workspace's files as they are now, where the host can read them (the working copy
+    /// itself, or a download of the container's).
+    async fn current_files(&self) -> Result<workspace::Files, SandboxError>;
+    /// Carry out a restore plan on the workspace's files (see
+    /// [`workspace::Workspace::restore_plan`]).
+    async fn apply_restore(&self, plan: &workspace::RestorePlan) -> Result<(), SandboxError>;
     /// Remove everything the session created (container, pod, copies). Idempotent.
     async fn close(&self) -> Result<(), SandboxError>;
 }
 
-/// Settings shared by every sandbox kind, plus each kind's own. The config layer will fill
-/// these from the config file, environment and flags.
+/// Which sandbox to open, on which repository: the kind, with that kind's settings only.
 #[derive(Debug, Clone)]
 pub struct SandboxSpec {
-    pub kind: SandboxKind,
     /// The user's repository (copied; never written).
     pub repo: PathBuf,
-    pub host: host::HostSettings,
-    pub docker: docker::DockerSettings,
-    pub kube: kube::KubeSettings,
+    pub settings: KindSettings,
+}
+
+/// One sandbox kind with its own settings.
+#[derive(Debug, Clone)]
+pub enum KindSettings {
+    Host(host::HostSettings),
+    Docker(docker::DockerSettings),
+    Kube(kube::KubeSettings),
+}
+
+impl KindSettings {
+    pub fn kind(&self) -> SandboxKind {
+        match self {
+            KindSettings::Host(_) => SandboxKind::Host,
+            KindSettings::Docker(_) => SandboxKind::Docker,
+            KindSettings::Kube(_) => SandboxKind::Kube,
+        }
+    }
 }
 
 impl SandboxSpec {
+    /// The host sandbox on `repo`, with default settings (contained where bubblewrap works).
+    pub fn host(repo: impl Into<PathBuf>) -> Self {
+        Self {
+            repo: repo.into(),
+            settings: KindSettings::Host(Default::default()),
+        }
+    }
+
+    pub fn kind(&self) -> SandboxKind {
+        self.settings.kind()
+    }
+
     /// The image in words, for messages: its name, or where it is built from.
     pub fn image_label(&self) -> String {
         let devcontainer = |on: bool| on.then(|| image::devcontainer::find(&self.repo)).flatten();
-        match self.kind {
-            SandboxKind::Host => "(the host)".into(),
-            SandboxKind::Docker => {
-                match (&self.docker.build, devcontainer(self.docker.devcontainer)) {
-                    (Some(b), _) => format!("built from {}", b.dockerfile.display()),
-                    (None, Some(d)) => format!("of {}", d.display()),
-                    (None, None) => self.docker.image.clone(),
-                }
-            }
-            SandboxKind::Kube => match devcontainer(self.kube.devcontainer) {
-                Some(d) => format!("of {}", d.display()),
-                None => self.kube.image.clone(),
+        match &self.settings {
+            KindSettings::Host(_) => "(the host)".into(),
+            KindSettings::Docker(d) => match (&d.build, devcontainer(d.devcontainer)) {
+                (Some(b), _) => format!("built from {}", b.dockerfile.display()),
+                (None, Some(dc)) => format!("of {}", dc.display()),
+                (None, None) => d.image.clone(),
+            },
+            KindSettings::Kube(k) => match devcontainer(k.devcontainer) {
+                Some(dc) => format!("of {}", dc.display()),
+                None => k.image.clone(),
             },
         }
     }
@@ -316,20 +315,20 @@ pub async fn open_reporting(
     spec: &SandboxSpec,
     progress: image::Progress<'_>,
 ) -> Result<Arc<dyn Sandbox>, SandboxError> {
-    Ok(match spec.kind {
-        SandboxKind::Host => Arc::new(host::HostSandbox::new(
+    Ok(match &spec.settings {
+        KindSettings::Host(host) => Arc::new(host::HostSandbox::new(
             workspace::Workspace::create(&spec.repo)?,
-            &spec.host,
+            host,
         )?),
-        SandboxKind::Docker => {
-            let mut settings = spec.docker.clone();
+        KindSettings::Docker(docker) => {
+            let mut settings = docker.clone();
             settings.image =
                 image::prepare(&docker::connect().await?, &spec.repo, &settings, progress).await?;
             let ws = workspace::Workspace::create(&spec.repo)?;
             Arc::new(docker::DockerSandbox::start(ws, &settings).await?)
         }
-        SandboxKind::Kube => {
-            let mut settings = spec.kube.clone();
+        KindSettings::Kube(kube) => {
+            let mut settings = kube.clone();
             settings.image = image::kube_image(&spec.repo, &settings)?;
             let ws = workspace::Workspace::create(&spec.repo)?;
             Arc::new(kube::KubeSandbox::start(ws, &settings).await?)
@@ -340,8 +339,8 @@ pub async fn open_reporting(
 /// What `lilypad doctor` can report about a sandbox kind: the runtime and its version, or
 /// why it cannot be used (with what to do).
 pub async fn probe(spec: &SandboxSpec) -> Result<String, SandboxError> {
-    match spec.kind {
-        SandboxKind::Host => Ok(match host::containment(&spec.host) {
+    match &spec.settings {
+        KindSettings::Host(host) => Ok(match host::containment(host) {
             host::Containment::Bwrap { version, .. } => {
                 format!("host: contained ({version}: host read-only, network off, secrets hidden)")
             }
@@ -349,8 +348,8 @@ pub async fn probe(spec: &SandboxSpec) -> Result<String, SandboxError> {
                 format!("host: uncontained (contains only files): {why}")
             }
         }),
-        SandboxKind::Docker => docker::probe(&spec.docker).await,
-        SandboxKind::Kube => kube::probe(&spec.kube).await,
+        KindSettings::Docker(docker) => docker::probe(docker).await,
+        KindSettings::Kube(kube) => kube::probe(kube).await,
     }
 }
 

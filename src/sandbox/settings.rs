@@ -9,7 +9,7 @@
 use super::docker::DockerSettings;
 use super::image::ImageBuild;
 use super::kube::KubeSettings;
-use super::{SandboxKind, SandboxSpec};
+use super::{KindSettings, SandboxKind, SandboxSpec};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -188,12 +188,14 @@ impl SandboxSettings {
         kind: Option<SandboxKind>,
         default: SandboxKind,
     ) -> SandboxSpec {
+        let settings = match kind.or(self.kind).unwrap_or(default) {
+            SandboxKind::Host => KindSettings::Host(Default::default()),
+            SandboxKind::Docker => KindSettings::Docker(self.docker(repo)),
+            SandboxKind::Kube => KindSettings::Kube(self.kube(repo)),
+        };
         SandboxSpec {
-            kind: kind.or(self.kind).unwrap_or(default),
             repo: repo.to_path_buf(),
-            host: Default::default(),
-            docker: self.docker(repo),
-            kube: self.kube(repo),
+            settings,
         }
     }
 
@@ -332,37 +334,44 @@ resources = { limits = { "nvidia.com/gpu" = "1" } }
         )
         .unwrap();
         let spec = s.spec(Path::new("/r"), None, SandboxKind::Docker);
-        assert_eq!(spec.kind, SandboxKind::Kube);
-        let b = spec.docker.build.clone().unwrap();
+        assert_eq!(spec.kind(), SandboxKind::Kube);
+        let crate::sandbox::KindSettings::Kube(kube) = &spec.settings else {
+            panic!("{spec:?}")
+        };
+        let docker = s.docker(Path::new("/r"));
+        let b = docker.build.clone().unwrap();
         assert_eq!(b.dockerfile, Path::new("/r/docker/dev.Dockerfile"));
         assert_eq!(b.context, Path::new("/r/docker"));
         assert!(
-            !spec.docker.devcontainer,
+            !docker.devcontainer,
             "a Dockerfile turns the devcontainer off"
         );
-        assert_eq!(spec.docker.memory_bytes, 3 << 30);
-        assert_eq!(spec.docker.cpus, 1.5);
-        assert_eq!(spec.docker.tmp_size, "1073741824");
+        assert_eq!(docker.memory_bytes, 3 << 30);
+        assert_eq!(docker.cpus, 1.5);
+        assert_eq!(docker.tmp_size, "1073741824");
         assert_eq!(
-            spec.docker.pids, 512,
+            docker.pids, 512,
             "unset fields keep the runtime's defaults"
         );
-        assert_eq!(spec.kube.cpu, "1500m");
-        assert_eq!(spec.kube.memory, "3Gi");
-        assert_eq!(spec.kube.ephemeral_storage, "1Gi");
-        assert_eq!(spec.kube.namespace.as_deref(), Some("ci"));
-        assert_eq!(spec.kube.runtime_class.as_deref(), Some("gvisor"));
-        assert_eq!(spec.kube.node_selector["pool"], "sandbox");
-        assert_eq!(spec.kube.limits["nvidia.com/gpu"], "1");
+        assert_eq!(kube.cpu, "1500m");
+        assert_eq!(kube.memory, "3Gi");
+        assert_eq!(kube.ephemeral_storage, "1Gi");
+        assert_eq!(kube.namespace.as_deref(), Some("ci"));
+        assert_eq!(kube.runtime_class.as_deref(), Some("gvisor"));
+        assert_eq!(kube.node_selector["pool"], "sandbox");
+        assert_eq!(kube.limits["nvidia.com/gpu"], "1");
         let forced = s.spec(
             Path::new("/r"),
             Some(SandboxKind::Host),
             SandboxKind::Docker,
         );
-        assert_eq!(forced.kind, SandboxKind::Host, "the command's choice wins");
+        assert_eq!(forced.kind(), SandboxKind::Host, "the command's choice wins");
         let d = SandboxSettings::default().spec(Path::new("/r"), None, SandboxKind::Docker);
-        assert!(d.docker.devcontainer && d.docker.build.is_none());
-        assert_eq!(d.docker.image, "debian:bookworm-slim");
+        let crate::sandbox::KindSettings::Docker(d) = d.settings else {
+            panic!("{d:?}")
+        };
+        assert!(d.devcontainer && d.build.is_none());
+        assert_eq!(d.image, "debian:bookworm-slim");
         assert!(toml::from_str::<SandboxSettings>("memory = \"lots\"").is_err());
         assert!(toml::from_str::<SandboxSettings>("imag = \"x\"").is_err());
     }

@@ -6,7 +6,7 @@ use lilypad::agent::{self, AgentConfig, TemplatedModel};
 use lilypad::engine::{Reuse, SamplingParams};
 use lilypad::prompt::{builtin_tools, PromptSettings, Renderer};
 use lilypad::protocol::{Event, Op};
-use lilypad::sandbox::{self, SandboxKind, SandboxSpec};
+use lilypad::sandbox::{self, SandboxSpec};
 use lilypad::tools::{ToolLimits, Tools};
 use std::sync::Arc;
 
@@ -24,13 +24,7 @@ fn follow_up_turns_reuse_the_prompt_prefix() {
 async fn follow_up_turns() {
     let repo = tempfile::tempdir().unwrap();
     std::fs::write(repo.path().join("a.txt"), "x\n").unwrap();
-    let sb = sandbox::open(&SandboxSpec {
-        kind: SandboxKind::Host,
-        repo: repo.path().to_path_buf(),
-        host: Default::default(),
-        docker: Default::default(),
-        kube: Default::default(),
-    })
+    let sb = sandbox::open(&SandboxSpec::host(repo.path().to_path_buf()))
     .await
     .unwrap();
     let settings = PromptSettings::default();
@@ -97,13 +91,7 @@ async fn one_task(
     text: &str,
 ) -> (Vec<Event>, lilypad::engine::Figures) {
     let repo = tempfile::tempdir().unwrap();
-    let sb = sandbox::open(&SandboxSpec {
-        kind: SandboxKind::Host,
-        repo: repo.path().to_path_buf(),
-        host: Default::default(),
-        docker: Default::default(),
-        kube: Default::default(),
-    })
+    let sb = sandbox::open(&SandboxSpec::host(repo.path().to_path_buf()))
     .await
     .unwrap();
     let settings = PromptSettings::default();

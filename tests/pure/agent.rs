@@ -10,7 +10,7 @@ use lilypad::prompt::{builtin_tools, PromptSettings, Renderer};
 use lilypad::protocol::{
     ApprovalKind, Event, FinishReason, Op, Resolution, ReviewDecision, ToolCategory,
 };
-use lilypad::sandbox::{self, SandboxKind, SandboxSpec};
+use lilypad::sandbox::{self, SandboxSpec};
 use lilypad::tools::{ToolLimits, Tools};
 use std::sync::Arc;
 use std::time::Duration;
@@ -87,13 +87,7 @@ async fn start_resumed(
     tweak: impl FnOnce(&mut AgentConfig),
 ) -> Session {
     let repo = repo();
-    let sb = sandbox::open(&SandboxSpec {
-        kind: SandboxKind::Host,
-        repo: repo.path().to_path_buf(),
-        host: Default::default(),
-        docker: Default::default(),
-        kube: Default::default(),
-    })
+    let sb = sandbox::open(&SandboxSpec::host(repo.path().to_path_buf()))
     .await
     .unwrap();
     let mut engine = ScriptEngine::new(turns);
@@ -416,7 +410,7 @@ async fn rejection_carries_feedback_and_edited_approval_applies_the_users_text()
         .await
         .is_err());
     assert!(s.engine.prompts()[1].contains("use tabs"));
-    let patch = String::from_utf8(s.sandbox.export_patch().await.unwrap()).unwrap();
+    let patch = String::from_utf8(lilypad::sandbox::workspace::Checkout::of(s.sandbox.as_ref()).export_patch().await.unwrap()).unwrap();
     assert!(patch.contains("+    return 3"), "{patch}");
 }
 

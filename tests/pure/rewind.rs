@@ -10,7 +10,7 @@ use lilypad::engine::{SamplingParams, ScriptEngine, StopReason};
 use lilypad::launch::{self, EngineChoice};
 use lilypad::prompt::{builtin_tools, GenerationPrompt, PromptSettings, Renderer};
 use lilypad::protocol::{Event, Message, Op};
-use lilypad::sandbox::{self, SandboxKind, SandboxSpec};
+use lilypad::sandbox::{self, SandboxSpec};
 use lilypad::session::{self, SessionLog};
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -45,13 +45,7 @@ async fn until(events: &mut UnboundedReceiver<Event>, stop: impl Fn(&Event) -> b
 async fn rewinding_to_turn_one_restores_its_files_conversation_and_prompt() {
     let repo = tempfile::tempdir().unwrap();
     std::fs::write(repo.path().join("calc.py"), "v = 0\n").unwrap();
-    let spec = SandboxSpec {
-        kind: SandboxKind::Host,
-        repo: repo.path().to_path_buf(),
-        host: Default::default(),
-        docker: Default::default(),
-        kube: Default::default(),
-    };
+    let spec = SandboxSpec::host(repo.path().to_path_buf());
     let sb = sandbox::open(&spec).await.unwrap();
     let root = std::path::PathBuf::from(sb.root());
     let engine = Arc::new(ScriptEngine::new(vec![
@@ -121,8 +115,8 @@ async fn rewinding_to_turn_one_restores_its_files_conversation_and_prompt() {
     // System, task, turn 1's call and its result.
     assert_eq!(*messages, 4);
     assert_eq!(read(), "v = 1", "the files are turn 1's again");
-    assert_eq!(sb.export_patch().await.unwrap(), {
-        let p = sb.turn_patch(1).await.unwrap();
+    assert_eq!(lilypad::sandbox::workspace::Checkout::of(sb.as_ref()).export_patch().await.unwrap(), {
+        let p = lilypad::sandbox::workspace::Checkout::of(sb.as_ref()).turn_patch(1).unwrap();
         assert!(!p.is_empty());
         p
     });
@@ -208,13 +202,7 @@ async fn rewinding_to_turn_one_restores_its_files_conversation_and_prompt() {
 async fn a_rewind_to_an_unknown_turn_changes_nothing() {
     let repo = tempfile::tempdir().unwrap();
     std::fs::write(repo.path().join("a.txt"), "a\n").unwrap();
-    let spec = SandboxSpec {
-        kind: SandboxKind::Host,
-        repo: repo.path().to_path_buf(),
-        host: Default::default(),
-        docker: Default::default(),
-        kube: Default::default(),
-    };
+    let spec = SandboxSpec::host(repo.path().to_path_buf());
     let sb = sandbox::open(&spec).await.unwrap();
     let settings = PromptSettings::default();
     let model = Arc::new(TemplatedModel::new(

@@ -9,7 +9,7 @@ use lilypad::engine::{SamplingParams, ScriptEngine, StopReason};
 use lilypad::launch::{self, EngineChoice};
 use lilypad::prompt::{builtin_tools, PromptSettings, Renderer};
 use lilypad::protocol::{Event, Op};
-use lilypad::sandbox::{self, SandboxKind, SandboxSpec};
+use lilypad::sandbox::{self, SandboxSpec};
 use lilypad::session::SessionLog;
 use std::sync::Arc;
 
@@ -33,13 +33,7 @@ fn call(name: &str, params: &[(&str, &str)]) -> String {
 async fn each_turn_that_changed_files_can_be_restored() {
     let repo = tempfile::tempdir().unwrap();
     std::fs::write(repo.path().join("app.py"), "x = 1\n").unwrap();
-    let spec = SandboxSpec {
-        kind: SandboxKind::Host,
-        repo: repo.path().to_path_buf(),
-        host: Default::default(),
-        docker: Default::default(),
-        kube: Default::default(),
-    };
+    let spec = SandboxSpec::host(repo.path().to_path_buf());
     let sb = sandbox::open(&spec).await.unwrap();
     let root = std::path::PathBuf::from(sb.root());
     let turns = vec![
@@ -92,15 +86,15 @@ async fn each_turn_that_changed_files_can_be_restored() {
     assert_eq!(read("new.txt").as_deref(), Some("two\n"));
     assert_eq!(read("app.py"), None);
     // Turn 2 changed nothing: restoring it gives turn 1's files.
-    sb.restore_turn(2).await.unwrap();
+    lilypad::sandbox::workspace::Checkout::of(sb.as_ref()).restore_turn(2).await.unwrap();
     assert_eq!(read("new.txt").as_deref(), Some("one"));
     assert_eq!(read("app.py").as_deref(), Some("x = 1\n"));
-    sb.restore_turn(3).await.unwrap();
+    lilypad::sandbox::workspace::Checkout::of(sb.as_ref()).restore_turn(3).await.unwrap();
     assert_eq!(read("new.txt").as_deref(), Some("two\n"));
     assert_eq!(read("app.py"), None);
-    sb.restore_turn(0).await.unwrap();
+    lilypad::sandbox::workspace::Checkout::of(sb.as_ref()).restore_turn(0).await.unwrap();
     assert_eq!(read("new.txt"), None);
     assert_eq!(read("app.py").as_deref(), Some("x = 1\n"));
-    assert_eq!(sb.export_patch().await.unwrap(), b"");
+    assert_eq!(lilypad::sandbox::workspace::Checkout::of(sb.as_ref()).export_patch().await.unwrap(), b"");
     sb.close().await.unwrap();
 }

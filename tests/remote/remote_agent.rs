@@ -9,7 +9,7 @@ use lilypad::engine::remote::{RemoteEngine, RemoteSettings};
 use lilypad::engine::SamplingParams;
 use lilypad::prompt::{builtin_tools, PromptSettings};
 use lilypad::protocol::{Event, FinishReason, Op};
-use lilypad::sandbox::{self, SandboxKind, SandboxSpec};
+use lilypad::sandbox::{self, SandboxSpec};
 use lilypad::tools::{ToolLimits, Tools};
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,13 +35,7 @@ async fn the_agent_runs_a_task_over_the_endpoint() {
         })
         .unwrap(),
     ));
-    let sb = sandbox::open(&SandboxSpec {
-        kind: SandboxKind::Host,
-        repo: repo.clone(),
-        host: Default::default(),
-        docker: Default::default(),
-        kube: Default::default(),
-    })
+    let sb = sandbox::open(&SandboxSpec::host(repo.clone()))
     .await
     .unwrap();
     let settings = PromptSettings::default();

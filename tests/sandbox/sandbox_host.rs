@@ -7,7 +7,7 @@
 
 use crate::sandbox_suite::{attacks, engine_missing, exclusive, fixture, formats, git, Harness};
 use lilypad::sandbox::host::{self, HostSettings};
-use lilypad::sandbox::{self, SandboxKind, SandboxSpec};
+use lilypad::sandbox::{self, KindSettings, SandboxSpec};
 
 fn spec(repo: &std::path::Path) -> SandboxSpec {
     spec_with(repo, false)
@@ -15,11 +15,8 @@ fn spec(repo: &std::path::Path) -> SandboxSpec {
 
 fn spec_with(repo: &std::path::Path, uncontained: bool) -> SandboxSpec {
     SandboxSpec {
-        kind: SandboxKind::Host,
         repo: repo.to_path_buf(),
-        host: HostSettings { uncontained },
-        docker: Default::default(),
-        kube: Default::default(),
+        settings: KindSettings::Host(HostSettings { uncontained }),
     }
 }
 

@@ -7,7 +7,7 @@
 use crate::sandbox_suite::{bash_image, engine_missing};
 use lilypad::sandbox::image::{check, ImageError};
 use lilypad::sandbox::{self, docker, ExecRequest, Sandbox, SandboxError, SandboxKind};
-use lilypad::sandbox::{SandboxSettings, SandboxSpec};
+use lilypad::sandbox::{KindSettings, SandboxSettings, SandboxSpec};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -40,10 +40,20 @@ fn unique() -> String {
     )
 }
 
+/// The Kubernetes settings of a spec of that kind.
+fn kube_settings(spec: &SandboxSpec) -> &lilypad::sandbox::kube::KubeSettings {
+    match &spec.settings {
+        KindSettings::Kube(k) => k,
+        other => panic!("not a kube spec: {other:?}"),
+    }
+}
+
 fn spec(repo: &Path, s: &SandboxSettings) -> SandboxSpec {
     let mut spec = s.spec(repo, Some(SandboxKind::Docker), SandboxKind::Docker);
-    spec.docker.memory_bytes = 512 << 20;
-    spec.docker.cpus = 1.0;
+    if let KindSettings::Docker(d) = &mut spec.settings {
+        d.memory_bytes = 512 << 20;
+        d.cpus = 1.0;
+    }
     spec
 }
 
@@ -286,7 +296,7 @@ async fn setup_runs_once_and_the_session_sees_it_with_the_network_off() {
         "fresh\n",
         "the session's workspace is its own copy of the repository"
     );
-    let patch = String::from_utf8(sb.export_patch().await.unwrap()).unwrap();
+    let patch = String::from_utf8(lilypad::sandbox::workspace::Checkout::of(sb.as_ref()).export_patch().await.unwrap()).unwrap();
     assert!(patch.contains("+VALUE = 'edited'"), "{patch}");
     assert!(!patch.contains("setup-made"), "{patch}");
     sb.close().await.unwrap();
@@ -403,7 +413,7 @@ resources = {{ requests = {{ cpu = "20m" }}, limits = {{ "ephemeral-storage" = "
     ))
     .unwrap();
     let spec = s.spec(repo.path(), None, SandboxKind::Docker);
-    if let Err(e) = lilypad::sandbox::kube::connect(&spec.kube).await {
+    if let Err(e) = lilypad::sandbox::kube::connect(kube_settings(&spec)).await {
         engine_missing("Kubernetes", "LILYPAD_REQUIRE_KUBE", &e.to_string());
         return;
     }
@@ -414,7 +424,7 @@ resources = {{ requests = {{ cpu = "20m" }}, limits = {{ "ephemeral-storage" = "
         .and_then(|r| r.split(',').next())
         .and_then(|r| r.split_once('/'))
         .unwrap_or_else(|| panic!("{d}"));
-    let (client, _) = lilypad::sandbox::kube::connect(&spec.kube).await.unwrap();
+    let (client, _) = lilypad::sandbox::kube::connect(kube_settings(&spec)).await.unwrap();
     let pod = ::kube::Api::<Pod>::namespaced(client, ns)
         .get(name)
         .await

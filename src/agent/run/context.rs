@@ -24,7 +24,9 @@ impl Agent {
     /// Replace the conversation with a fresh one carrying the task, the patch and `text`.
     pub(super) async fn restart_conversation(&mut self, text: String) {
         let task = original_task(&self.messages).unwrap_or_default();
-        let patch = match self.tools.sandbox().export_patch().await {
+        let patch = match crate::sandbox::workspace::Checkout::of(self.tools.sandbox().as_ref())
+            .export_patch()
+            .await {
             Ok(p) => String::from_utf8_lossy(&p).into_owned(),
             Err(e) => {
                 self.emit(Event::Error {

@@ -34,7 +34,9 @@ impl Agent {
             self.emit(Event::Error { message });
             return;
         };
-        if let Err(e) = self.tools.sandbox().rewind_to_turn(turn).await {
+        if let Err(e) = crate::sandbox::workspace::Checkout::of(self.tools.sandbox().as_ref())
+            .rewind_to_turn(turn)
+            .await {
             self.emit(Event::Error {
                 message: format!("cannot rewind to turn {turn}: the files were not restored: {e}"),
             });

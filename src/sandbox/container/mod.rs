@@ -26,7 +26,7 @@ mod scripts;
 
 pub use runtime::{ContainerRuntime, Files, RawExit, WORKSPACE};
 
-use super::workspace::Workspace;
+use super::workspace::{RestorePlan, Workspace};
 use super::{ExecOutput, ExecRequest, Resolved, Sandbox, SandboxError, SandboxKind};
 use async_trait::async_trait;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -137,25 +137,14 @@ impl<R: ContainerRuntime> Sandbox for ContainerSandbox<R> {
     async fn list_files(&self, dir: &str) -> Result<Vec<String>, SandboxError> {
         ops::list_files(&self.runtime, dir).await
     }
-    async fn export_patch(&self) -> Result<Vec<u8>, SandboxError> {
-        let files = self.runtime.current_files(&self.ws).await?;
-        let stash = match &files {
-            Files::Shared(p) if !crate::sandbox::stash::maybe_present(p) => None,
-            _ => crate::sandbox::stash::read(self).await,
-        };
-        self.ws.diff_with(files.path(), stash.as_deref())
-    }
-    async fn record_turn(&self, turn: u32) -> Result<Option<String>, SandboxError> {
-        let files = self.runtime.current_files(&self.ws).await?;
-        self.ws.record_turn(files.path(), turn)
-    }
-    async fn restore_turn(&self, turn: u32) -> Result<(), SandboxError> {
-        let files = self.runtime.current_files(&self.ws).await?;
-        let plan = self.ws.restore_plan(files.path(), turn)?;
-        ops::restore(&self.runtime, &plan).await
-    }
     fn workspace(&self) -> &Workspace {
         &self.ws
+    }
+    async fn current_files(&self) -> Result<Files, SandboxError> {
+        self.runtime.current_files(&self.ws).await
+    }
+    async fn apply_restore(&self, plan: &RestorePlan) -> Result<(), SandboxError> {
+        ops::restore(&self.runtime, plan).await
     }
 
     async fn close(&self) -> Result<(), SandboxError> {

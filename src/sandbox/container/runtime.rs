@@ -15,6 +15,7 @@
 //! [`ContainerRuntime::remove`] is idempotent (a container already gone is success).
 
 use crate::sandbox::output::Collector;
+pub use crate::sandbox::workspace::Files;
 use crate::sandbox::workspace::Workspace;
 use crate::sandbox::{SandboxError, SandboxKind};
 use async_trait::async_trait;
@@ -30,24 +31,6 @@ pub enum RawExit {
     Exited(i64),
     /// The deadline passed; the stream was dropped (the process may still run).
     Deadline,
-}
-
-/// The container workspace's files as seen on the host.
-#[derive(Debug)]
-pub enum Files {
-    /// The working copy itself (bind-mounted into the container).
-    Shared(std::path::PathBuf),
-    /// A download, deleted on drop.
-    Downloaded(tempfile::TempDir),
-}
-
-impl Files {
-    pub fn path(&self) -> &std::path::Path {
-        match self {
-            Files::Shared(p) => p,
-            Files::Downloaded(d) => d.path(),
-        }
-    }
 }
 
 /// One runtime's container life-cycle and exec (see the module docs).
@@ -131,7 +114,7 @@ pub(crate) fn pid_alive(pid: u32) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::pid_alive;
+use super::pid_alive;
 
     #[test]
     fn a_killed_unreaped_process_is_dead() {

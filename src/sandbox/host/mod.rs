@@ -23,7 +23,7 @@ pub use bwrap::{containment, Containment, HostSettings};
 pub(crate) use files::{apply_restore, list_local, resolve_local, write_atomic};
 
 use super::output::{pump, Collector};
-use super::workspace::Workspace;
+use super::workspace::{Files, RestorePlan, Workspace};
 use super::{
     ExecExit, ExecOutput, ExecRequest, Resolved, Sandbox, SandboxError, SandboxKind, StreamKind,
     MAX_FILE_BYTES,
@@ -254,27 +254,16 @@ impl Sandbox for HostSandbox {
             })?
     }
 
-    async fn export_patch(&self) -> Result<Vec<u8>, SandboxError> {
-        let work = self.ws.work_dir();
-        let stash = if super::stash::maybe_present(work) {
-            super::stash::read(self).await
-        } else {
-            None
-        };
-        self.ws.diff_with(work, stash.as_deref())
-    }
-
-    async fn record_turn(&self, turn: u32) -> Result<Option<String>, SandboxError> {
-        self.ws.record_turn(self.ws.work_dir(), turn)
-    }
-
-    async fn restore_turn(&self, turn: u32) -> Result<(), SandboxError> {
-        let plan = self.ws.restore_plan(self.ws.work_dir(), turn)?;
-        apply_restore(Path::new(&self.root), &plan)
-    }
-
     fn workspace(&self) -> &Workspace {
         &self.ws
+    }
+
+    async fn current_files(&self) -> Result<Files, SandboxError> {
+        Ok(Files::Shared(self.ws.work_dir().to_path_buf()))
+    }
+
+    async fn apply_restore(&self, plan: &RestorePlan) -> Result<(), SandboxError> {
+        apply_restore(Path::new(&self.root), plan)
     }
 
     async fn close(&self) -> Result<(), SandboxError> {

@@ -148,25 +148,25 @@ pub struct ImageReport {
 /// Check the image `spec` would start from (without building or setting anything up) in a
 /// throw-away sandbox on an empty workspace, against `spec.repo`'s top-level files.
 pub async fn check_spec(spec: &crate::sandbox::SandboxSpec) -> Result<ImageReport, SandboxError> {
-    use crate::sandbox::{docker, kube, workspace::Workspace, SandboxKind};
+    use crate::sandbox::{docker, kube, workspace::Workspace, KindSettings};
     let empty = tempfile::Builder::new()
         .prefix("lilypad-check-")
         .tempdir()
         .map_err(|e| SandboxError::io("creating", "a temporary directory", e))?;
     let names = top_level(&spec.repo);
-    let (image, sandbox): (String, Option<std::sync::Arc<dyn Sandbox>>) = match spec.kind {
-        SandboxKind::Host => {
+    let (image, sandbox): (String, Option<std::sync::Arc<dyn Sandbox>>) = match &spec.settings {
+        KindSettings::Host(_) => {
             return Ok(ImageReport {
                 image: "(the host: not checked)".into(),
                 missing: None,
             })
         }
-        SandboxKind::Docker => {
+        KindSettings::Docker(settings) => {
             let d = docker::connect().await?;
-            let (ready, text) = super::describe_ready(&d, &spec.repo, &spec.docker).await?;
+            let (ready, text) = super::describe_ready(&d, &spec.repo, settings).await?;
             match ready {
                 Some(img) => {
-                    let mut s = spec.docker.clone();
+                    let mut s = settings.clone();
                     s.image = img;
                     let ws = Workspace::create(empty.path())?;
                     (
@@ -179,8 +179,8 @@ pub async fn check_spec(spec: &crate::sandbox::SandboxSpec) -> Result<ImageRepor
                 None => (text, None),
             }
         }
-        SandboxKind::Kube => {
-            let mut s = spec.kube.clone();
+        KindSettings::Kube(settings) => {
+            let mut s = settings.clone();
             s.image = super::kube_image(&spec.repo, &s)?;
             let ws = Workspace::create(empty.path())?;
             let text = format!("image {}", s.image);

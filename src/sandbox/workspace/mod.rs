@@ -41,10 +41,12 @@
 //! visible in a sandbox.
 
 pub mod byproducts;
+mod checkout;
 mod copy;
 pub mod git;
 mod leftovers;
 
+pub use checkout::{Checkout, Files};
 pub(crate) use copy::walker;
 pub use copy::{copy_repo, copy_tree};
 
