@@ -9,7 +9,9 @@
 # come from the llama-cpp-python sdist on PyPI (the version scripts/fetch-test-python.sh
 # installs), and are compiled against the crate's library sources with the build type and
 # instruction set of Lilypad's own llama.cpp build (read from its CMakeCache.txt when a cargo
-# build exists, else the crate's defaults: Release, GGML_NATIVE off). Cached outside the clone
+# build exists, else the crate's defaults: Release, GGML_NATIVE off). Run it after a cargo build
+# (scripts/test.sh does, after clippy): the library's objects then come from ccache
+# (scripts/ccache-env.sh) and only the tools compile. Cached outside the clone
 # (~/.cache/lilypad-ci/llama-tools) with ccache, under `nice`; a second run returns at once.
 # Prints `export LILYPAD_LLAMA_TOOLS_DIR=...` (the directory of the binaries) for the test
 # command to evaluate; on failure prints nothing to stdout.
@@ -22,7 +24,7 @@ all_targets=(llama-perplexity llama-bench llama-batched-bench llama-server)
 lcp_version=0.3.36
 sys_version=$(awk '/^name = "llama-cpp-sys-2"/{getline; gsub(/[^0-9.]/,""); print}' Cargo.lock)
 [ -n "$sys_version" ] || { echo "build-llama-tools: llama-cpp-sys-2 not in Cargo.lock" >&2; exit 1; }
-cache="${LILYPAD_CI_CACHE:-$HOME/.cache/lilypad-ci}/llama-tools"
+cache="${LILYPAD_CI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/lilypad-ci}/llama-tools"
 out="$cache/sys-$sys_version-lcp-$lcp_version"
 bin="$out/build/bin"
 done_all=1
@@ -62,10 +64,13 @@ if [ -z "$done_all" ]; then
   # tool keeps the others' build rules (one build tree, one cache).
   tool_dirs=$(printf '%s\n' "${all_targets[@]}" "${targets[@]}" | sed -e 's/^llama-//' -e 's/^batched-bench$/batched-bench/' \
     -e 's/^bench$/llama-bench/' | sort -u | paste -sd';')
+  # With ccache, the library's objects come from cargo's build of the same sources with the
+  # same flags (scripts/ccache-env.sh says how), so only the tools' own files compile here.
   launcher=()
   if command -v ccache >/dev/null; then
+    # shellcheck source=scripts/ccache-env.sh
+    . scripts/ccache-env.sh
     launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-    export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$HOME}"
   fi
   # The build tree belongs to one source directory: the wrapper is copied into the cache so that
   # every clone uses the same one (a tree configured from another path is configured afresh;

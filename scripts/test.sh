@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+# One compile of llama.cpp's library for cargo and llama.cpp's tools (see the file).
+# shellcheck source=scripts/ccache-env.sh
+. scripts/ccache-env.sh
 # Tests that need fetched data or a real engine fail instead of skipping.
 export LILYPAD_TEST_STRICT=1
 eval "$(scripts/fetch-test-data.sh)"
@@ -34,13 +36,6 @@ mkdir -p target
 # so it runs in the background too.
 (nice scripts/fetch-test-python.sh >target/python-peers.env 2>target/python-peers.log) &
 py_pid=$!
-# llama.cpp's own llama-perplexity (the peer of `lilypad quant-check`, tests/model/quant.rs),
-# llama-bench, llama-batched-bench and llama-server (the baselines of `lilypad bench`,
-# tests/cli/bench_cli.rs), built from the llama.cpp Lilypad links and cached in
-# ~/.cache/lilypad-ci/llama-tools (about 30 minutes on two busy cores the first time), also in
-# the background.
-(nice scripts/build-llama-tools.sh >target/llama-tools.env 2>target/llama-tools.log) &
-tools_pid=$!
 # The engine with the bridge and clamp Kubernetes needs, plus a Debian image with bash.
 (nice $SUDO scripts/docker-up.sh --bridge --oom-clamp --debian && nice $SUDO scripts/k8s-up.sh) \
   >target/engines-up.log 2>&1 &
@@ -51,6 +46,14 @@ export LILYPAD_TEST_IMAGE=lilypad-sandbox:busybox LILYPAD_TEST_BASH_IMAGE=lilypa
 export LILYPAD_REQUIRE_DOCKER=1 LILYPAD_REQUIRE_KUBE=1
 cargo fmt --check
 cargo clippy --all-targets -- -D warnings
+# llama.cpp's own llama-perplexity (the peer of `lilypad quant-check`, tests/model/quant.rs),
+# llama-bench, llama-batched-bench and llama-server (the baselines of `lilypad bench`,
+# tests/cli/bench_cli.rs), built from the llama.cpp Lilypad links and cached in
+# ~/.cache/lilypad-ci/llama-tools, in the background while the tests compile. Started only now:
+# clippy has run llama-cpp-sys-2's build, so the tools take its flags and ccache hands them the
+# library's objects (scripts/ccache-env.sh); only the tools' own files compile.
+(nice scripts/build-llama-tools.sh >target/llama-tools.env 2>target/llama-tools.log) &
+tools_pid=$!
 wait "$k8s_pid" || { tail -n 40 target/engines-up.log >&2; echo "test: starting the engines failed" >&2; exit 1; }
 wait "$py_pid" || { tail -n 40 target/python-peers.log >&2; echo "test: installing the Python peers failed" >&2; exit 1; }
 eval "$(cat target/python-peers.env)"
