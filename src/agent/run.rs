@@ -279,7 +279,8 @@ impl Agent {
     async fn record_turn(&self) {
         match crate::sandbox::workspace::Checkout::of(self.tools.sandbox().as_ref())
             .record_turn(self.step)
-            .await {
+            .await
+        {
             Ok(Some(_)) => self.emit(Event::TurnRecorded { turn: self.step }),
             Ok(None) => {}
             Err(e) => self.emit(Event::Error {

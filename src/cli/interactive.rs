@@ -5,10 +5,10 @@
 use crate::agent::ApprovalPolicy;
 use crate::config::Settings;
 use crate::engine::TemplatedModel;
-use crate::launch::{self, resume, EngineChoice, SessionOptions};
-use crate::protocol::Op;
+use crate::launch::{
+    self, resume, Beginning, EngineChoice, SessionBuilder, SessionOptions, StartStep,
+};
 use crate::sandbox::{Sandbox, SandboxSpec};
-use crate::session::{self, SessionLog};
 use crate::tui::{self, Backend, PatchSource, SessionOutcome, Startup, TuiOptions};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -56,7 +56,9 @@ struct SandboxPatch(Arc<dyn Sandbox>);
 #[async_trait::async_trait]
 impl PatchSource for SandboxPatch {
     async fn export(&self) -> Result<Vec<u8>, Box<dyn std::error::Error + Send + Sync>> {
-        Ok(crate::sandbox::workspace::Checkout::of(self.0.as_ref()).export_patch().await?)
+        Ok(crate::sandbox::workspace::Checkout::of(self.0.as_ref())
+            .export_patch()
+            .await?)
     }
 }
 
@@ -142,52 +144,61 @@ async fn try_start(plan: Plan, tx: &UnboundedSender<Startup>) -> anyhow::Result<
             .await??
         }
     };
-    progress(
-        tx,
-        &format!(
-            "starting the {} sandbox on a copy of {}",
-            plan.spec.kind(),
-            plan.spec.repo.display()
-        ),
-        None,
-    );
+    let (spec, resumed) = (plan.spec.clone(), plan.resume.is_some());
     let ptx = tx.clone();
-    let report = move |line: &str| {
-        progress(&ptx, &format!("preparing the sandbox image: {line}"), None);
+    let report = move |step: StartStep| {
+        let line = match step {
+            StartStep::OpeningSandbox => format!(
+                "starting the {} sandbox on a copy of {}",
+                spec.kind(),
+                spec.repo.display()
+            ),
+            StartStep::Image(line) => format!("preparing the sandbox image: {line}"),
+            StartStep::RestoringFiles => "restoring the session's changes in the sandbox".into(),
+            StartStep::RestoringMemory => "restoring the model's memory".into(),
+        };
+        progress(&ptx, &line, None);
     };
-    let sandbox = launch::open_sandbox_reporting(&plan.spec, &report).await?;
-    if let Some(notice) = launch::image_notice(sandbox.as_ref(), &plan.spec).await {
-        let _ = tx.send(Startup::Notice(notice));
-    }
-    if let Some(rec) = plan.resume {
-        return Ok(vec![
-            start_resumed(rec, &plan.settings, &plan.opts, model, sandbox, tx).await?,
-        ]);
-    }
-    let session_id = session::new_session_id();
-    let config = launch::agent_config(
+    let (beginning, policy) = match plan.resume {
+        Some(rec) => {
+            let policy = rec.policy();
+            (Beginning::Resumed(Box::new(rec)), policy)
+        }
+        None => (
+            Beginning::New {
+                task: plan.task.clone().unwrap_or_default(),
+            },
+            ApprovalPolicy::default(),
+        ),
+    };
+    let started = SessionBuilder::new(
         &plan.settings,
         &plan.opts,
-        &plan.settings.prompt,
-        ApprovalPolicy::default(),
-        &session_id,
-    )?;
-    let dir = launch::session_dir(&plan.opts)?;
-    let header = launch::header(
-        &config,
-        &plan.spec,
         &plan.engine_label,
-        plan.task.as_deref().unwrap_or(""),
-    );
-    let log = SessionLog::create(&dir, &header)?;
-    let running = launch::start(model, sandbox.clone(), config, Default::default(), log);
-    let log_path = running.log_path.clone();
+        plan.spec.clone(),
+    )
+    .policy(policy)
+    .restore_memory(true)
+    .progress(&report)
+    .start(model, beginning)
+    .await?;
+    if let Some(notice) = started.notice {
+        let _ = tx.send(Startup::Notice(notice));
+    }
+    let sandbox = started.sandbox;
+    let log_path = started.running.log_path.clone();
+    // A resumed session's rules were saved with it; new ones go to the config file.
+    let rules = if resumed {
+        None
+    } else {
+        rule_store(&plan.settings, &plan.spec)
+    };
     let _ = tx.send(Startup::Ready(Backend {
-        ops: running.ops,
-        events: running.events,
+        ops: started.running.ops,
+        events: started.running.events,
         patch: Some(Arc::new(SandboxPatch(sandbox.clone()))),
-        history: Vec::new(),
-        rules: rule_store(&plan.settings, &plan.spec),
+        history: started.earlier,
+        rules,
     }));
     Ok(vec![(sandbox, log_path)])
 }
@@ -301,55 +312,6 @@ fn rand_seed() -> u32 {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
     t.subsec_nanos() ^ (t.as_secs() as u32) ^ std::process::id()
-}
-
-/// Reopen a recorded session: its patch back in a fresh sandbox, its conversation and model
-/// memory restored, its own approval policy, and its recorded events for the transcript. An
-/// unfinished task continues at once, so a call that was waiting for approval asks again.
-async fn start_resumed(
-    rec: resume::Recorded,
-    settings: &Settings,
-    opts: &SessionOptions,
-    model: Arc<TemplatedModel>,
-    sandbox: Arc<dyn Sandbox>,
-    tx: &UnboundedSender<Startup>,
-) -> anyhow::Result<(Arc<dyn Sandbox>, PathBuf)> {
-    progress(tx, "restoring the session's changes in the sandbox", None);
-    resume::restore_patch(sandbox.as_ref(), &rec.log_path.with_extension("patch")).await?;
-    resume::seed_turns(sandbox.as_ref(), &rec.log_path).await?;
-    let state = rec.log_path.with_extension("state");
-    if state.exists() {
-        progress(tx, "restoring the model's memory", None);
-        let m = model.clone();
-        let restored = tokio::task::spawn_blocking(move || m.load_state(&state)).await?;
-        if let Err(e) = restored {
-            tracing::warn!(
-                "the saved model memory was not used ({e}); the conversation is read again"
-            );
-        }
-    }
-    let history = session::rebuild(&rec.header.system_prompt, &rec.events);
-    let config = launch::agent_config(
-        settings,
-        opts,
-        &settings.prompt,
-        rec.policy(),
-        &rec.header.session_id,
-    )?;
-    let log = resume::reopen_log(&rec)?;
-    let running = launch::start(model, sandbox.clone(), config, history, log);
-    if !rec.finished() {
-        let _ = running.ops.send(Op::Continue);
-    }
-    let log_path = running.log_path.clone();
-    let _ = tx.send(Startup::Ready(Backend {
-        ops: running.ops,
-        events: running.events,
-        patch: Some(Arc::new(SandboxPatch(sandbox.clone()))),
-        history: rec.events,
-        rules: None,
-    }));
-    Ok((sandbox, log_path))
 }
 
 /// The line printed after the screen is restored.

@@ -73,7 +73,9 @@ pub(super) fn run(args: &ToolArgs, settings: &crate::config::Settings) -> anyhow
         out.write_all(result.content.as_bytes())?;
         out.write_all(b"\n")?;
         out.flush()?;
-        let patch = crate::sandbox::workspace::Checkout::of(sb.as_ref()).export_patch().await;
+        let patch = crate::sandbox::workspace::Checkout::of(sb.as_ref())
+            .export_patch()
+            .await;
         sb.close().await?;
         let patch = patch?;
         if !patch.is_empty() {

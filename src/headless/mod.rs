@@ -15,6 +15,7 @@ pub mod results;
 pub mod sources;
 
 pub use crate::launch::check::{CheckOutcome, CheckSpec};
+pub use crate::launch::RunFacts;
 pub use attempts::{attempt_seed, engine_for};
 pub use batch::{run_batch, BatchPlan, BatchSummary};
 pub use print::render_line;
@@ -28,7 +29,7 @@ use crate::config::Settings;
 use crate::launch::{self, EngineChoice, SessionOptions};
 use crate::protocol::{Event, FinishReason, Op};
 use crate::sandbox::SandboxKind;
-use crate::session::{self, SessionLog};
+use crate::session;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -99,15 +100,6 @@ pub enum TaskFiles<'a> {
     Session(Option<&'a Path>),
     /// Nowhere: the caller records them (a batch's results folder).
     Caller,
-}
-
-/// Facts about the run that the session header records beside what the session knows.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RunFacts {
-    /// The model with its hash (computed once per batch).
-    pub model: Option<crate::session::ModelIdentity>,
-    pub preset: Option<String>,
-    pub attempt: Option<u32>,
 }
 
 /// One headless task: what to run, where, and with which settings.
@@ -191,16 +183,6 @@ pub async fn run_task(
         pool,
     } = run;
     let spec = launch::sandbox_spec(settings, opts, repo, SandboxKind::Docker);
-    let sandbox: std::sync::Arc<dyn crate::sandbox::Sandbox> = match (pool, spec.kind()) {
-        (Some(pool), SandboxKind::Kube) => {
-            let ws = crate::sandbox::workspace::Workspace::create(&spec.repo)?;
-            std::sync::Arc::new(pool.sandbox(ws).await?)
-        }
-        _ => launch::open_sandbox(&spec).await?,
-    };
-    if let Some(notice) = launch::image_notice(sandbox.as_ref(), &spec).await {
-        eprintln!("warning: {notice}");
-    }
     // A session log to continue: only while its task has not finished.
     let earlier = match resume {
         Some(path) => {
@@ -214,57 +196,42 @@ pub async fn run_task(
         }
         None => None,
     };
-    let session_id = match &earlier {
-        Some(rec) => rec.header.session_id.clone(),
-        None => session::new_session_id(),
+    let beginning = match earlier {
+        Some(rec) => launch::Beginning::Resumed(Box::new(rec)),
+        None => launch::Beginning::New {
+            task: task.to_string(),
+        },
     };
-    let policy = headless_policy(spec.kind(), opts.allow_host);
-    let mut config = launch::agent_config(settings, opts, &settings.prompt, policy, &session_id)?;
-    config.sequence = sequence;
-    let dir = launch::session_dir(opts)?;
-    let (log, history, op, earlier_events, provenance, system_prompt) = match earlier {
-        Some(rec) => {
-            let patch = rec.log_path.with_extension("patch");
-            if let Err(e) = launch::resume::restore_patch(sandbox.as_ref(), &patch).await {
-                let _ = sandbox.close().await;
-                return Err(e);
-            }
-            let history = session::rebuild(&rec.header.system_prompt, &rec.events);
-            (
-                SessionLog::append_to(&rec.log_path)?,
-                history,
-                Op::Continue,
-                rec.events,
-                rec.header.provenance,
-                rec.header.system_prompt,
-            )
-        }
-        None => {
-            let mut header = launch::header(&config, &spec, choice, task);
-            if let Some(p) = &mut header.provenance {
-                if facts.model.is_some() {
-                    p.model.clone_from(&facts.model);
-                }
-                p.preset.clone_from(&facts.preset);
-                p.attempt = facts.attempt;
-            }
-            (
-                SessionLog::create(&dir, &header)?,
-                Default::default(),
-                Op::UserMessage {
-                    text: task.to_string(),
-                },
-                Vec::new(),
-                header.provenance,
-                config.system_prompt.clone(),
-            )
+    let report = |step: launch::StartStep| {
+        if let launch::StartStep::Image(line) = step {
+            eprintln!("sandbox: {line}");
         }
     };
-    if let Some(f) = on_log {
-        f(log.path());
+    let started = launch::SessionBuilder::new(settings, opts, choice, spec.clone())
+        .policy(headless_policy(spec.kind(), opts.allow_host))
+        .sequence(sequence)
+        .facts(facts.clone())
+        .send_task(true)
+        .pool(pool)
+        .progress(&report)
+        .start(model, beginning)
+        .await?;
+    if let Some(notice) = &started.notice {
+        eprintln!("warning: {notice}");
     }
-    let mut running = launch::start(model, sandbox.clone(), config, history, log);
-    let _ = running.ops.send(op);
+    let launch::Started {
+        mut running,
+        sandbox,
+        earlier: earlier_events,
+        provenance,
+        system_prompt,
+        ..
+    } = started;
+    if let Some(f) = on_log {
+        f(&running.log_path);
+    }
+    let session_id = running.session_id.clone();
+    let dir = launch::session_dir(opts)?;
     let mut events = earlier_events;
     let mut finish = (FinishReason::Error, None);
     while let Some(event) = running.events.recv().await {
@@ -280,16 +247,21 @@ pub async fn run_task(
         events.push(event);
     }
     let _ = running.agent.await;
-    let patch = crate::sandbox::workspace::Checkout::of(sandbox.as_ref()).export_patch().await.unwrap_or_default();
-    let checked = match check {
-        Some(c) => Some(crate::launch::check::run_check(sandbox.as_ref(), c).await),
-        None => None,
+    // A patch that cannot be exported is the attempt's error, never an empty patch: a result
+    // would otherwise say the agent changed nothing.
+    let patch = crate::sandbox::workspace::Checkout::of(sandbox.as_ref())
+        .export_patch()
+        .await;
+    let checked = match (check, &patch) {
+        (Some(c), Ok(_)) => Some(crate::launch::check::run_check(sandbox.as_ref(), c).await),
+        _ => None,
     };
-    let verified = match verifier {
-        Some(v) => Some(harbor::verify(sandbox.as_ref(), v).await),
-        None => None,
+    let verified = match (verifier, &patch) {
+        (Some(v), Ok(_)) => Some(harbor::verify(sandbox.as_ref(), v).await),
+        _ => None,
     };
     let _ = sandbox.close().await;
+    let patch = patch.map_err(launch::LaunchError::PatchExport)?;
     let mut check = checked.transpose()?;
     let verified = verified.transpose()?;
     let reward = verified.as_ref().and_then(|v| v.reward);

@@ -9,8 +9,10 @@ mod options;
 pub mod provenance;
 mod recorder;
 pub mod resume;
+mod session;
 
 pub use options::{SandboxOptions, SessionOptions};
+pub use session::{Beginning, RunFacts, SessionBuilder, StartStep, Started};
 
 use crate::agent::{self, AgentConfig, ApprovalPolicy};
 use crate::config::{ModelSource, Settings};
@@ -46,6 +48,10 @@ pub enum LaunchError {
     Session(#[from] crate::session::SessionError),
     #[error(transparent)]
     Policy(#[from] crate::agent::PolicyParseError),
+    /// The session patch could not be exported when the session ended: what the agent changed
+    /// is unknown, which is not the same as nothing.
+    #[error("the session patch could not be exported: {0}")]
+    PatchExport(#[source] crate::sandbox::SandboxError),
     #[error("cannot find the sessions directory; pass --session-dir")]
     NoSessionDir,
     #[error("cannot resume: {0}")]

@@ -36,7 +36,10 @@ pub(super) fn record(
                         && matches!(resolution, Resolution::Auto | Resolution::Approved | Resolution::Edited)
             );
             if changed {
-                match crate::sandbox::workspace::Checkout::of(sandbox.as_ref()).export_patch().await {
+                match crate::sandbox::workspace::Checkout::of(sandbox.as_ref())
+                    .export_patch()
+                    .await
+                {
                     Ok(patch) => {
                         if let Err(e) = log.save_patch(&patch) {
                             let _ = tx.send(Event::Error {

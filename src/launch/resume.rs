@@ -135,7 +135,9 @@ pub async fn restore_patch(sandbox: &dyn Sandbox, patch_file: &Path) -> Result<(
 pub async fn seed_turns(sandbox: &dyn Sandbox, log_path: &Path) -> Result<(), LaunchError> {
     let saved = session::read_turn_patches(log_path)?;
     for (turn, patch) in saved {
-        if let Err(e) = crate::sandbox::workspace::Checkout::of(sandbox).seed_turns(&[(turn, patch)]) {
+        if let Err(e) =
+            crate::sandbox::workspace::Checkout::of(sandbox).seed_turns(&[(turn, patch)])
+        {
             tracing::warn!("turn {turn}'s saved files could not be recorded again: {e}");
         }
     }

@@ -257,6 +257,10 @@ pub struct SandboxSpec {
 
 /// One sandbox kind with its own settings.
 #[derive(Debug, Clone)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one value per session, made once and matched often: boxing buys nothing"
+)]
 pub enum KindSettings {
     Host(host::HostSettings),
     Docker(docker::DockerSettings),
@@ -334,6 +338,22 @@ pub async fn open_reporting(
             Arc::new(kube::KubeSandbox::start(ws, &settings).await?)
         }
     })
+}
+
+/// [`open_reporting`], or the next of `pool`'s pods made ahead of need when there is a pool and
+/// `spec` is a Kubernetes one.
+pub async fn open_from(
+    spec: &SandboxSpec,
+    pool: Option<&kube::pool::KubePool>,
+    progress: image::Progress<'_>,
+) -> Result<Arc<dyn Sandbox>, SandboxError> {
+    match (pool, &spec.settings) {
+        (Some(pool), KindSettings::Kube(_)) => {
+            let ws = workspace::Workspace::create(&spec.repo)?;
+            Ok(Arc::new(pool.sandbox(ws).await?))
+        }
+        _ => open_reporting(spec, progress).await,
+    }
 }
 
 /// What `lilypad doctor` can report about a sandbox kind: the runtime and its version, or

@@ -349,10 +349,7 @@ resources = { limits = { "nvidia.com/gpu" = "1" } }
         assert_eq!(docker.memory_bytes, 3 << 30);
         assert_eq!(docker.cpus, 1.5);
         assert_eq!(docker.tmp_size, "1073741824");
-        assert_eq!(
-            docker.pids, 512,
-            "unset fields keep the runtime's defaults"
-        );
+        assert_eq!(docker.pids, 512, "unset fields keep the runtime's defaults");
         assert_eq!(kube.cpu, "1500m");
         assert_eq!(kube.memory, "3Gi");
         assert_eq!(kube.ephemeral_storage, "1Gi");
@@ -365,7 +362,11 @@ resources = { limits = { "nvidia.com/gpu" = "1" } }
             Some(SandboxKind::Host),
             SandboxKind::Docker,
         );
-        assert_eq!(forced.kind(), SandboxKind::Host, "the command's choice wins");
+        assert_eq!(
+            forced.kind(),
+            SandboxKind::Host,
+            "the command's choice wins"
+        );
         let d = SandboxSettings::default().spec(Path::new("/r"), None, SandboxKind::Docker);
         let crate::sandbox::KindSettings::Docker(d) = d.settings else {
             panic!("{d:?}")

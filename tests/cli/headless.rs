@@ -448,3 +448,85 @@ fn batch_tasks_on_the_in_process_engine_each_have_their_own_sequence() {
         );
     }
 }
+
+/// The model makes an empty repository inside the workspace (`git init` in a subdirectory):
+/// git then refuses to add the workspace's files, so the session patch cannot be exported. The
+/// attempt is an error with that cause, in the batch's results and in a single run's exit
+/// status, never an empty patch that says the agent changed nothing.
+#[test]
+fn a_patch_that_cannot_be_exported_is_an_error_not_an_empty_patch() {
+    const BREAK: &str = "=== turn ===
+Make a nested repository.
+</think>
+
+<tool_call>
+<function=Bash>
+<parameter=command>
+echo changed >> src/app.py && mkdir sub && git -C sub init -q && echo x > sub/f
+</parameter>
+</function>
+</tool_call>
+=== turn ===
+Done.
+</think>
+
+Made it.
+";
+    let tmp = tempfile::tempdir().unwrap();
+    let r = repo(tmp.path());
+    let script = tmp.path().join("break.script");
+    std::fs::write(&script, BREAK).unwrap();
+    let tasks = tmp.path().join("tasks.jsonl");
+    std::fs::write(&tasks, "{\"instance_id\": \"a\", \"task\": \"go\"}\n").unwrap();
+    let out_dir = tmp.path().join("batch");
+    let out = lilypad(tmp.path())
+        .args(["run", "--sandbox", "host", "--allow-host"])
+        .arg("--tasks")
+        .arg(&tasks)
+        .arg("--repo")
+        .arg(&r)
+        .arg("--engine")
+        .arg(format!("script:{}", script.display()))
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let preds = std::fs::read_to_string(out_dir.join("predictions.jsonl")).unwrap();
+    let line: serde_json::Value = serde_json::from_str(preds.trim()).unwrap();
+    let error = line["error"].as_str().unwrap_or_else(|| panic!("{line}"));
+    assert!(
+        error.contains("the session patch could not be exported"),
+        "{line}"
+    );
+    assert!(
+        error.contains("does not have a commit checked out"),
+        "{line}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["totals"]["errors"], 1, "{report}");
+
+    let single = lilypad(tmp.path())
+        .args(["run", "--task", "go", "--sandbox", "host", "--allow-host"])
+        .arg("--repo")
+        .arg(&r)
+        .arg("--engine")
+        .arg(format!("script:{}", script.display()))
+        .arg("--out")
+        .arg(tmp.path().join("single"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&single.stderr);
+    assert_ne!(single.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("the session patch could not be exported"),
+        "{stderr}"
+    );
+    let patch = tmp.path().join("single");
+    assert!(
+        !patch.exists() || std::fs::read_dir(&patch).unwrap().next().is_none(),
+        "no patch file is written for a patch that is not known"
+    );
+}

@@ -25,8 +25,8 @@ async fn follow_up_turns() {
     let repo = tempfile::tempdir().unwrap();
     std::fs::write(repo.path().join("a.txt"), "x\n").unwrap();
     let sb = sandbox::open(&SandboxSpec::host(repo.path().to_path_buf()))
-    .await
-    .unwrap();
+        .await
+        .unwrap();
     let settings = PromptSettings::default();
     let model = TemplatedModel::new(
         Arc::new(common::load(&common::test_settings())),
@@ -92,8 +92,8 @@ async fn one_task(
 ) -> (Vec<Event>, lilypad::engine::Figures) {
     let repo = tempfile::tempdir().unwrap();
     let sb = sandbox::open(&SandboxSpec::host(repo.path().to_path_buf()))
-    .await
-    .unwrap();
+        .await
+        .unwrap();
     let settings = PromptSettings::default();
     let mut config = AgentConfig::new(
         settings.system_prompt().unwrap(),

@@ -88,8 +88,8 @@ async fn start_resumed(
 ) -> Session {
     let repo = repo();
     let sb = sandbox::open(&SandboxSpec::host(repo.path().to_path_buf()))
-    .await
-    .unwrap();
+        .await
+        .unwrap();
     let mut engine = ScriptEngine::new(turns);
     engine.piece_delay = piece_delay;
     let settings = PromptSettings::default();
@@ -410,7 +410,13 @@ async fn rejection_carries_feedback_and_edited_approval_applies_the_users_text()
         .await
         .is_err());
     assert!(s.engine.prompts()[1].contains("use tabs"));
-    let patch = String::from_utf8(lilypad::sandbox::workspace::Checkout::of(s.sandbox.as_ref()).export_patch().await.unwrap()).unwrap();
+    let patch = String::from_utf8(
+        lilypad::sandbox::workspace::Checkout::of(s.sandbox.as_ref())
+            .export_patch()
+            .await
+            .unwrap(),
+    )
+    .unwrap();
     assert!(patch.contains("+    return 3"), "{patch}");
 }
 

@@ -115,11 +115,19 @@ async fn rewinding_to_turn_one_restores_its_files_conversation_and_prompt() {
     // System, task, turn 1's call and its result.
     assert_eq!(*messages, 4);
     assert_eq!(read(), "v = 1", "the files are turn 1's again");
-    assert_eq!(lilypad::sandbox::workspace::Checkout::of(sb.as_ref()).export_patch().await.unwrap(), {
-        let p = lilypad::sandbox::workspace::Checkout::of(sb.as_ref()).turn_patch(1).unwrap();
-        assert!(!p.is_empty());
-        p
-    });
+    assert_eq!(
+        lilypad::sandbox::workspace::Checkout::of(sb.as_ref())
+            .export_patch()
+            .await
+            .unwrap(),
+        {
+            let p = lilypad::sandbox::workspace::Checkout::of(sb.as_ref())
+                .turn_patch(1)
+                .unwrap();
+            assert!(!p.is_empty());
+            p
+        }
+    );
 
     send(Op::UserMessage {
         text: "now say where you are".into(),

@@ -86,15 +86,30 @@ async fn each_turn_that_changed_files_can_be_restored() {
     assert_eq!(read("new.txt").as_deref(), Some("two\n"));
     assert_eq!(read("app.py"), None);
     // Turn 2 changed nothing: restoring it gives turn 1's files.
-    lilypad::sandbox::workspace::Checkout::of(sb.as_ref()).restore_turn(2).await.unwrap();
+    lilypad::sandbox::workspace::Checkout::of(sb.as_ref())
+        .restore_turn(2)
+        .await
+        .unwrap();
     assert_eq!(read("new.txt").as_deref(), Some("one"));
     assert_eq!(read("app.py").as_deref(), Some("x = 1\n"));
-    lilypad::sandbox::workspace::Checkout::of(sb.as_ref()).restore_turn(3).await.unwrap();
+    lilypad::sandbox::workspace::Checkout::of(sb.as_ref())
+        .restore_turn(3)
+        .await
+        .unwrap();
     assert_eq!(read("new.txt").as_deref(), Some("two\n"));
     assert_eq!(read("app.py"), None);
-    lilypad::sandbox::workspace::Checkout::of(sb.as_ref()).restore_turn(0).await.unwrap();
+    lilypad::sandbox::workspace::Checkout::of(sb.as_ref())
+        .restore_turn(0)
+        .await
+        .unwrap();
     assert_eq!(read("new.txt"), None);
     assert_eq!(read("app.py").as_deref(), Some("x = 1\n"));
-    assert_eq!(lilypad::sandbox::workspace::Checkout::of(sb.as_ref()).export_patch().await.unwrap(), b"");
+    assert_eq!(
+        lilypad::sandbox::workspace::Checkout::of(sb.as_ref())
+            .export_patch()
+            .await
+            .unwrap(),
+        b""
+    );
     sb.close().await.unwrap();
 }

@@ -36,8 +36,8 @@ async fn the_agent_runs_a_task_over_the_endpoint() {
         .unwrap(),
     ));
     let sb = sandbox::open(&SandboxSpec::host(repo.clone()))
-    .await
-    .unwrap();
+        .await
+        .unwrap();
     let settings = PromptSettings::default();
     let config = AgentConfig::new(
         settings.system_prompt().unwrap(),

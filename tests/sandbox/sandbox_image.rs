@@ -296,7 +296,13 @@ async fn setup_runs_once_and_the_session_sees_it_with_the_network_off() {
         "fresh\n",
         "the session's workspace is its own copy of the repository"
     );
-    let patch = String::from_utf8(lilypad::sandbox::workspace::Checkout::of(sb.as_ref()).export_patch().await.unwrap()).unwrap();
+    let patch = String::from_utf8(
+        lilypad::sandbox::workspace::Checkout::of(sb.as_ref())
+            .export_patch()
+            .await
+            .unwrap(),
+    )
+    .unwrap();
     assert!(patch.contains("+VALUE = 'edited'"), "{patch}");
     assert!(!patch.contains("setup-made"), "{patch}");
     sb.close().await.unwrap();
@@ -424,7 +430,9 @@ resources = {{ requests = {{ cpu = "20m" }}, limits = {{ "ephemeral-storage" = "
         .and_then(|r| r.split(',').next())
         .and_then(|r| r.split_once('/'))
         .unwrap_or_else(|| panic!("{d}"));
-    let (client, _) = lilypad::sandbox::kube::connect(kube_settings(&spec)).await.unwrap();
+    let (client, _) = lilypad::sandbox::kube::connect(kube_settings(&spec))
+        .await
+        .unwrap();
     let pod = ::kube::Api::<Pod>::namespaced(client, ns)
         .get(name)
         .await

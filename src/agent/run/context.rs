@@ -26,7 +26,8 @@ impl Agent {
         let task = original_task(&self.messages).unwrap_or_default();
         let patch = match crate::sandbox::workspace::Checkout::of(self.tools.sandbox().as_ref())
             .export_patch()
-            .await {
+            .await
+        {
             Ok(p) => String::from_utf8_lossy(&p).into_owned(),
             Err(e) => {
                 self.emit(Event::Error {

@@ -36,7 +36,8 @@ impl Agent {
         };
         if let Err(e) = crate::sandbox::workspace::Checkout::of(self.tools.sandbox().as_ref())
             .rewind_to_turn(turn)
-            .await {
+            .await
+        {
             self.emit(Event::Error {
                 message: format!("cannot rewind to turn {turn}: the files were not restored: {e}"),
             });

@@ -114,7 +114,7 @@ pub(crate) fn pid_alive(pid: u32) -> bool {
 
 #[cfg(test)]
 mod tests {
-use super::pid_alive;
+    use super::pid_alive;
 
     #[test]
     fn a_killed_unreaped_process_is_dead() {

@@ -327,7 +327,10 @@ pub async fn writes_and_edits(h: &Harness, original: &Path) {
     h.out("rm late.txt").await;
 
     // The session patch applies to the original repository.
-    let patch = lilypad::sandbox::workspace::Checkout::of(h.sb().as_ref()).export_patch().await.unwrap();
+    let patch = lilypad::sandbox::workspace::Checkout::of(h.sb().as_ref())
+        .export_patch()
+        .await
+        .unwrap();
     let text = String::from_utf8_lossy(&patch);
     assert!(text.contains("+++ b/src/app.py"), "{text}");
     assert!(text.contains("new file mode 100644"), "{text}");

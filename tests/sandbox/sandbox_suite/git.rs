@@ -78,7 +78,13 @@ async fn exists(h: &Harness, path: &str) -> bool {
 }
 
 async fn patch(h: &Harness) -> String {
-    String::from_utf8(lilypad::sandbox::workspace::Checkout::of(h.sb().as_ref()).export_patch().await.unwrap()).unwrap()
+    String::from_utf8(
+        lilypad::sandbox::workspace::Checkout::of(h.sb().as_ref())
+            .export_patch()
+            .await
+            .unwrap(),
+    )
+    .unwrap()
 }
 
 /// The checks of the module docs on a sandbox opened on [`git_fixture`] `repo`. `sees_host`:
@@ -117,7 +123,11 @@ pub async fn checkout(h: &Harness, repo: &Path, sees_host: bool) {
     );
     assert!(h.out("git diff").await.contains("+    return 2"));
     assert_eq!(
-        lilypad::sandbox::workspace::Checkout::of(sb.as_ref()).record_turn(1).await.unwrap().as_deref(),
+        lilypad::sandbox::workspace::Checkout::of(sb.as_ref())
+            .record_turn(1)
+            .await
+            .unwrap()
+            .as_deref(),
         Some("refs/lilypad/turns/1")
     );
     let turn1 = patch(h).await;
@@ -140,29 +150,51 @@ pub async fn checkout(h: &Harness, repo: &Path, sees_host: bool) {
     assert!(stashed.contains("+++ b/new.txt"), "{stashed}");
     assert!(stashed.contains("deleted file mode"), "{stashed}");
     // The files did not change since turn 1 (the stash holds the changes): nothing recorded.
-    assert_eq!(lilypad::sandbox::workspace::Checkout::of(sb.as_ref()).record_turn(2).await.unwrap(), None);
+    assert_eq!(
+        lilypad::sandbox::workspace::Checkout::of(sb.as_ref())
+            .record_turn(2)
+            .await
+            .unwrap(),
+        None
+    );
     h.out("git stash pop -q").await;
-    assert!(lilypad::sandbox::workspace::Checkout::of(sb.as_ref()).record_turn(3).await.unwrap().is_some());
+    assert!(lilypad::sandbox::workspace::Checkout::of(sb.as_ref())
+        .record_turn(3)
+        .await
+        .unwrap()
+        .is_some());
     let turn3 = patch(h).await;
     assert_eq!(turn3, stashed);
 
     // Turn records restore the files exactly, whatever happened since.
     h.out("echo later >> src/app.py; rm -rf src/app.py .github; echo x > other.txt")
         .await;
-    lilypad::sandbox::workspace::Checkout::of(sb.as_ref()).restore_turn(1).await.unwrap();
+    lilypad::sandbox::workspace::Checkout::of(sb.as_ref())
+        .restore_turn(1)
+        .await
+        .unwrap();
     assert_eq!(patch(h).await, turn1);
     assert_eq!(h.out("cat README.md").await, "# demo\n");
     assert!(!exists(h, "new.txt").await && !exists(h, "other.txt").await);
-    lilypad::sandbox::workspace::Checkout::of(sb.as_ref()).restore_turn(3).await.unwrap();
+    lilypad::sandbox::workspace::Checkout::of(sb.as_ref())
+        .restore_turn(3)
+        .await
+        .unwrap();
     assert_eq!(patch(h).await, turn3);
-    lilypad::sandbox::workspace::Checkout::of(sb.as_ref()).restore_turn(0).await.unwrap();
+    lilypad::sandbox::workspace::Checkout::of(sb.as_ref())
+        .restore_turn(0)
+        .await
+        .unwrap();
     assert_eq!(patch(h).await, "");
     assert_eq!(h.out("cat src/app.py").await, "def f():\n    return 1\n");
 
     // Deleting the in-sandbox `.git` changes nothing the session relies on.
     h.out("echo gone >> README.md; rm -rf .git").await;
     assert!(patch(h).await.contains("+gone"));
-    lilypad::sandbox::workspace::Checkout::of(sb.as_ref()).restore_turn(3).await.unwrap();
+    lilypad::sandbox::workspace::Checkout::of(sb.as_ref())
+        .restore_turn(3)
+        .await
+        .unwrap();
     assert_eq!(patch(h).await, turn3);
 
     assert_eq!(
