@@ -232,7 +232,7 @@ impl Agent {
                 return (reason, None);
             }
             if self.step_mode && steps_this_task > 0 {
-                self.emit(Event::Paused { step: self.step });
+                self.emit(Event::Paused { turn: self.step });
                 if let Err(h) = self.wait_for_step(ops).await {
                     return self.halted(h);
                 }
@@ -240,7 +240,7 @@ impl Agent {
             self.deliver_queued();
             self.step += 1;
             steps_this_task += 1;
-            self.emit(Event::TurnStarted { step: self.step });
+            self.emit(Event::TurnStarted { turn: self.step });
             let (turn, generation, halt) = match self.model_turn(ops).await {
                 Ok(t) => t,
                 Err(e) => {
@@ -330,7 +330,7 @@ impl Agent {
     ) -> ControlFlow<Ending, Vec<(usize, Item)>> {
         let f = &generation.figures;
         let finished = Event::TurnFinished {
-            step: self.step,
+            turn: self.step,
             stop: generation.stop,
             figures: generation.figures.clone(),
             context_tokens: f.prompt_tokens + f.generated_tokens,

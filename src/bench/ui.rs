@@ -146,7 +146,7 @@ fn history(app: &mut App, lines: usize) {
     let mut left = lines;
     while left > 0 {
         let n = left.min(100);
-        feed(app, Event::TurnStarted { step });
+        feed(app, Event::TurnStarted { turn: step });
         let mut text = String::new();
         for i in 0..n {
             text.push_str(&format!(
@@ -157,7 +157,7 @@ fn history(app: &mut App, lines: usize) {
         feed(
             app,
             Event::TurnFinished {
-                step,
+                turn: step,
                 stop: StopReason::EndOfGeneration,
                 figures: figures(),
                 context_tokens: 2_000,
@@ -166,7 +166,7 @@ fn history(app: &mut App, lines: usize) {
         step += 1;
         left -= n;
     }
-    feed(app, Event::TurnStarted { step });
+    feed(app, Event::TurnStarted { turn: step });
 }
 
 /// p50 and p99 seconds of a frame (append the frame's tokens, draw) below `lines` lines.

@@ -451,7 +451,7 @@ impl Job {
             self.attempt,
         );
         let mut observe = move |e: &Event| match e {
-            Event::TurnStarted { step } => progress.attempt_step(&id, attempt, *step),
+            Event::TurnStarted { turn: step } => progress.attempt_step(&id, attempt, *step),
             Event::TurnFinished { figures, .. } => {
                 progress.generated(figures.generated_tokens as u64)
             }

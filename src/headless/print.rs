@@ -24,7 +24,7 @@ pub fn render_line(e: &Event) -> String {
             "{} old tool results dropped; context about {context_tokens}",
             dropped.len()
         ),
-        Event::TurnStarted { step } => format!("-- step {step}"),
+        Event::TurnStarted { turn: step } => format!("-- step {step}"),
         Event::ReasoningDelta { .. } | Event::ContentDelta { .. } => String::new(),
         Event::TurnRevised { .. } => "(turn revised: earlier text was reasoning)".into(),
         Event::ToolCallStarted { .. }
@@ -48,7 +48,7 @@ pub fn render_line(e: &Event) -> String {
             format!("result {name} ({resolution:?}): {first} [+{more} lines]")
         }
         Event::TurnFinished {
-            step,
+            turn: step,
             stop,
             figures,
             context_tokens,
@@ -56,7 +56,7 @@ pub fn render_line(e: &Event) -> String {
             "   step {step} done ({stop:?}): {} prompt tokens ({} reused), {} generated; context {context_tokens}",
             figures.prompt_tokens, figures.reused_tokens, figures.generated_tokens
         ),
-        Event::Paused { step } => format!("paused after step {step}"),
+        Event::Paused { turn: step } => format!("paused after step {step}"),
         Event::TaskFinished {
             reason,
             final_answer,

@@ -32,7 +32,7 @@ pub(super) fn record(
             let changed = matches!(
                 &event,
                 Event::ToolResult { name, resolution, .. }
-                    if matches!(name.as_str(), "Write" | "Edit" | "Bash")
+                    if crate::protocol::ToolName::parse(name).is_some_and(|t| t.changes_files())
                         && matches!(resolution, Resolution::Auto | Resolution::Approved | Resolution::Edited)
             );
             if changed {

@@ -238,9 +238,10 @@ pub enum Event {
         /// Estimated tokens of the conversation afterwards.
         context_tokens: usize,
     },
-    /// A model turn begins (steps count from 1).
+    /// A model turn begins (turns count from 1; logs before 0.2 call it `step`).
     TurnStarted {
-        step: u32,
+        #[serde(alias = "step")]
+        turn: u32,
     },
     ReasoningDelta {
         text: String,
@@ -290,7 +291,8 @@ pub enum Event {
     },
     /// A model turn ended.
     TurnFinished {
-        step: u32,
+        #[serde(alias = "step")]
+        turn: u32,
         stop: StopReason,
         figures: Figures,
         /// Context in use after the turn, in tokens.
@@ -298,7 +300,8 @@ pub enum Event {
     },
     /// Step mode: waiting for [`Op::Step`] before the next turn.
     Paused {
-        step: u32,
+        #[serde(alias = "step")]
+        turn: u32,
     },
     /// The task ended; the agent waits for a follow-up message or shutdown.
     TaskFinished {
@@ -337,4 +340,25 @@ pub enum Event {
     },
     /// The session ended; nothing follows.
     SessionEnded,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The turn counter is `turn` in every event; logs written when three events called it
+    /// `step` still read, as the same turn.
+    #[test]
+    fn turn_events_write_turn_and_read_the_old_step() {
+        let started = Event::TurnStarted { turn: 3 };
+        let text = serde_json::to_string(&started).unwrap();
+        assert!(
+            text.contains("\"turn\":3") && !text.contains("step"),
+            "{text}"
+        );
+        let old: Event = serde_json::from_str(r#"{"event":"turn_started","step":3}"#).unwrap();
+        assert_eq!(old, started);
+        let paused: Event = serde_json::from_str(r#"{"event":"paused","step":2}"#).unwrap();
+        assert_eq!(paused, Event::Paused { turn: 2 });
+    }
 }

@@ -3,6 +3,7 @@
 
 mod events;
 mod openai;
+mod tool_name;
 mod usage;
 
 pub use events::{
@@ -10,6 +11,7 @@ pub use events::{
     Resolution, ReviewDecision, ToolCategory, TurnEnd,
 };
 pub use openai::{message_json, message_openai, ArgumentsAs};
+pub use tool_name::ToolName;
 pub use usage::{DraftFigures, Figures, Reuse, StopReason};
 
 use serde::{Deserialize, Serialize};

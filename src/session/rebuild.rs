@@ -189,7 +189,7 @@ fn replay<'a>(system_prompt: &str, events: impl IntoIterator<Item = &'a Event>) 
                     }
                 }
             }
-            Event::TurnStarted { step } => {
+            Event::TurnStarted { turn: step } => {
                 current = Some(Partial::default());
                 last = Some(*step);
             }
@@ -216,7 +216,7 @@ fn replay<'a>(system_prompt: &str, events: impl IntoIterator<Item = &'a Event>) 
             }
             Event::TurnFinished {
                 stop,
-                step,
+                turn: step,
                 context_tokens,
                 ..
             } => {
@@ -276,7 +276,7 @@ mod tests {
     /// Turn `step` with one call and its result, or an answer.
     fn turn(step: u32, call: bool, stop: StopReason) -> Vec<Event> {
         let mut evs = vec![
-            Event::TurnStarted { step },
+            Event::TurnStarted { turn: step },
             Event::ContentDelta {
                 text: format!("turn {step}"),
             },
@@ -292,7 +292,7 @@ mod tests {
             });
         }
         evs.push(Event::TurnFinished {
-            step,
+            turn: step,
             stop,
             figures: figures(),
             context_tokens: 100 * step as usize,

@@ -46,7 +46,7 @@ pub fn trajectory(session_id: &str, system_prompt: &str, events: &[Event]) -> Tr
         match e {
             Event::SessionStarted { model: m, .. } => model.clone_from(m),
             Event::TurnFinished {
-                step,
+                turn: step,
                 stop,
                 figures,
                 ..

@@ -21,7 +21,7 @@ mod files;
 mod format;
 mod paths;
 
-use crate::protocol::{ToolCall, ToolCategory};
+use crate::protocol::{ToolCall, ToolCategory, ToolName};
 use crate::sandbox::{OutputChunk, Sandbox};
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,19 +29,10 @@ use std::time::Duration;
 pub use change::{Before, ChangeTool, LineEnding, ProposedChange};
 pub use format::cap_chars;
 
-/// The tool names, in the order the model's schema lists them.
-pub const TOOL_NAMES: [&str; 5] = ["Read", "Write", "Edit", "Glob", "Bash"];
-
-/// The approval category of a tool by name (read-only calls may run without asking; edits and
-/// commands are asked for separately); `None` for a tool that is not one of the five, which is
-/// answered with `Unknown tool: {name}` and runs nothing.
+/// The approval category of a tool by name (see [`ToolName::category`]); `None` for a tool
+/// that is not one of the five, which is answered with `Unknown tool: {name}` and runs nothing.
 pub fn category(name: &str) -> Option<ToolCategory> {
-    match name {
-        "Read" | "Glob" => Some(ToolCategory::ReadOnly),
-        "Write" | "Edit" => Some(ToolCategory::Edits),
-        "Bash" => Some(ToolCategory::Commands),
-        _ => None,
-    }
+    ToolName::parse(name).map(ToolName::category)
 }
 
 /// Caps and defaults (MODEL.md section 2). The config layer may override them.
@@ -145,15 +136,17 @@ impl Tools {
     ) -> ToolResult {
         let sb = self.sandbox.as_ref();
         let a = args::Args::new(&call.arguments);
-        let outcome = match call.name.as_str() {
-            "Read" => files::read(sb, &a, &self.limits).await,
-            "Glob" => files::glob(sb, &a, &self.limits).await,
-            "Bash" => bash::run(sb, &a, &self.limits, live).await,
-            "Write" | "Edit" => match self.propose(call).await {
+        let Some(tool) = ToolName::parse(&call.name) else {
+            return ToolResult::err(format!("Unknown tool: {}", call.name));
+        };
+        let outcome = match tool {
+            ToolName::Read => files::read(sb, &a, &self.limits).await,
+            ToolName::Glob => files::glob(sb, &a, &self.limits).await,
+            ToolName::Bash => bash::run(sb, &a, &self.limits, live).await,
+            ToolName::Write | ToolName::Edit => match self.propose(call).await {
                 Ok(change) => return self.apply(&change, &change.new_text).await,
                 Err(result) => return result,
             },
-            other => return ToolResult::err(format!("Unknown tool: {other}")),
         };
         match outcome {
             Ok(text) => ToolResult::ok(text),
@@ -166,10 +159,10 @@ impl Tools {
     pub async fn propose(&self, call: &ToolCall) -> Result<ProposedChange, ToolResult> {
         let sb = self.sandbox.as_ref();
         let a = args::Args::new(&call.arguments);
-        let r = match call.name.as_str() {
-            "Write" => change::propose_write(sb, &call.id, &a).await,
-            "Edit" => change::propose_edit(sb, &call.id, &a).await,
-            other => return Err(ToolResult::err(format!("Unknown tool: {other}"))),
+        let r = match ToolName::parse(&call.name) {
+            Some(ToolName::Write) => change::propose_write(sb, &call.id, &a).await,
+            Some(ToolName::Edit) => change::propose_edit(sb, &call.id, &a).await,
+            _ => return Err(ToolResult::err(format!("Unknown tool: {}", call.name))),
         };
         r.map_err(|f| ToolResult::err(f.to_string()))
     }

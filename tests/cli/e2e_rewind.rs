@@ -114,7 +114,7 @@ fn rewinding_to_turn_one_in_a_real_terminal() {
     assert!(text.contains("\"event\":\"rewound\",\"turn\":1"), "{text}");
     // The turn after the rewind is turn 2 again.
     assert_eq!(
-        text.matches("\"event\":\"turn_started\",\"step\":2")
+        text.matches("\"event\":\"turn_started\",\"turn\":2")
             .count(),
         2
     );

@@ -505,11 +505,11 @@ async fn step_mode_pauses_after_each_turn() {
     .await;
     s.send(Op::UserMessage { text: "go".into() });
     let ev = s.until(|e| matches!(e, Event::Paused { .. })).await;
-    assert!(matches!(ev.last(), Some(Event::Paused { step: 1 })));
+    assert!(matches!(ev.last(), Some(Event::Paused { turn: 1 })));
     assert_eq!(s.engine.prompts().len(), 1, "nothing runs while paused");
     s.send(Op::Step);
     let ev = s.until(|e| matches!(e, Event::Paused { .. })).await;
-    assert!(matches!(ev.last(), Some(Event::Paused { step: 2 })));
+    assert!(matches!(ev.last(), Some(Event::Paused { turn: 2 })));
     s.send(Op::SetStepMode { on: false });
     let (reason, answer, _) = s.finish().await;
     assert_eq!(reason, FinishReason::Answered);
@@ -563,7 +563,7 @@ async fn a_message_typed_while_a_turn_runs_reaches_the_next_prompt() {
         .expect("the message is delivered");
     let second_turn = events
         .iter()
-        .position(|e| matches!(e, Event::TurnStarted { step: 2 }))
+        .position(|e| matches!(e, Event::TurnStarted { turn: 2 }))
         .unwrap();
     let result = events
         .iter()

@@ -140,7 +140,7 @@ async fn rewinding_to_turn_one_restores_its_files_conversation_and_prompt() {
     assert!(
         second
             .iter()
-            .any(|e| matches!(e, Event::TurnStarted { step: 2 })),
+            .any(|e| matches!(e, Event::TurnStarted { turn: 2 })),
         "{second:?}"
     );
     send(Op::Shutdown);

@@ -15,10 +15,10 @@ fn key(app: &mut App, c: KeyCode) -> Vec<Effect> {
 /// A turn that says `said` and ends.
 fn turn(step: u32, said: &str) -> Vec<Event> {
     vec![
-        Event::TurnStarted { step },
+        Event::TurnStarted { turn: step },
         Event::ContentDelta { text: said.into() },
         Event::TurnFinished {
-            step,
+            turn: step,
             stop: StopReason::EndOfGeneration,
             figures: figures(),
             context_tokens: 100 * step as usize,

@@ -130,7 +130,7 @@ pub fn session_start() -> Vec<Event> {
         Event::UserMessage {
             text: "Fix the add function.".into(),
         },
-        Event::TurnStarted { step: 1 },
+        Event::TurnStarted { turn: 1 },
         Event::ReasoningDelta {
             text: "The test fails on add.\nLet me read the file.".into(),
         },
@@ -149,12 +149,12 @@ pub fn session_start() -> Vec<Event> {
             resolution: Resolution::Auto,
         },
         Event::TurnFinished {
-            step: 1,
+            turn: 1,
             stop: StopReason::EndOfGeneration,
             figures: figures(),
             context_tokens: 2_220,
         },
-        Event::TurnStarted { step: 2 },
+        Event::TurnStarted { turn: 2 },
     ]
 }
 
@@ -323,7 +323,7 @@ fn final_patch() {
                 text: "Fixed `add`.".into(),
             },
             Event::TurnFinished {
-                step: 2,
+                turn: 2,
                 stop: StopReason::EndOfGeneration,
                 figures: figures(),
                 context_tokens: 2_400,
@@ -520,7 +520,7 @@ fn tentative_calls_settle_at_the_end_of_the_turn() {
             call: call("call_9", "Bash", serde_json::json!({"command": "ls -la"})),
         },
         Event::TurnFinished {
-            step: 2,
+            turn: 2,
             stop: StopReason::EndOfGeneration,
             figures: figures(),
             context_tokens: 2_300,

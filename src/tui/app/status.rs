@@ -105,7 +105,7 @@ impl Status {
                     self.state = AgentState::WaitingForTask;
                 }
             }
-            Event::TurnStarted { step } => {
+            Event::TurnStarted { turn: step } => {
                 self.step = *step;
                 self.turn_started = Some(now);
                 self.set(AgentState::Generating);

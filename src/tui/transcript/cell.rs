@@ -5,7 +5,7 @@
 
 use super::markdown;
 use crate::diff::{FileDiff, Highlighter};
-use crate::protocol::{FinishReason, Resolution, ToolCall};
+use crate::protocol::{FinishReason, Resolution, ToolCall, ToolName};
 use crate::tui::diff_lines;
 use crate::tui::settings::ReasoningView;
 use crate::tui::theme::Theme;
@@ -345,8 +345,8 @@ pub fn call_summary(item: &ToolItem) -> String {
         return super::streaming::summary(item);
     };
     let arg = |k: &str| call.arguments.get(k).map(json_text).unwrap_or_default();
-    match call.name.as_str() {
-        "Read" => {
+    match ToolName::parse(&call.name) {
+        Some(ToolName::Read) => {
             let mut s = arg("file_path");
             if let Some(o) = call.arguments.get("offset") {
                 s.push_str(&format!(" from line {}", json_text(o)));
@@ -356,8 +356,8 @@ pub fn call_summary(item: &ToolItem) -> String {
             }
             s
         }
-        "Write" | "Edit" => arg("file_path"),
-        "Glob" => {
+        Some(ToolName::Write | ToolName::Edit) => arg("file_path"),
+        Some(ToolName::Glob) => {
             let p = arg("path");
             if p.is_empty() {
                 arg("pattern")
@@ -365,8 +365,8 @@ pub fn call_summary(item: &ToolItem) -> String {
                 format!("{} in {p}", arg("pattern"))
             }
         }
-        "Bash" => format!("$ {}", arg("command").lines().next().unwrap_or("")),
-        _ => serde_json::Value::Object(call.arguments.clone()).to_string(),
+        Some(ToolName::Bash) => format!("$ {}", arg("command").lines().next().unwrap_or("")),
+        None => serde_json::Value::Object(call.arguments.clone()).to_string(),
     }
 }
 
@@ -429,7 +429,7 @@ fn tool_lines(
     }
     let mut out = wrap(&Line::from(head), width, &[Span::raw("  ")]);
     // A multi-line command is shown whole under its header.
-    if let Some(call) = item.call.as_ref().filter(|c| c.name == "Bash") {
+    if let Some(call) = item.call.as_ref().filter(|c| is_bash(c)) {
         let cmd = call
             .arguments
             .get("command")
@@ -503,7 +503,7 @@ fn tool_text(item: &ToolItem) -> String {
         None => item.live.clone(),
     };
     match item.call.as_ref() {
-        Some(call) if call.name == "Bash" => {
+        Some(call) if is_bash(call) => {
             let cmd = call
                 .arguments
                 .get("command")
@@ -530,4 +530,8 @@ pub fn push_live(item: &mut ToolItem, text: &str) {
         }
         item.live.drain(..cut);
     }
+}
+
+fn is_bash(call: &ToolCall) -> bool {
+    ToolName::parse(&call.name) == Some(ToolName::Bash)
 }

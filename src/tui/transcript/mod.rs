@@ -106,7 +106,7 @@ impl Transcript {
                 self.finish_streaming();
                 self.push(CellKind::User(text.clone()));
             }
-            Event::TurnStarted { step } => {
+            Event::TurnStarted { turn: step } => {
                 self.finish_streaming();
                 self.push(CellKind::TurnHeader(*step));
             }
@@ -182,7 +182,7 @@ impl Transcript {
                     });
                 }
             }
-            Event::TurnFinished { step, .. } => {
+            Event::TurnFinished { turn: step, .. } => {
                 self.finish_streaming();
                 self.drop_tentative();
                 self.turn_ends.retain(|(t, _)| t < step);
@@ -200,7 +200,7 @@ impl Transcript {
                 };
                 self.notice(Level::Info, text);
             }
-            Event::Paused { step } => self.notice(
+            Event::Paused { turn: step } => self.notice(
                 Level::Info,
                 format!("⏸ paused after step {step}: n runs the next turn, s leaves step mode"),
             ),

@@ -7,6 +7,7 @@
 use super::cell::ToolItem;
 use super::RenderCtx;
 use crate::diff::Highlighter;
+use crate::protocol::ToolName;
 use crate::tui::theme::rgb;
 use crate::tui::wrap::wrap_all;
 use ratatui::style::Style;
@@ -46,18 +47,19 @@ pub fn push(item: &mut ToolItem, parameter: &str, text: &str) {
 
 /// The header's summary of a call whose arguments are still arriving.
 pub fn summary(item: &ToolItem) -> String {
-    let key = match item.name.as_str() {
-        "Read" | "Write" | "Edit" => "file_path",
-        "Bash" => "command",
-        "Glob" => "pattern",
-        _ => "",
+    let tool = ToolName::parse(&item.name);
+    let key = match tool {
+        Some(ToolName::Read | ToolName::Write | ToolName::Edit) => "file_path",
+        Some(ToolName::Bash) => "command",
+        Some(ToolName::Glob) => "pattern",
+        None => "",
     };
     let first = match key {
         "" => item.streamed.first().map(|(_, t)| t.as_str()),
         k => streamed(item, k),
     };
     match first {
-        Some(v) if item.name == "Bash" => format!("$ {}", v.lines().next().unwrap_or("")),
+        Some(v) if tool == Some(ToolName::Bash) => format!("$ {}", v.lines().next().unwrap_or("")),
         Some(v) => v.lines().next().unwrap_or("").to_string(),
         None => format!("{}…", item.name),
     }
@@ -74,9 +76,9 @@ pub fn preview(
     if item.diff.is_some() || item.result.is_some() {
         return Vec::new();
     }
-    let parts: &[(&str, &str)] = match item.name.as_str() {
-        "Write" => &[("content", "")],
-        "Edit" => &[("old_string", "- "), ("new_string", "+ ")],
+    let parts: &[(&str, &str)] = match ToolName::parse(&item.name) {
+        Some(ToolName::Write) => &[("content", "")],
+        Some(ToolName::Edit) => &[("old_string", "- "), ("new_string", "+ ")],
         _ => &[],
     };
     let t = ctx.theme;

@@ -13,9 +13,9 @@ use ratatui::Frame;
 
 pub(super) fn draw_change(frame: &mut Frame<'_>, area: Rect, app: &App, c: &ChangeReview) {
     let t = &app.theme;
-    let verb = match c.req.call.name.as_str() {
-        "Write" if c.before.is_none() => "create",
-        "Write" => "rewrite",
+    let verb = match crate::protocol::ToolName::parse(&c.req.call.name) {
+        Some(crate::protocol::ToolName::Write) if c.before.is_none() => "create",
+        Some(crate::protocol::ToolName::Write) => "rewrite",
         _ => "edit",
     };
     let question = if c.revision > 0 {
