@@ -4,11 +4,14 @@
 //! `LILYPAD_REQUIRE_DOCKER=1` / `LILYPAD_REQUIRE_KUBE=1`. The attack tests of the three kinds
 //! hold [`sandbox_suite::exclusive`], so they never overlap on the one machine.
 
-// The helpers are `pub` to the modules of this one binary, which is all a test crate has.
-#![allow(unreachable_pub)]
-// Test code throughout: clippy.toml's allow-unwrap-in-tests covers only #[test] functions, not
-// the helpers beside them.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![expect(
+    unreachable_pub,
+    reason = "the helpers are `pub` to the modules of this one binary, which is all a test crate has"
+)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "test code throughout: clippy.toml's allow-unwrap-in-tests covers only #[test] functions, not the helpers beside them"
+)]
 
 mod sandbox_docker;
 mod sandbox_host;
