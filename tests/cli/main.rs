@@ -19,6 +19,8 @@ mod batch_image;
 mod batch_kube;
 mod bench_cli;
 mod cli_model;
+#[path = "../common/mod.rs"]
+mod common;
 mod e2e_attempts;
 mod e2e_demo;
 mod e2e_journey;

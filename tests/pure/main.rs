@@ -16,6 +16,8 @@
 
 mod agent;
 mod agent_review;
+#[path = "../common/mod.rs"]
+mod common;
 mod prompt_parity;
 mod prompt_parser;
 mod prompt_render;

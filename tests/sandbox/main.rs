@@ -13,6 +13,8 @@
     reason = "test code throughout: clippy.toml's allow-unwrap-in-tests covers only #[test] functions, not the helpers beside them"
 )]
 
+#[path = "../common/mod.rs"]
+mod common;
 mod sandbox_docker;
 mod sandbox_host;
 mod sandbox_image;
