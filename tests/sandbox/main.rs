@@ -1,4 +1,4 @@
-//! Integration tests of the sandboxes: the tool formats and the attack cases of TESTING.md on
+//! Integration tests of the sandboxes: the tool formats and the attack cases of docs/testing.md on
 //! the host sandbox, a real Docker engine (`scripts/docker-up.sh`) and a real Kubernetes
 //! cluster (`scripts/k8s-up.sh`). Without an engine its tests skip loudly, unless
 //! `LILYPAD_REQUIRE_DOCKER=1` / `LILYPAD_REQUIRE_KUBE=1`. The attack tests of the three kinds

@@ -1,4 +1,5 @@
-//! The attack cases of TESTING.md, each asserted. Network checks only ever aim at 127.0.0.1.
+//! The attack cases of docs/testing.md ("Attack cases"), each asserted. Network checks only
+//! ever aim at 127.0.0.1.
 
 use super::Harness;
 use serde_json::json;
