@@ -1,8 +1,8 @@
 //! The layering check: every top-level module has a layer in the table of
 //! `docs/architecture.md` ("## Layers"), and no module uses one of its own or a higher layer
-//! (read from the `crate::` paths in its files, comments left out). clap appears only in the
-//! command line. A test over the source tree, so that the document and the code cannot drift
-//! apart; it owns no runtime code.
+//! (read from the `crate::` paths in its files, grouped imports member by member, comments left
+//! out). clap appears only in the command line. A test over the source tree, so that the
+//! document and the code cannot drift apart; it owns no runtime code.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -43,33 +43,74 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The file's code without comments (whole comment lines, and from ` // ` on).
-fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.lines().enumerate().filter_map(|(i, line)| {
-        let t = line.trim_start();
-        if t.starts_with("//") {
-            return None;
-        }
-        Some((i + 1, line.split(" // ").next().unwrap_or(line)))
-    })
+/// The file's code without comments (whole comment lines, and from ` // ` on), line for line,
+/// so that a position in it is on the same line as in the file.
+fn code(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            if line.trim_start().starts_with("//") {
+                ""
+            } else {
+                line.split(" // ").next().unwrap_or(line)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
-/// The top-level modules a line names through `crate::`.
-fn crate_paths(line: &str) -> Vec<&str> {
-    line.match_indices("crate::")
-        .filter(|(at, _)| {
-            // `lilypad::crate::` does not exist; `$crate::` in macros is the crate too.
-            let before = line[..*at].chars().next_back();
-            !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
-        })
-        .map(|(at, _)| {
-            let rest = &line[at + "crate::".len()..];
-            let end = rest
-                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .unwrap_or(rest.len());
-            &rest[..end]
-        })
+/// The top-level modules the code names through `crate::`, each with its 1-based line. A
+/// grouped import names every module of its group, nested groups and groups over several lines
+/// included: `use crate::{agent::X, tui::{a, b}}` names `agent` and `tui`.
+fn crate_paths(code: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("crate::") {
+        // `lilypad_crate::` is another name; `$crate::` in macros is the crate too.
+        let before = code[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        group_heads(code, at + "crate::".len(), &mut out);
+    }
+    out.into_iter()
+        .map(|at| (code[..at].matches('\n').count() + 1, ident_at(code, at)))
+        .filter(|(_, name)| !name.is_empty() && *name != "self")
         .collect()
+}
+
+/// The identifier that starts at byte `at`.
+fn ident_at(code: &str, at: usize) -> &str {
+    let rest = &code[at..];
+    let end = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    &rest[..end]
+}
+
+/// The starts of the first segments of the path that begins at byte `at`: the path's own, or,
+/// for a group `{a::x, b, {c, d}}`, each member's (a nested group at the top counts as members).
+fn group_heads(code: &str, at: usize, out: &mut Vec<usize>) {
+    let start = at + (code[at..].len() - code[at..].trim_start().len());
+    if !code[start..].starts_with('{') {
+        out.push(start);
+        return;
+    }
+    let mut depth = 0usize;
+    let mut member = start + 1;
+    for (i, c) in code[start..].char_indices() {
+        let i = start + i;
+        match c {
+            '{' => depth += 1,
+            '}' | ',' if depth == 1 => {
+                group_heads(code, member, out);
+                if c == '}' {
+                    return;
+                }
+                member = i + 1;
+            }
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
 }
 
 /// The top-level module a file belongs to (`src/engine/llama/mod.rs` -> `engine`).
@@ -108,18 +149,16 @@ fn no_module_uses_its_own_or_a_higher_layer() {
             ));
             continue;
         };
-        for (n, line) in code_lines(&text) {
-            for used in crate_paths(line) {
-                if used == module || !layers.contains_key(used) {
-                    continue;
-                }
-                let theirs = layers[used];
-                if theirs >= mine {
-                    problems.push(format!(
-                        "{}:{n}: `{module}` (layer {mine}) uses `{used}` (layer {theirs})",
-                        file.strip_prefix(ROOT).unwrap_or(&file).display()
-                    ));
-                }
+        for (n, used) in crate_paths(&code(&text)) {
+            if used == module || !layers.contains_key(used) {
+                continue;
+            }
+            let theirs = layers[used];
+            if theirs >= mine {
+                problems.push(format!(
+                    "{}:{n}: `{module}` (layer {mine}) uses `{used}` (layer {theirs})",
+                    file.strip_prefix(ROOT).unwrap_or(&file).display()
+                ));
             }
         }
     }
@@ -133,7 +172,7 @@ fn clap_is_only_in_the_command_line() {
         if matches!(module.as_str(), "cli" | "main" | "layering") {
             continue;
         }
-        for (n, line) in code_lines(&text) {
+        for (n, line) in code(&text).lines().enumerate().map(|(i, l)| (i + 1, l)) {
             if line.contains("clap::") || line.contains("#[arg(") || line.contains("#[command(") {
                 problems.push(format!("{}:{n}: {}", file.display(), line.trim()));
             }
@@ -144,14 +183,32 @@ fn clap_is_only_in_the_command_line() {
 
 #[test]
 fn the_checker_sees_what_it_checks() {
+    let names = |code: &str| -> Vec<String> {
+        crate_paths(code)
+            .into_iter()
+            .map(|(_, m)| m.to_string())
+            .collect()
+    };
     assert_eq!(
-        crate_paths("use crate::engine::{EngineError}; let x = crate::tui::f();"),
-        vec!["engine", "tui"]
+        names("use crate::engine::{EngineError}; let x = crate::tui::f();"),
+        ["engine", "tui"]
     );
-    assert_eq!(crate_paths("use lilypad_crate::x;"), Vec::<&str>::new());
-    let lines: Vec<_> = code_lines("//! crate::tui\nuse crate::agent; // crate::cli\n").collect();
-    assert_eq!(lines.len(), 1);
-    assert_eq!(crate_paths(lines[0].1), vec!["agent"]);
+    assert_eq!(names("use lilypad_crate::x;"), Vec::<String>::new());
+    let text = code("//! crate::tui\nuse crate::agent; // crate::cli\n");
+    assert_eq!(crate_paths(&text), vec![(2, "agent")]);
+    // Grouped and nested imports, over several lines: the old checker cut the path at the
+    // first `{` and saw none of these modules.
+    assert_eq!(
+        names("use crate::{agent::X, tui::{a, b}};"),
+        ["agent", "tui"]
+    );
+    let grouped = code(
+        "use crate::{\n    self as lib,\n    // crate::cli\n    protocol::Op,\n    {engine, tools::{Read, Write}},\n};\n",
+    );
+    assert_eq!(
+        crate_paths(&grouped),
+        vec![(4, "protocol"), (5, "engine"), (5, "tools")]
+    );
     let layers = layers();
     assert!(layers["protocol"] < layers["engine"] && layers["engine"] < layers["cli"]);
 }

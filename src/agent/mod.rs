@@ -3,15 +3,15 @@
 //! for a reported reason. It speaks only [`Op`] in and [`Event`] out, runs on tokio, and talks
 //! to whatever engine it is given through [`TemplatedModel`] (`crate::engine`).
 //!
-//! The rules are the ones the model was trained with (MODEL.md section 2): a reply without tool
-//! calls ends the task and its content is the answer; a turn cut by the token cap does not run
+//! The rules are the ones the model was trained with (docs/agent.md, "The loop"): a reply without
+//! tool calls ends the task and its content is the answer; a turn cut by the token cap does not run
 //! its calls and ends the task; steps, context and wall time are limited; a malformed call is
 //! answered with a readable error. At the end of each turn in which a Write, Edit or Bash call
 //! came, the sandbox records the workspace's files as that turn (`Sandbox::record_turn`), before
-//! the next turn can change them (and says so: `Event::TurnRecorded`). `Op::Rewind` goes back
-//! to the end of an earlier turn: conversation, files and (through a pinned engine snapshot)
-//! the model's memory (`run/rewind.rs`). Does not own: drawing, sandboxes (it calls [`Tools`]),
-//! prompt text (the templated model renders it), the log format (`session`).
+//! the next turn can change them (and says so: `Event::TurnRecorded`). `Op::Rewind` goes back to
+//! the end of an earlier turn: conversation, files and (through a pinned engine snapshot) the
+//! model's memory (`run/rewind.rs`). Does not own: drawing, sandboxes (it calls [`Tools`]), prompt
+//! text (the templated model renders it), the log format (`session`).
 
 mod approval;
 mod rules;

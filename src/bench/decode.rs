@@ -6,7 +6,7 @@
 //! The limit is either given (a GPU's memory bandwidth from its data sheet, `--peak-gbs`), or,
 //! for a CPU run, measured in the same run: the best of three passes reading a buffer much
 //! larger than the caches with the engine's thread count. The model is a random-weight `qwen35`
-//! of Qwen3.5-4B's shape (MODEL.md section 1) unless a GGUF is given; random weights decode at
+//! of Qwen3.5-4B's shape (docs/model.md, "Shape") unless a GGUF is given; random weights decode at
 //! the same speed as trained ones.
 //!
 //! Does not own: loading the engine or choosing the device (the caller's settings, with

@@ -186,7 +186,10 @@ pub(super) fn run(
 }
 
 /// One task, one attempt: its events on stdout.
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the parsed flags, settings and resolved task, each borrowed from the caller"
+)]
 fn single(
     args: &RunArgs,
     settings: &Settings,

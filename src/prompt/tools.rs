@@ -30,8 +30,9 @@ fn empty_object_schema() -> Value {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolsForm {
-    /// `{"description": ..., "name": ..., "parameters": ..., "strict": false}` (MODEL.md's
-    /// best guess at what the training server sent).
+    /// `{"description": ..., "name": ..., "parameters": ..., "strict": false}` (the likeliest
+    /// form the training server sent, unconfirmed: docs/prompt-format.md, "Unconfirmed facts,
+    /// and what we chose").
     #[default]
     Flat,
     /// OpenAI's nested form: `{"type": "function", "function": {"name", "description",
@@ -108,7 +109,7 @@ pub fn parse_tools(text: &str) -> Result<Vec<ToolSpec>, PromptError> {
 }
 
 /// The type a schema gives a parameter, as far as typing raw call text needs it (SGLang's
-/// rules: MODEL.md section 4).
+/// rules: docs/prompt-format.md, "Parsing model output").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParamType {
     String,
@@ -333,7 +334,7 @@ mod tests {
             .collect()
     }
 
-    /// MODEL.md section 2: names, parameter names, types, order and required sets.
+    /// docs/tools.md, "Parameters": names, parameter names, types, order and required sets.
     #[test]
     fn builtin_tools_match_the_training_interface() {
         let tools = builtin_tools();
@@ -410,7 +411,7 @@ mod tests {
         assert_eq!(ParamType::from_schema(&t), ParamType::Array);
     }
 
-    /// SGLang's inference: MODEL.md section 4.
+    /// SGLang's inference: docs/prompt-format.md, "Parsing model output".
     #[test]
     fn schema_forms() {
         use serde_json::json;

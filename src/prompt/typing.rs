@@ -1,5 +1,5 @@
 //! Typing the raw text of a tool-call parameter by the tool's schema, as SGLang's qwen3_coder
-//! parser does (MODEL.md section 4, "How SGLang reads the same output").
+//! parser does (docs/prompt-format.md, "Parsing model output").
 //!
 //! Owns: the conversion rules. Does not own: finding parameters in the output (`parser`),
 //! deciding a parameter's type from its schema (`tools::ParamType`), or validating required

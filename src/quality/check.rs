@@ -196,7 +196,10 @@ pub fn run(
 
 /// Compare one batch of rows of both models; the chunk's last position has no next token
 /// inside the chunk and is skipped.
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "both models' rows, the chunk and mask they are read against, and three separate tallies"
+)]
 fn score_rows(
     r: &ScoredRows,
     k: &ScoredRows,

@@ -66,7 +66,10 @@ impl Backend {
 /// differ in their first user message. Never 0, the engine's default slot.
 pub fn conversation_key(messages: &[Message]) -> u64 {
     // SipHash with fixed keys: stable across runs and machines.
-    #[allow(deprecated)]
+    #[expect(
+        deprecated,
+        reason = "SipHasher is the one std hasher with fixed keys: stable across runs and machines"
+    )]
     let mut h = std::hash::SipHasher::new();
     for m in messages {
         match m {

@@ -8,7 +8,7 @@ use std::path::Path;
 pub use crate::gguf::{TOKEN_CONTROL, TOKEN_NORMAL, TOKEN_UNUSED, TOKEN_USER_DEFINED};
 
 /// The chat tokens the prompt format needs, in the order of their real ids (248044 onward for
-/// the first three; see MODEL.md section 3).
+/// the first three; see docs/prompt-format.md, "The wire format").
 pub const CHAT_SPECIALS: [&str; 9] = [
     "<|endoftext|>",
     "<|im_start|>",

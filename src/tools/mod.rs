@@ -4,7 +4,7 @@
 //! Owns: argument handling (missing and empty values, numeric strings, the `path` fallback for
 //! `file_path`), path rules (every path resolves inside the workspace: relative to the workdir,
 //! `~` meaning the workspace root, symlinks resolved, escapes refused), the result texts, caps
-//! and error strings of MODEL.md section 2, and the two-step form of mutating calls: a
+//! and error strings of docs/tools.md, and the two-step form of mutating calls: a
 //! [`ProposedChange`] that the agent can hold for approval, then [`Tools::apply`] of the
 //! approved text, which refuses if the file changed meanwhile.
 //!
@@ -35,7 +35,7 @@ pub fn category(name: &str) -> Option<ToolCategory> {
     ToolName::parse(name).map(ToolName::category)
 }
 
-/// Caps and defaults (MODEL.md section 2). The config layer may override them.
+/// Caps and defaults (docs/tools.md, "Caps and defaults"). The config layer may override them.
 #[derive(Debug, Clone)]
 pub struct ToolLimits {
     /// Characters of a Read result.

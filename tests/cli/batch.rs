@@ -4,31 +4,22 @@
 //! pass@k in the report, presets, the provenance headers, and SWE-bench task files over local
 //! clones.
 
+use crate::common::git_repo;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// Run git in `dir` as a test identity; its trimmed output.
+/// Run git in `dir` as a test identity ([`crate::common::git`]); its trimmed output.
 pub fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    crate::common::git(dir, args).trim().to_string()
 }
 
 /// A repository whose `src/app.py` returns 1.
 fn repo(dir: &Path) -> PathBuf {
-    let r = dir.join("repo");
-    std::fs::create_dir_all(r.join("src")).unwrap();
-    std::fs::write(r.join("src/app.py"), "def f():\n    return 1\n").unwrap();
-    git(&r, &["init", "-q"]);
-    git(&r, &["add", "-A"]);
-    git(&r, &["commit", "-qm", "init"]);
-    r
+    git_repo(
+        &dir.join("repo"),
+        &[("src/app.py", "def f():\n    return 1\n")],
+    )
 }
 
 /// A script that makes `f` return `value`, in three turns (Read, Edit, answer).
@@ -578,12 +569,10 @@ fn swebench_tasks_check_out_local_clones_at_their_base_commit() {
     let tmp = tempfile::tempdir().unwrap();
     // A clone laid out as owner__name, whose newest commit no longer returns 1.
     let clones = tmp.path().join("clones");
-    let clone = clones.join("acme__calc");
-    std::fs::create_dir_all(clone.join("src")).unwrap();
-    std::fs::write(clone.join("src/app.py"), "def f():\n    return 1\n").unwrap();
-    git(&clone, &["init", "-q"]);
-    git(&clone, &["add", "-A"]);
-    git(&clone, &["commit", "-qm", "base"]);
+    let clone = git_repo(
+        &clones.join("acme__calc"),
+        &[("src/app.py", "def f():\n    return 1\n")],
+    );
     let base = git(&clone, &["rev-parse", "HEAD"]);
     std::fs::write(clone.join("src/app.py"), "def f():\n    return 3\n").unwrap();
     git(&clone, &["commit", "-qam", "later"]);

@@ -9,6 +9,7 @@
 use std::process::Command;
 
 use super::batch::git;
+use crate::common::git_repo;
 
 const SCRIPT: &str = "=== turn ===
 Where am I?
@@ -80,13 +81,13 @@ fn image_template_tasks_work_in_the_images_testbed_and_their_patch_applies() {
     let tmp = tempfile::tempdir().unwrap();
     // The repository, built into the image at /testbed.
     let ctx = tmp.path().join("ctx");
-    let repo = ctx.join("testbed");
-    std::fs::create_dir_all(repo.join("src")).unwrap();
-    std::fs::write(repo.join("src/app.py"), "def f():\n    return 1\n").unwrap();
-    std::fs::write(repo.join("README"), "the project\n").unwrap();
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-qm", "the base commit"]);
+    let repo = git_repo(
+        &ctx.join("testbed"),
+        &[
+            ("src/app.py", "def f():\n    return 1\n"),
+            ("README", "the project\n"),
+        ],
+    );
     let base_commit = git(&repo, &["rev-parse", "HEAD"]);
     std::fs::write(
         ctx.join("Dockerfile"),

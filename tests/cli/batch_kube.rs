@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::batch::{fix_script as script, git, snapshot};
+use super::batch::{fix_script as script, snapshot};
+use crate::common::git_repo;
 
 const SELECTOR: &str = "app.kubernetes.io/managed-by=lilypad";
 
@@ -92,12 +93,10 @@ fn a_kube_batch_killed_half_way_finishes_when_run_again_and_leaves_no_pod() {
     let image =
         std::env::var("LILYPAD_TEST_IMAGE").unwrap_or_else(|_| "lilypad-sandbox:busybox".into());
     let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("repo");
-    std::fs::create_dir_all(repo.join("src")).unwrap();
-    std::fs::write(repo.join("src/app.py"), "def f():\n    return 1\n").unwrap();
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-qm", "init"]);
+    let repo = git_repo(
+        &tmp.path().join("repo"),
+        &[("src/app.py", "def f():\n    return 1\n")],
+    );
     // Attempt 1 makes f return 2, attempt 2 makes it return 3.
     let scripts = tmp.path().join("scripts");
     std::fs::create_dir_all(&scripts).unwrap();

@@ -6,7 +6,7 @@
 //! passed alone.
 
 use super::e2e_demo::{have_tmux, Tmux};
-use std::path::Path;
+use crate::common::{git, git_repo};
 use std::process::Command;
 use std::time::Duration;
 
@@ -20,16 +20,6 @@ fn edit(old: &str, new: &str, answer: &str) -> String {
     )
 }
 
-fn git(repo: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(repo)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8(out.stdout).unwrap()
-}
-
 #[test]
 fn three_attempts_side_by_side_and_hunks_taken_from_two() {
     if !have_tmux() {
@@ -41,25 +31,11 @@ fn three_attempts_side_by_side_and_hunks_taken_from_two() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    std::fs::write(repo.join("calc.py"), CALC).unwrap();
     // The check lives in the repository: the sandbox sees only its own copy of it.
     let check = "python3 -c 'import calc; assert calc.add(2, 3) == 5, \"add\"; assert calc.mul(2, 3) == 6, \"mul\"'\n";
-    std::fs::write(repo.join("check.sh"), check).unwrap();
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "-A"]);
-    git(
-        &repo,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "init",
-        ],
+    let repo = git_repo(
+        &tmp.path().join("repo"),
+        &[("calc.py", CALC), ("check.sh", check)],
     );
     let scripts = tmp.path();
     let add = (

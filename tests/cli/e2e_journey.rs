@@ -11,6 +11,7 @@
 //! LILYPAD_TEST_JOURNEY_DIR; without them it skips loudly, unless LILYPAD_TEST_STRICT=1 (CI).
 
 use super::e2e_demo::{have_tmux, session_log, Tmux};
+use crate::common::{git, git_repo};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -113,16 +114,6 @@ fn prerequisites() -> Result<(PathBuf, String), String> {
     Ok((PathBuf::from(data), image))
 }
 
-fn git(repo: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(repo)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap()
-}
-
 /// The user's repository: the sdist unpacked, the bug put in, the devcontainer, one commit.
 fn project(tmp: &Path, data: &Path, base_image: &str) -> PathBuf {
     let ok = Command::new("tar")
@@ -165,21 +156,7 @@ fn project(tmp: &Path, data: &Path, base_image: &str) -> PathBuf {
         ),
     )
     .unwrap();
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "-A"]);
-    git(
-        &repo,
-        &[
-            "-c",
-            "user.name=dev",
-            "-c",
-            "user.email=dev@example.com",
-            "commit",
-            "-qm",
-            "six 1.17.0",
-        ],
-    );
-    repo
+    git_repo(&repo, &[])
 }
 
 /// Containers left by the Lilypad process `pid`.

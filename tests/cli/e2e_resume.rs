@@ -34,30 +34,10 @@ Fixed `add`.
 
 /// `DIR/repo`: a git repository of one commit holding `calc.py`, whose `add` subtracts.
 pub fn calc_repo(dir: &std::path::Path) -> std::path::PathBuf {
-    let repo = dir.join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    std::fs::write(repo.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
-    for args in [
-        &["init", "-q"][..],
-        &["add", "-A"],
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "init",
-        ],
-    ] {
-        assert!(Command::new("git")
-            .args(args)
-            .current_dir(&repo)
-            .status()
-            .unwrap()
-            .success());
-    }
-    repo
+    crate::common::git_repo(
+        &dir.join("repo"),
+        &[("calc.py", "def add(a, b):\n    return a - b\n")],
+    )
 }
 
 #[test]

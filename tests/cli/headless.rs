@@ -3,39 +3,16 @@
 //! JSONL events, exit codes, patch and trajectory files, batches, and a session killed with
 //! SIGKILL mid-turn that resumes from its log.
 
+use crate::common::{git, git_repo};
 use lilypad::protocol::{Event, FinishReason};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "git {args:?}");
-}
-
 fn repo(dir: &Path) -> PathBuf {
-    let r = dir.join("repo");
-    std::fs::create_dir_all(r.join("src")).unwrap();
-    std::fs::write(r.join("src/app.py"), "def f():\n    return 1\n").unwrap();
-    git(&r, &["init", "-q"]);
-    git(&r, &["add", "-A"]);
-    git(
-        &r,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "init",
-        ],
-    );
-    r
+    git_repo(
+        &dir.join("repo"),
+        &[("src/app.py", "def f():\n    return 1\n")],
+    )
 }
 
 const FIX: &str = "=== turn ===

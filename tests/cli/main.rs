@@ -3,11 +3,15 @@
 //! and the journey on a real Python project in a real terminal under `tmux`. Each test starts
 //! its own child processes.
 
-// The helpers are `pub` to the modules of this one binary, which is all a test crate has.
-#![allow(unreachable_pub)]
-// Test code throughout: clippy.toml's allow-unwrap-in-tests covers only #[test] functions, not
-// the helpers beside them.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![expect(
+    unreachable_pub,
+    reason = "the helpers are `pub` to the modules of this one binary, which is all a test crate has"
+)]
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code throughout: clippy.toml's allow-unwrap-in-tests covers only #[test] functions, not the helpers beside them"
+)]
 
 mod batch;
 mod batch_harbor;
@@ -15,6 +19,8 @@ mod batch_image;
 mod batch_kube;
 mod bench_cli;
 mod cli_model;
+#[path = "../common/mod.rs"]
+mod common;
 mod e2e_attempts;
 mod e2e_demo;
 mod e2e_journey;

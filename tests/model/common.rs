@@ -1,7 +1,6 @@
 //! Shared set-up for the model tests: the tiny test model, written once per test binary, and
 //! a lock that keeps model tests serial across all of the binary's modules (they use one
 //! thread each and must not contend).
-#![allow(dead_code)]
 
 use lilypad::config::EngineSettings;
 use lilypad::engine::EngineHandle;

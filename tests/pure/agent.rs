@@ -3,6 +3,7 @@
 //! reason, truncated turns, malformed calls, rejections with feedback, edited approvals,
 //! interrupt, step mode, policies.
 
+use crate::common::git_repo;
 use lilypad::agent::{self, AgentConfig, AgentHandle, ApprovalPolicy, Policy, TemplatedModel};
 use lilypad::engine::script::ScriptTurn;
 use lilypad::engine::{SamplingParams, ScriptEngine, StopReason};
@@ -17,31 +18,13 @@ use std::time::Duration;
 
 pub fn repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let p = dir.path();
-    std::fs::create_dir_all(p.join("src")).unwrap();
-    std::fs::write(p.join("src/app.py"), "def f():\n    return 1\n").unwrap();
-    std::fs::write(p.join("README.md"), "# demo\n").unwrap();
-    for args in [
-        vec!["init", "-q"],
-        vec!["add", "-A"],
-        vec![
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "init",
+    git_repo(
+        dir.path(),
+        &[
+            ("src/app.py", "def f():\n    return 1\n"),
+            ("README.md", "# demo\n"),
         ],
-    ] {
-        let ok = std::process::Command::new("git")
-            .args(&args)
-            .current_dir(p)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
-    }
+    );
     dir
 }
 

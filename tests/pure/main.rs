@@ -4,14 +4,20 @@
 //! (snapshots in `tests/snapshots/tui/`), and the setup script's decisions on fake trees. No
 //! model, no engine, no child process of Lilypad.
 
-// The helpers are `pub` to the modules of this one binary, which is all a test crate has.
-#![allow(unreachable_pub)]
-// Test code throughout: clippy.toml's allow-unwrap-in-tests covers only #[test] functions, not
-// the helpers beside them.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![expect(
+    unreachable_pub,
+    reason = "the helpers are `pub` to the modules of this one binary, which is all a test crate has"
+)]
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code throughout: clippy.toml's allow-unwrap-in-tests covers only #[test] functions, not the helpers beside them"
+)]
 
 mod agent;
 mod agent_review;
+#[path = "../common/mod.rs"]
+mod common;
 mod prompt_parity;
 mod prompt_parser;
 mod prompt_render;

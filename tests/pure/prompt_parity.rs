@@ -22,11 +22,6 @@ fn tool(name: &str, parameters: Value) -> ToolSpec {
     }
 }
 
-#[allow(dead_code)]
-fn parse_with(tools: &[ToolSpec], text: &str) -> ParsedTurn {
-    parse_all(text, &ToolSchemas::new(tools), Start::Reasoning)
-}
-
 fn parse(text: &str) -> ParsedTurn {
     parse_all(text, &leaf(), Start::Reasoning)
 }

@@ -1,6 +1,6 @@
-//! The streaming output parser: MODEL.md section 4 case by case, render-then-parse round trips
-//! over the golden conversations, and a property test (100,000 cases) over random splits of
-//! random and corrupted outputs.
+//! The streaming output parser: docs/prompt-format.md, "Parsing model output", case by case,
+//! render-then-parse round trips over the golden conversations, and a property test (100,000
+//! cases) over random splits of random and corrupted outputs.
 
 use std::path::Path;
 

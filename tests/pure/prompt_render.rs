@@ -1,9 +1,10 @@
 //! Prompt rendering: golden prompts for representative conversations, byte for byte, from the
-//! built-in template and from an independent Qwen3.5-style Jinja template; the format facts of
-//! MODEL.md section 3 checked directly; settings (tools form, thinking) and error cases.
+//! built-in template and from an independent Qwen3.5-style Jinja template; the wire format
+//! (docs/prompt-format.md, "The wire format") checked directly; settings (tools form, thinking)
+//! and error cases.
 //!
 //! Goldens live in `tests/golden/prompt/`. After a deliberate format change, regenerate them
-//! with `LILYPAD_BLESS=1 cargo test --test pure prompt_render` and review the diff.
+//! with `UPDATE_SNAPSHOTS=1 cargo test --test pure prompt_render` and review the diff.
 
 use std::path::{Path, PathBuf};
 
@@ -72,7 +73,7 @@ fn render_both(name: &str, settings: &PromptSettings) -> String {
 
 #[test]
 fn goldens_match_byte_for_byte_from_both_templates() {
-    let bless = std::env::var_os("LILYPAD_BLESS").is_some();
+    let bless = std::env::var_os("UPDATE_SNAPSHOTS").is_some();
     for name in CASES {
         let text = render_both(name, &PromptSettings::default());
         let path = golden_path(name);
@@ -82,7 +83,7 @@ fn goldens_match_byte_for_byte_from_both_templates() {
             continue;
         }
         let want = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("{}: {e} (run with LILYPAD_BLESS=1)", path.display()));
+            .unwrap_or_else(|e| panic!("{}: {e} (run with UPDATE_SNAPSHOTS=1)", path.display()));
         assert!(
             text == want,
             "{name}: prompt differs from {}\n--- got ---\n{text}\n--- want ---\n{want}",
@@ -92,7 +93,7 @@ fn goldens_match_byte_for_byte_from_both_templates() {
 }
 
 #[test]
-fn first_turn_has_the_model_md_layout() {
+fn first_turn_has_the_wire_format_layout() {
     let text = render_both("first_turn", &PromptSettings::default());
     let head = "<|im_start|>system\n# Tools\n\nYou have access to the following functions:\n\n<tools>\n{\"description\": \"Show the contents of a text file";
     assert!(text.starts_with(head), "{text}");

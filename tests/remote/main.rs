@@ -3,11 +3,15 @@
 //! exact bytes, and the Python peers of `scripts/fetch-test-python.sh` (the `openai` client,
 //! llama-cpp-python's server), which skip loudly when absent unless `LILYPAD_TEST_STRICT=1`.
 
-// The helpers are `pub` to the modules of this one binary, which is all a test crate has.
-#![allow(unreachable_pub)]
-// Test code throughout: clippy.toml's allow-unwrap-in-tests covers only #[test] functions, not
-// the helpers beside them.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![expect(
+    unreachable_pub,
+    reason = "the helpers are `pub` to the modules of this one binary, which is all a test crate has"
+)]
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code throughout: clippy.toml's allow-unwrap-in-tests covers only #[test] functions, not the helpers beside them"
+)]
 
 mod remote_agent;
 mod remote_common;

@@ -2,7 +2,6 @@
 //! `tests/remote/serve_*.rs`): the tiny model with a chat template, `lilypad serve` as a child
 //! process on a free loopback port, the Python peers (`scripts/fetch-test-python.sh`), and small
 //! helpers. Everything binds and connects to 127.0.0.1 only.
-#![allow(dead_code)]
 
 use lilypad::engine::remote::{RemoteEngine, RemoteSettings};
 use lilypad::engine::{EngineEvent, Generation, ParsedOutput};

@@ -1,15 +1,20 @@
-//! Integration tests of the sandboxes: the tool formats and the attack cases of TESTING.md on
+//! Integration tests of the sandboxes: the tool formats and the attack cases of docs/testing.md on
 //! the host sandbox, a real Docker engine (`scripts/docker-up.sh`) and a real Kubernetes
 //! cluster (`scripts/k8s-up.sh`). Without an engine its tests skip loudly, unless
 //! `LILYPAD_REQUIRE_DOCKER=1` / `LILYPAD_REQUIRE_KUBE=1`. The attack tests of the three kinds
 //! hold [`sandbox_suite::exclusive`], so they never overlap on the one machine.
 
-// The helpers are `pub` to the modules of this one binary, which is all a test crate has.
-#![allow(unreachable_pub)]
-// Test code throughout: clippy.toml's allow-unwrap-in-tests covers only #[test] functions, not
-// the helpers beside them.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![expect(
+    unreachable_pub,
+    reason = "the helpers are `pub` to the modules of this one binary, which is all a test crate has"
+)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "test code throughout: clippy.toml's allow-unwrap-in-tests covers only #[test] functions, not the helpers beside them"
+)]
 
+#[path = "../common/mod.rs"]
+mod common;
 mod sandbox_docker;
 mod sandbox_host;
 mod sandbox_image;

@@ -1,5 +1,6 @@
-//! The parser of model output (MODEL.md section 4): text pieces in, [`ParseEvent`]s out, read
-//! the way SGLang's `qwen3` reasoning parser and `qwen3_coder` tool parser read a whole reply.
+//! The parser of model output (docs/prompt-format.md, "Parsing model output"): text pieces in,
+//! [`ParseEvent`]s out, read the way SGLang's `qwen3` reasoning parser and `qwen3_coder` tool
+//! parser read a whole reply.
 //!
 //! Owns: splitting output into reasoning, content and tool calls in the qwen3_coder layout
 //! (`<tool_call>\n<function=NAME>\n<parameter=NAME>\nVALUE\n</parameter>\n</function>\n</tool_call>`),

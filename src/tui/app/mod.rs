@@ -70,7 +70,10 @@ pub enum Effect {
 
 /// What is in front of the transcript.
 #[derive(Debug)]
-#[allow(clippy::large_enum_variant)] // one value per App, replaced rarely: boxing buys nothing
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one value per App, replaced rarely: boxing buys nothing"
+)]
 pub enum Mode {
     Transcript,
     Review(Review),

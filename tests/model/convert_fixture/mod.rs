@@ -2,7 +2,6 @@
 //! (`Qwen3_5ForConditionalGeneration`: config.json with `text_config`, `model.language_model.*`
 //! tensors, a vision tower, an MTP block, tokenizer.json and tokenizer_config.json), with the
 //! stored values kept so that tests can check the conversion numerically.
-#![allow(dead_code)]
 
 pub mod reference;
 

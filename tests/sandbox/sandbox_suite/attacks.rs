@@ -1,4 +1,5 @@
-//! The attack cases of TESTING.md, each asserted. Network checks only ever aim at 127.0.0.1.
+//! The attack cases of docs/testing.md ("Attack cases"), each asserted. Network checks only
+//! ever aim at 127.0.0.1.
 
 use super::Harness;
 use serde_json::json;
@@ -11,9 +12,9 @@ pub const SECRET: &str = "hunter2-do-not-leak";
 
 /// Put the secret into this process's environment (call before starting a sandbox).
 pub fn plant_secret() {
-    // Set once per process (the host, Docker and Kubernetes tests share one), before any
-    // sandbox or thread that reads the environment.
     static PLANTED: std::sync::Once = std::sync::Once::new();
+    // SAFETY: set once per process (the host, Docker and Kubernetes tests share one), before any
+    // sandbox or thread that reads the environment.
     PLANTED.call_once(|| unsafe { std::env::set_var(SECRET_VAR, SECRET) });
 }
 
@@ -59,7 +60,7 @@ pub fn plant_home() -> &'static std::path::Path {
         let sock = home.join("agent.sock");
         // Leaked on purpose: the socket stays connectable for the whole test process.
         std::mem::forget(std::os::unix::net::UnixListener::bind(&sock).unwrap());
-        // Once per process, before the sandboxes that read them (see plant_secret).
+        // SAFETY: once per process, before the sandboxes that read them (see plant_secret).
         unsafe {
             std::env::set_var("HOME", &home);
             std::env::set_var("SSH_AUTH_SOCK", &sock);

@@ -1,4 +1,4 @@
-//! Tool result formats, error strings and path rules (MODEL.md section 2), the same on every
+//! Tool result formats, error strings and path rules (docs/tools.md), the same on every
 //! sandbox. Runs against a fresh copy of [`super::fixture`].
 
 use super::{bash_result, Harness};

@@ -5,41 +5,23 @@
 //! git such as `lilypad-sandbox:debian`).
 
 use super::Harness;
+use crate::common::{git, git_repo};
 use serde_json::json;
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
 /// Text in the user's repository's git config and hook that must never show in a sandbox.
 pub const USER_MARK: &str = "user-private-git-marker";
 
-/// [`super::fixture`] (outside `/tmp`) made a git repository with history, a remote holding a
-/// token, a hook and an identity of its own.
+/// [`super::fixture`] (outside `/tmp`) made a git repository ([`git_repo`], on a branch other
+/// than `main`) with history, a remote holding a token, a hook and an identity of its own.
 pub fn git_fixture() -> tempfile::TempDir {
     let d = super::fixture_outside_tmp();
     let r = d.path();
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(r)
-            .args(["-c", "user.name=u", "-c", "user.email=u@u"])
-            .args(args)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    git(&["init", "-q", "-b", "trunk"]);
-    git(&["add", "-A"]);
-    git(&["commit", "-q", "-m", "the user's history"]);
+    git_repo(r, &[]);
     let url = format!("https://{USER_MARK}@example.invalid/repo.git");
-    git(&["remote", "add", "origin", &url]);
-    git(&["config", "user.name", USER_MARK]);
+    git(r, &["remote", "add", "origin", &url]);
+    git(r, &["config", "user.name", USER_MARK]);
     let hook = r.join(".git/hooks/post-commit");
     fs::write(&hook, format!("#!/bin/sh\necho {USER_MARK}\n")).unwrap();
     use std::os::unix::fs::PermissionsExt;

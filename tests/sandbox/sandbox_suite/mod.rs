@@ -1,7 +1,6 @@
 //! Checks shared by the sandbox tests (`sandbox_host`, `sandbox_docker`, `sandbox_kube`):
-//! the tool formats and path rules, and the attack cases of TESTING.md, each asserted. Every
+//! the tool formats and path rules, and the attack cases of docs/testing.md, each asserted. Every
 //! sandbox kind runs the same checks; [`Containment`] says which guarantees a kind makes.
-#![allow(dead_code)]
 
 pub mod attacks;
 pub mod formats;
