@@ -114,7 +114,7 @@ fn runtime_err(context: impl Into<String>) -> impl FnOnce(bollard::errors::Error
     move |e| SandboxError::Runtime {
         runtime: "docker",
         context,
-        source: RuntimeError::Docker(e),
+        source: RuntimeError::from(e),
     }
 }
 
@@ -498,4 +498,31 @@ pub async fn probe(s: &DockerSettings) -> Result<String, SandboxError> {
         v.version.unwrap_or_default(),
         v.api_version.unwrap_or_default()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn a_client_error_is_boxed_in_the_seam_and_said_as_it_was() {
+        let e = bollard::errors::Error::DockerResponseServerError {
+            status_code: 500,
+            message: "the engine is shutting down".into(),
+        };
+        let said = e.to_string();
+        let err = runtime_err("listing containers")(e);
+        assert_eq!(
+            err.to_string(),
+            format!("docker: listing containers: {said}")
+        );
+        let source = err.source().expect("the runtime's error");
+        assert!(matches!(
+            source.downcast_ref::<RuntimeError>(),
+            Some(RuntimeError::Docker(_))
+        ));
+        // Boxed: the client's error does not size every `Result` of the sandbox seam.
+        assert!(std::mem::size_of::<RuntimeError>() <= 3 * std::mem::size_of::<usize>());
+    }
 }

@@ -85,7 +85,7 @@ pub(super) async fn present(docker: &Docker, image: &str) -> Result<bool, ImageE
         }) => Ok(false),
         Err(source) => Err(ImageError::Docker {
             context: format!("inspecting image {image}"),
-            source,
+            source: Box::new(source),
         }),
     }
 }

@@ -22,7 +22,12 @@ use std::path::{Path, PathBuf};
 
 fn docker_err(context: impl Into<String>) -> impl FnOnce(bollard::errors::Error) -> SandboxError {
     let context = context.into();
-    move |source| SandboxError::Image(ImageError::Docker { context, source })
+    move |source| {
+        SandboxError::Image(ImageError::Docker {
+            context,
+            source: Box::new(source),
+        })
+    }
 }
 
 /// Copy `dir` (absolute) out of `image` into `into` (an existing, empty directory); returns

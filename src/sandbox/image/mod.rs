@@ -82,11 +82,12 @@ pub enum ImageError {
     },
     #[error("the kube sandbox cannot build images ({what})\n  hint: build and push the image where the cluster's nodes can pull it, then set sandbox.image (or --image)")]
     KubeCannotBuild { what: String },
+    /// Boxed, as in [`crate::sandbox::RuntimeError`]: bollard's error is large.
     #[error("docker: {context}: {source}")]
     Docker {
         context: String,
         #[source]
-        source: bollard::errors::Error,
+        source: Box<bollard::errors::Error>,
     },
 }
 
