@@ -45,8 +45,12 @@ pub enum ImageError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{path}: {reason}")]
-    Devcontainer { path: PathBuf, reason: String },
+    #[error("{path}: {source}")]
+    Devcontainer {
+        path: PathBuf,
+        #[source]
+        source: devcontainer::DevcontainerError,
+    },
     #[error("{path}: bad .dockerignore pattern {pattern:?}: {source}")]
     Ignore {
         path: PathBuf,
