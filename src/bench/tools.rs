@@ -33,6 +33,12 @@ pub enum ToolsBenchError {
     },
     #[error("`{program}` (the baseline) failed: {message}")]
     Baseline { program: String, message: String },
+    #[error("`{program}` (the baseline) failed: {source}")]
+    BaselineSpawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("the tool call failed: {0}")]
     Tool(String),
     #[error("writing the synthetic tree at {path}: {source}")]
@@ -161,9 +167,9 @@ pub async fn glob(
             .arg(format!("*.{ext}"))
             .arg(&fd_dir)
             .output()
-            .map_err(|e| ToolsBenchError::Baseline {
+            .map_err(|source| ToolsBenchError::BaselineSpawn {
                 program: fd.into(),
-                message: e.to_string(),
+                source,
             })?;
         let s = t.elapsed().as_secs_f64();
         if !out.status.success() {
@@ -288,9 +294,9 @@ pub async fn exec_round_trip(
                 .stdin(Stdio::null())
                 .output()
                 .await
-                .map_err(|e| ToolsBenchError::Baseline {
+                .map_err(|source| ToolsBenchError::BaselineSpawn {
                     program: cli_program.into(),
-                    message: e.to_string(),
+                    source,
                 })?;
             let cs = t.elapsed().as_secs_f64();
             if !out.status.success() {

@@ -121,7 +121,7 @@ async fn start(plan: Plan, tx: UnboundedSender<Startup>) -> Option<Started> {
     match try_start(plan, &tx).await {
         Ok(v) => Some(v),
         Err(e) => {
-            let _ = tx.send(Startup::Failed(format!("{e:#}")));
+            let _ = tx.send(Startup::Failed(e.into()));
             None
         }
     }

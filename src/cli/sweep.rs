@@ -4,6 +4,7 @@
 
 use super::options::SandboxArgs;
 use crate::config::Settings;
+use crate::sandbox::sweep::SweepError;
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
@@ -22,9 +23,12 @@ pub(super) fn run(_args: &SweepArgs, settings: &Settings) -> anyhow::Result<Exit
         &here,
         true,
     ));
-    let line = |what: &str, r: &Result<usize, String>| match r {
+    let line = |what: &str, r: &Result<usize, SweepError>| match r {
         Ok(n) => println!("{what}: removed {n}"),
-        Err(e) => println!("{what}: not swept ({})", e.lines().next().unwrap_or("")),
+        Err(e) => println!(
+            "{what}: not swept ({})",
+            e.to_string().lines().next().unwrap_or("")
+        ),
     };
     line("docker containers", &swept.docker);
     line("kubernetes sessions", &swept.kube);

@@ -18,7 +18,7 @@ pub(super) fn get() -> Result<&'static LlamaBackend, EngineError> {
             LlamaBackend::init().map_err(Arc::new)
         })
         .as_ref()
-        .map_err(|e| EngineError::Backend(e.clone()))
+        .map_err(|e| EngineError::Backend(Box::new(e.clone())))
 }
 
 /// Whether this build can offload layers to a GPU.

@@ -37,8 +37,10 @@ pub enum EngineError {
     Stopped,
     #[error("the model stopped without finishing its turn")]
     Ended,
+    /// llama.cpp's backend could not start (boxed, like `Llama`'s source: no llama.cpp type
+    /// in the seam).
     #[error("llama.cpp backend: {0}")]
-    Backend(#[source] std::sync::Arc<llama_cpp_2::LlamaCppError>),
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
     #[error("cannot start the engine thread: {0}")]
     Thread(#[source] std::io::Error),
     #[error("the prompt could not be rendered: {0}")]

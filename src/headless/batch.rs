@@ -283,11 +283,10 @@ async fn harbor_environment(
         .await
         .map_err(|e| fail(e.to_string()))?;
     let workdir = docker
-        .inspect_image(&image)
+        .image_workdir(&image)
         .await
         .ok()
-        .and_then(|i| i.config)
-        .and_then(|c| c.working_dir)
+        .flatten()
         .filter(|w| w.starts_with('/') && w.len() > 1);
     let s = &mut settings.sandbox;
     s.image = Some(image.clone());

@@ -9,9 +9,10 @@
 
 use crate::engine::{SequenceId, TemplatedModel};
 use crate::protocol::{Event, Resolution};
-use crate::sandbox::Sandbox;
-use crate::session::SessionLog;
+use crate::sandbox::{Sandbox, SandboxError};
+use crate::session::{SessionError, SessionLog};
 use std::sync::Arc;
+use thiserror::Error;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 
 pub(super) fn record(
@@ -54,8 +55,10 @@ pub(super) fn record(
                     }
                 }
             }
-            if let Err(message) = keep_turns(&event, &log, sandbox.as_ref()).await {
-                let _ = tx.send(Event::Error { message });
+            if let Err(e) = keep_turns(&event, &log, sandbox.as_ref()).await {
+                let _ = tx.send(Event::Error {
+                    message: e.to_string(),
+                });
             }
             if matches!(event, Event::TaskFinished { .. }) {
                 let (model, path) = (model.clone(), log.path().with_extension("state"));
@@ -73,23 +76,65 @@ pub(super) fn record(
     rx
 }
 
+/// Why a turn's files were not kept (sent on as an [`Event::Error`]).
+#[derive(Debug, Error)]
+enum KeepError {
+    #[error("turn {turn}'s files could not be kept: {source}")]
+    Turn {
+        turn: u32,
+        #[source]
+        source: SandboxError,
+    },
+    #[error("the session patch could not be saved: {0}")]
+    Rewound(#[source] SandboxError),
+    #[error(transparent)]
+    Log(#[from] SessionError),
+}
+
 /// Keep the patch of a recorded turn, or forget those a rewind undid.
-async fn keep_turns(event: &Event, log: &SessionLog, sandbox: &dyn Sandbox) -> Result<(), String> {
+async fn keep_turns(
+    event: &Event,
+    log: &SessionLog,
+    sandbox: &dyn Sandbox,
+) -> Result<(), KeepError> {
     match event {
         Event::TurnRecorded { turn } => {
             let patch = crate::sandbox::workspace::Checkout::of(sandbox)
                 .turn_patch(*turn)
-                .map_err(|e| format!("turn {turn}'s files could not be kept: {e}"))?;
-            log.save_turn_patch(*turn, &patch)
-                .map_err(|e| e.to_string())
+                .map_err(|source| KeepError::Turn {
+                    turn: *turn,
+                    source,
+                })?;
+            Ok(log.save_turn_patch(*turn, &patch)?)
         }
         Event::Rewound { turn, .. } => {
-            log.forget_turns_after(*turn).map_err(|e| e.to_string())?;
+            log.forget_turns_after(*turn)?;
             let patch = crate::sandbox::workspace::Checkout::of(sandbox)
                 .turn_patch(*turn)
-                .map_err(|e| format!("the session patch could not be saved: {e}"))?;
-            log.save_patch(&patch).map_err(|e| e.to_string())
+                .map_err(KeepError::Rewound)?;
+            Ok(log.save_patch(&patch)?)
         }
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn a_turn_not_kept_says_which_and_keeps_the_sandbox_s_error() {
+        let e = KeepError::Turn {
+            turn: 3,
+            source: SandboxError::NotFound {
+                path: "a.txt".into(),
+            },
+        };
+        assert_eq!(
+            e.to_string(),
+            "turn 3's files could not be kept: no such file or directory: a.txt"
+        );
+        assert!(e.source().is_some_and(|s| s.is::<SandboxError>()));
     }
 }

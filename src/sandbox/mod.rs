@@ -115,19 +115,32 @@ pub enum SandboxError {
     Image(#[from] image::ImageError),
 }
 
-/// What a container runtime's client reported (the source of [`SandboxError::Runtime`]).
+/// What a container runtime's client reported (the source of [`SandboxError::Runtime`]). The
+/// clients' errors are boxed: they are large, and every `Result` of the seam would carry them.
 #[derive(Debug, Error)]
 pub enum RuntimeError {
     #[error(transparent)]
-    Docker(#[from] bollard::errors::Error),
+    Docker(Box<bollard::errors::Error>),
     #[error(transparent)]
-    Kubernetes(#[from] ::kube::Error),
+    Kubernetes(Box<::kube::Error>),
     /// An API object built here from JSON does not fit the API's types.
     #[error(transparent)]
     Object(#[from] serde_json::Error),
     /// The runtime answered, but not as its API says it does.
     #[error("{0}")]
     Protocol(&'static str),
+}
+
+impl From<bollard::errors::Error> for RuntimeError {
+    fn from(e: bollard::errors::Error) -> Self {
+        RuntimeError::Docker(Box::new(e))
+    }
+}
+
+impl From<::kube::Error> for RuntimeError {
+    fn from(e: ::kube::Error) -> Self {
+        RuntimeError::Kubernetes(Box::new(e))
+    }
 }
 
 /// Why the session patch could not be computed (the source of [`SandboxError::Patch`]).

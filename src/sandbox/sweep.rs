@@ -8,14 +8,27 @@
 //! are leftovers (the runtimes' `sweep_leftovers`, `workspace::sweep_leftovers`).
 
 use super::settings::SandboxSettings;
+use super::SandboxError;
 use std::path::Path;
+use thiserror::Error;
 
 /// What one sweep removed, per runtime; a runtime that could not be reached says why.
 #[derive(Debug)]
 pub struct Swept {
-    pub docker: Result<usize, String>,
-    pub kube: Result<usize, String>,
+    pub docker: Result<usize, SweepError>,
+    pub kube: Result<usize, SweepError>,
     pub workspaces: usize,
+}
+
+/// Why a runtime was not swept.
+#[derive(Debug, Error)]
+pub enum SweepError {
+    /// The caller did not ask for this runtime (Kubernetes needs a kubeconfig).
+    #[error("not asked for")]
+    NotAsked,
+    /// The runtime could not be reached, or failed while listing or removing.
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
 }
 
 /// Sweep Docker, the Kubernetes namespace `settings` names (its `[sandbox.kube]`), and this
@@ -25,19 +38,19 @@ pub async fn sweep_all(settings: &SandboxSettings, repo: &Path, kube: bool) -> S
     let docker = match super::docker::connect().await {
         Ok(d) => super::docker::sweep_leftovers(&d)
             .await
-            .map_err(|e| e.to_string()),
-        Err(e) => Err(e.to_string()),
+            .map_err(SweepError::from),
+        Err(e) => Err(e.into()),
     };
     let kube = if kube {
         let s = settings.kube(repo);
         match super::kube::connect(&s).await {
             Ok((client, ns)) => super::kube::sweep_leftovers(&client, &ns)
                 .await
-                .map_err(|e| e.to_string()),
-            Err(e) => Err(e.to_string()),
+                .map_err(SweepError::from),
+            Err(e) => Err(e.into()),
         }
     } else {
-        Err("not asked for".into())
+        Err(SweepError::NotAsked)
     };
     let workspaces = super::workspace::sweep_leftovers();
     Swept {

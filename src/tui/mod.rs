@@ -102,7 +102,8 @@ pub enum Startup {
     Ready(Backend),
     /// Several attempts at one task, each already sent the task (`--attempts N`).
     Attempts(Vec<AttemptBackend>),
-    Failed(String),
+    /// Start-up failed; shown with its chain of sources.
+    Failed(Box<dyn std::error::Error + Send + Sync>),
     /// A warning to show in the transcript (e.g. what the sandbox image lacks).
     Notice(String),
 }

@@ -290,7 +290,7 @@ impl Loop {
     fn on_startup(&mut self, msg: Startup) {
         match msg {
             Startup::Progress { label, fraction } => self.app_mut().on_progress(label, fraction),
-            Startup::Failed(m) => self.app_mut().on_startup_failed(&m),
+            Startup::Failed(e) => self.app_mut().on_startup_failed(e.as_ref()),
             Startup::Notice(m) => self
                 .app_mut()
                 .transcript

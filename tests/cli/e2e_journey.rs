@@ -163,7 +163,12 @@ fn project(tmp: &Path, data: &Path, base_image: &str) -> PathBuf {
 fn containers_of(pid: u32) -> usize {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let d = lilypad::sandbox::docker::connect().await.unwrap();
+        // bollard's own client: the library's `docker::connect` hands out no bollard type.
+        let d = bollard::Docker::connect_with_local_defaults()
+            .unwrap()
+            .negotiate_version()
+            .await
+            .unwrap();
         let filters =
             HashMap::from([("label".to_string(), vec![format!("dev.lilypad.pid={pid}")])]);
         let opts = bollard::query_parameters::ListContainersOptionsBuilder::default()

@@ -3,7 +3,9 @@
 //! Image: LILYPAD_TEST_IMAGE, default `lilypad-sandbox:busybox` (no bash: commands run with
 //! `sh -c` there).
 
-use crate::sandbox_suite::{self, attacks, engine_missing, exclusive, fixture, formats, Harness};
+use crate::sandbox_suite::{
+    self, attacks, bollard_client, engine_missing, exclusive, fixture, formats, Harness,
+};
 use lilypad::sandbox::docker::{self, DockerSandbox, DockerSettings};
 use lilypad::sandbox::workspace::Workspace;
 use lilypad::sandbox::{Sandbox, SandboxError};
@@ -41,7 +43,7 @@ async fn start(repo: &std::path::Path) -> Arc<DockerSandbox> {
 
 /// The container is gone once the sandbox is closed.
 async fn assert_removed(id: &str) {
-    let d = docker::connect().await.unwrap();
+    let d = bollard_client().await;
     match d.inspect_container(id, None).await {
         Err(bollard::errors::Error::DockerResponseServerError {
             status_code: 404, ..
@@ -87,9 +89,8 @@ async fn docker_attacks() {
     attacks::escaping_fork_bomb(&h).await;
     attacks::last_resort(&h, async { sb.kill_all().await.unwrap() }).await;
     attacks::memory_hog(&h).await;
-    let info = docker::connect()
+    let info = bollard_client()
         .await
-        .unwrap()
         .inspect_container(&id, None)
         .await
         .unwrap();
@@ -128,7 +129,7 @@ async fn docker_sweeps_leftovers_of_dead_sessions() {
         return;
     }
     use bollard::models::ContainerCreateBody;
-    let d = docker::connect().await.unwrap();
+    let d = bollard_client().await;
     let labels = std::collections::HashMap::from([
         (docker::LABEL.to_string(), "1".to_string()),
         (
@@ -153,7 +154,8 @@ async fn docker_sweeps_leftovers_of_dead_sessions() {
         ..Default::default()
     };
     let c = d.create_container(None, body).await.unwrap();
-    let swept = docker::sweep_leftovers(&d).await.unwrap();
+    let client = docker::connect().await.unwrap();
+    let swept = docker::sweep_leftovers(&client).await.unwrap();
     assert!(swept >= 1);
     assert!(
         d.inspect_container(&c.id, None).await.is_err(),

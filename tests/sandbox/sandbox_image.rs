@@ -4,7 +4,7 @@
 //! LILYPAD_TEST_BASH_IMAGE (`lilypad-sandbox:debian`: bash, git, python3); builds download
 //! nothing, since the test engine has no way out.
 
-use crate::sandbox_suite::{bash_image, engine_missing};
+use crate::sandbox_suite::{bash_image, bollard_client, engine_missing};
 use lilypad::sandbox::image::{check, ImageError};
 use lilypad::sandbox::{self, docker, ExecRequest, Sandbox, SandboxError, SandboxKind};
 use lilypad::sandbox::{KindSettings, SandboxSettings, SandboxSpec};
@@ -83,7 +83,7 @@ async fn sh(sb: &dyn Sandbox, cmd: &str) -> String {
 }
 
 async fn remove_image(tag: &str) {
-    let d = docker::connect().await.unwrap();
+    let d = bollard_client().await;
     let _ = d
         .remove_image(
             tag,

@@ -3,7 +3,7 @@
 //! warm-up then the mean of `reps` runs: the procedure the engine bench follows on Lilypad's
 //! side ([`crate::bench::engine`]).
 
-use super::{bad_output, run, PeerError};
+use super::{bad_json, bad_output, run, PeerError};
 use crate::bench::engine::{Speeds, PP, TG};
 use serde::Deserialize;
 use std::path::Path;
@@ -57,8 +57,7 @@ pub fn run_on(
 
 /// llama-bench's JSON report as speeds (pp from the prompt test, tg from the generation test).
 pub fn parse(program: &Path, json: &str) -> Result<Speeds, PeerError> {
-    let tests: Vec<Test> =
-        serde_json::from_str(json.trim()).map_err(|e| bad_output(program, e.to_string()))?;
+    let tests: Vec<Test> = serde_json::from_str(json.trim()).map_err(bad_json(program))?;
     let find = |pp: bool| {
         tests
             .iter()
@@ -99,6 +98,18 @@ mod tests {
         assert_eq!((s.pp, s.tg, s.tg_min_tokens), (1500.5, 700.25, TG));
         assert!(parse(Path::new("llama-bench"), "[]").is_err());
         assert!(parse(Path::new("llama-bench"), "not json").is_err());
+    }
+
+    #[test]
+    fn a_report_that_is_not_json_keeps_serde_s_error() {
+        use std::error::Error as _;
+        let e = parse(Path::new("llama-bench"), "not json").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("reading the figures of llama-bench: "),
+            "{e}"
+        );
+        assert!(e.source().is_some_and(|s| s.is::<serde_json::Error>()));
     }
 
     #[test]

@@ -60,6 +60,20 @@ pub enum PeerError {
     Failed { program: PathBuf, tail: String },
     #[error("reading the figures of {}: {what}", program.display())]
     Output { program: PathBuf, what: String },
+    /// The program's report is not the JSON it should be.
+    #[error("reading the figures of {}: {source}", program.display())]
+    Json {
+        program: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// llama-server answered something other than the JSON it should (`answer`: its text).
+    #[error("reading the figures of llama-server: {source}: {answer}")]
+    Answer {
+        answer: String,
+        #[source]
+        source: serde_json::Error,
+    },
     #[error("llama-server did not answer on {url} within {seconds} s: {last}")]
     NotReady {
         url: String,
@@ -105,6 +119,14 @@ fn run(program: &Path, args: &[String]) -> Result<Output, PeerError> {
         });
     }
     Ok(out)
+}
+
+/// A report that is not the JSON it should be, as an error naming the program.
+fn bad_json(program: &Path) -> impl FnOnce(serde_json::Error) -> PeerError + '_ {
+    move |source| PeerError::Json {
+        program: program.to_path_buf(),
+        source,
+    }
 }
 
 /// An output that could not be read, as an error naming the program.

@@ -202,9 +202,9 @@ impl Server {
             "temperature": 0.0,
         });
         let bytes = self.post("/completion", &body)?;
-        let r: Response = serde_json::from_slice(&bytes).map_err(|e| PeerError::Output {
-            program: PathBuf::from("llama-server"),
-            what: format!("{e}: {}", String::from_utf8_lossy(&bytes)),
+        let r: Response = serde_json::from_slice(&bytes).map_err(|source| PeerError::Answer {
+            answer: String::from_utf8_lossy(&bytes).into_owned(),
+            source,
         })?;
         let n = |x: i64| x.max(0) as usize;
         Ok(Completion {
@@ -220,10 +220,11 @@ impl Server {
     pub fn slot(&self, action: &str, file: &str) -> Result<Slot, PeerError> {
         let body = serde_json::json!({ "filename": file });
         let bytes = self.post(&format!("/slots/0?action={action}"), &body)?;
-        let r: SlotResponse = serde_json::from_slice(&bytes).map_err(|e| PeerError::Output {
-            program: PathBuf::from("llama-server"),
-            what: format!("{e}: {}", String::from_utf8_lossy(&bytes)),
-        })?;
+        let r: SlotResponse =
+            serde_json::from_slice(&bytes).map_err(|source| PeerError::Answer {
+                answer: String::from_utf8_lossy(&bytes).into_owned(),
+                source,
+            })?;
         let n = |x: Option<i64>| x.unwrap_or(0).max(0) as u64;
         Ok(Slot {
             tokens: n(r.n_saved.or(r.n_restored).or(r.n_erased)),

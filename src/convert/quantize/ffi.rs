@@ -31,8 +31,16 @@ pub(super) struct Call<'a> {
 
 pub(super) enum FfiError {
     Nul(PathBuf),
-    /// llama.cpp returned non-zero; its error lines, joined.
-    Failed(String),
+    Failed(LlamaQuantizeError),
+}
+
+/// `llama_model_quantize` returned non-zero (the source of `QuantizeError::Llama`): its
+/// status, and the error lines it logged (said instead of the status when there are any).
+#[derive(Debug, thiserror::Error)]
+#[error("{}", if errors.is_empty() { format!("status {status}") } else { errors.join(" ") })]
+pub struct LlamaQuantizeError {
+    pub status: u32,
+    pub errors: Vec<String>,
 }
 
 /// What the log hook passes on.
@@ -208,8 +216,7 @@ pub(super) fn quantize(
     }
     match status {
         (0, _) => Ok(()),
-        (code, errors) if errors.is_empty() => Err(FfiError::Failed(format!("status {code}"))),
-        (_, errors) => Err(FfiError::Failed(errors.join(" "))),
+        (status, errors) => Err(FfiError::Failed(LlamaQuantizeError { status, errors })),
     }
 }
 
@@ -248,5 +255,15 @@ mod tests {
         );
         assert!(parse_progress("size =     0.50 MiB").is_none());
         assert!(parse_progress("llama_model_quantize_impl: model size  = 1.00 MiB").is_none());
+    }
+
+    #[test]
+    fn a_failure_says_its_error_lines_or_else_its_status() {
+        let failed = |errors: &[&str]| LlamaQuantizeError {
+            status: 1,
+            errors: errors.iter().map(|e| e.to_string()).collect(),
+        };
+        assert_eq!(failed(&[]).to_string(), "status 1");
+        assert_eq!(failed(&["a", "b"]).to_string(), "a b");
     }
 }

@@ -8,6 +8,40 @@ use super::QuantizeError;
 use crate::gguf::{GgmlType, GgufError, GgufFile};
 use std::collections::BTreeMap;
 use std::path::Path;
+use thiserror::Error;
+
+/// What is wrong with an importance matrix file (the source of [`QuantizeError::Imatrix`]).
+#[derive(Debug, Error)]
+pub enum ImatrixError {
+    #[error("{name} is missing")]
+    Missing { name: String },
+    #[error("{name} is {ty}, expected F32")]
+    NotF32 { name: String, ty: String },
+    #[error("{name}: data out of bounds")]
+    OutOfBounds { name: String },
+    #[error("no imatrix.chunk_count: not an importance matrix")]
+    NoChunkCount,
+    #[error("{name}: {sums} sums for {counts} counts")]
+    Counts {
+        name: String,
+        sums: usize,
+        counts: usize,
+    },
+    #[error("no .in_sum2 tensors")]
+    NoSums,
+    #[error("truncated at byte {at}")]
+    Truncated { at: usize },
+    #[error("neither GGUF nor a legacy imatrix with entries")]
+    NoEntries,
+    #[error("negative name length")]
+    NameLength,
+    #[error("truncated name at byte {at}")]
+    TruncatedName { at: usize },
+    #[error("negative value count")]
+    ValueCount,
+    #[error("{name}: truncated values")]
+    TruncatedValues { name: String },
+}
 
 /// One tensor's importance weights.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,9 +52,9 @@ pub struct ImatrixEntry {
 
 /// Read an importance matrix file, GGUF or legacy.
 pub fn read_imatrix(path: &Path) -> Result<Vec<ImatrixEntry>, QuantizeError> {
-    let bad = |what: String| QuantizeError::Imatrix {
+    let bad = |source| QuantizeError::Imatrix {
         path: path.to_path_buf(),
-        what,
+        source,
     };
     match GgufFile::open(path) {
         Ok(file) => read_gguf(&file).map_err(bad),
@@ -38,25 +72,28 @@ pub fn read_imatrix(path: &Path) -> Result<Vec<ImatrixEntry>, QuantizeError> {
     }
 }
 
-fn f32s(file: &GgufFile, name: &str) -> Result<Vec<f32>, String> {
+fn f32s(file: &GgufFile, name: &str) -> Result<Vec<f32>, ImatrixError> {
     let t = file
         .tensor(name)
-        .ok_or_else(|| format!("{name} is missing"))?;
+        .ok_or_else(|| ImatrixError::Missing { name: name.into() })?;
     if t.ty != GgmlType::F32 {
-        return Err(format!("{name} is {}, expected F32", t.ty.name()));
+        return Err(ImatrixError::NotF32 {
+            name: name.into(),
+            ty: t.ty.name(),
+        });
     }
     let data = file
         .tensor_data(t)
-        .ok_or_else(|| format!("{name}: data out of bounds"))?;
+        .ok_or_else(|| ImatrixError::OutOfBounds { name: name.into() })?;
     Ok(data
         .chunks_exact(4)
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect())
 }
 
-fn read_gguf(file: &GgufFile) -> Result<Vec<ImatrixEntry>, String> {
+fn read_gguf(file: &GgufFile) -> Result<Vec<ImatrixEntry>, ImatrixError> {
     if file.get("imatrix.chunk_count").is_none() {
-        return Err("no imatrix.chunk_count: not an importance matrix".into());
+        return Err(ImatrixError::NoChunkCount);
     }
     let mut out = Vec::new();
     for t in &file.tensors {
@@ -66,11 +103,11 @@ fn read_gguf(file: &GgufFile) -> Result<Vec<ImatrixEntry>, String> {
         let sums = f32s(file, &t.name)?;
         let counts = f32s(file, &format!("{name}.counts"))?;
         if counts.is_empty() || !sums.len().is_multiple_of(counts.len()) {
-            return Err(format!(
-                "{name}: {} sums for {} counts",
-                sums.len(),
-                counts.len()
-            ));
+            return Err(ImatrixError::Counts {
+                name: name.to_string(),
+                sums: sums.len(),
+                counts: counts.len(),
+            });
         }
         let per = sums.len() / counts.len();
         let mut values = Vec::with_capacity(sums.len());
@@ -86,37 +123,37 @@ fn read_gguf(file: &GgufFile) -> Result<Vec<ImatrixEntry>, String> {
         });
     }
     if out.is_empty() {
-        return Err("no .in_sum2 tensors".into());
+        return Err(ImatrixError::NoSums);
     }
     Ok(out)
 }
 
-fn read_legacy(bytes: &[u8]) -> Result<Vec<ImatrixEntry>, String> {
+fn read_legacy(bytes: &[u8]) -> Result<Vec<ImatrixEntry>, ImatrixError> {
     let mut pos = 0usize;
-    let i32_at = |pos: &mut usize| -> Result<i32, String> {
+    let i32_at = |pos: &mut usize| -> Result<i32, ImatrixError> {
         let b = bytes
             .get(*pos..*pos + 4)
-            .ok_or_else(|| format!("truncated at byte {pos}"))?;
+            .ok_or(ImatrixError::Truncated { at: *pos })?;
         *pos += 4;
         Ok(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     };
     let n = i32_at(&mut pos)?;
     if n < 1 {
-        return Err("neither GGUF nor a legacy imatrix with entries".into());
+        return Err(ImatrixError::NoEntries);
     }
     let mut entries = BTreeMap::new();
     for _ in 0..n {
-        let len = usize::try_from(i32_at(&mut pos)?).map_err(|_| "negative name length")?;
+        let len = usize::try_from(i32_at(&mut pos)?).map_err(|_| ImatrixError::NameLength)?;
         let name = bytes
             .get(pos..pos + len)
-            .ok_or_else(|| format!("truncated name at byte {pos}"))?;
+            .ok_or(ImatrixError::TruncatedName { at: pos })?;
         let name = String::from_utf8_lossy(name).into_owned();
         pos += len;
         let ncall = i32_at(&mut pos)?;
-        let nval = usize::try_from(i32_at(&mut pos)?).map_err(|_| "negative value count")?;
+        let nval = usize::try_from(i32_at(&mut pos)?).map_err(|_| ImatrixError::ValueCount)?;
         let data = bytes
             .get(pos..pos + 4 * nval)
-            .ok_or_else(|| format!("{name}: truncated values"))?;
+            .ok_or_else(|| ImatrixError::TruncatedValues { name: name.clone() })?;
         pos += 4 * nval;
         let values = data
             .chunks_exact(4)
@@ -153,6 +190,30 @@ mod tests {
                 values: vec![2.0, 0.5]
             }]
         );
-        assert!(read_legacy(&b[..b.len() - 1]).is_err());
+        assert!(matches!(
+            read_legacy(&b[..b.len() - 1]),
+            Err(ImatrixError::TruncatedValues { name }) if name == "abc"
+        ));
+    }
+
+    #[test]
+    fn a_bad_file_says_which_and_why() {
+        use std::error::Error as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.dat");
+        std::fs::write(&path, 0i32.to_le_bytes()).unwrap();
+        let err = read_imatrix(&path).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "importance matrix {}: neither GGUF nor a legacy imatrix with entries",
+                path.display()
+            )
+        );
+        let source = err.source().expect("the imatrix error");
+        assert!(matches!(
+            source.downcast_ref::<ImatrixError>(),
+            Some(ImatrixError::NoEntries)
+        ));
     }
 }

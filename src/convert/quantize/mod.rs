@@ -20,7 +20,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use thiserror::Error;
 
-pub use imatrix::{read_imatrix, ImatrixEntry};
+pub use ffi::LlamaQuantizeError;
+pub use imatrix::{read_imatrix, ImatrixEntry, ImatrixError};
 
 /// A quantisation type as `llama-quantize` names it, with its `LLAMA_FTYPE_*` number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -178,15 +179,20 @@ pub enum QuantizeError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("importance matrix {}: {what}", path.display())]
-    Imatrix { path: PathBuf, what: String },
+    #[error("importance matrix {}: {source}", path.display())]
+    Imatrix {
+        path: PathBuf,
+        #[source]
+        source: ImatrixError,
+    },
     #[error("a path contains a NUL byte: {}", path.display())]
     Path { path: PathBuf },
-    #[error("llama.cpp could not quantise {} to {ty}: {message}", input.display())]
+    #[error("llama.cpp could not quantise {} to {ty}: {source}", input.display())]
     Llama {
         input: PathBuf,
         ty: &'static str,
-        message: String,
+        #[source]
+        source: LlamaQuantizeError,
     },
     #[error("reading the output {}: {source}", path.display())]
     Output { path: PathBuf, source: GgufError },
@@ -258,10 +264,10 @@ pub fn quantize(
     };
     ffi::quantize(&call, progress).map_err(|e| match e {
         ffi::FfiError::Nul(path) => QuantizeError::Path { path },
-        ffi::FfiError::Failed(message) => QuantizeError::Llama {
+        ffi::FfiError::Failed(source) => QuantizeError::Llama {
             input: opts.input.clone(),
             ty: opts.ty.name(),
-            message,
+            source,
         },
     })?;
     temp.as_file()

@@ -235,7 +235,7 @@ impl Step {
                 Ok(()) => ctx
                     .decode(&mut self.batch, seq0_from)
                     .map_err(StepError::Decode),
-                Err(e) => Err(StepError::Batch(e.to_string())),
+                Err(e) => Err(StepError::Batch(e)),
             };
             match result {
                 Ok(()) => break,
@@ -262,13 +262,14 @@ impl Step {
                     self.sweep(pool);
                 }
                 Err(e) => {
-                    let message = e.to_string();
+                    // One failure, told to every generation of the batch.
+                    let e = Arc::new(e);
                     for a in self.actives.drain(..) {
                         let _ = pool.memory(a.seq).clear(ctx);
                         pool.set_busy(a.seq, false);
                         let _ = a.out.events.send(EngineEvent::Failed(EngineError::Llama {
                             doing: "decoding a batch of sequences",
-                            source: Box::new(std::io::Error::other(message.clone())),
+                            source: Box::new(Arc::clone(&e)),
                         }));
                     }
                     return;
@@ -418,5 +419,5 @@ enum StepError {
     #[error(transparent)]
     Decode(DecodeError),
     #[error("filling a batch: {0}")]
-    Batch(String),
+    Batch(#[source] llama_cpp_2::llama_batch::BatchAddError),
 }

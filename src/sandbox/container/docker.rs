@@ -114,7 +114,7 @@ fn runtime_err(context: impl Into<String>) -> impl FnOnce(bollard::errors::Error
     move |e| SandboxError::Runtime {
         runtime: "docker",
         context,
-        source: RuntimeError::Docker(e),
+        source: RuntimeError::from(e),
     }
 }
 
@@ -128,8 +128,26 @@ fn is_not_found(e: &bollard::errors::Error) -> bool {
     )
 }
 
+/// A connection to the Docker engine. Outside the sandbox module it is only handed back to the
+/// sandbox's own functions (the image build, the sweep) and asked the little its methods
+/// answer: bollard's client and types stay inside this module.
+#[derive(Debug, Clone)]
+pub struct DockerClient(pub(in crate::sandbox) Docker);
+
+impl DockerClient {
+    /// The working directory `image`'s config names (`None`: it names none).
+    pub async fn image_workdir(&self, image: &str) -> Result<Option<String>, SandboxError> {
+        let i = self
+            .0
+            .inspect_image(image)
+            .await
+            .map_err(runtime_err(format!("inspecting image {image}")))?;
+        Ok(i.config.and_then(|c| c.working_dir))
+    }
+}
+
 /// Connect to Docker (`DOCKER_HOST` or the local socket) and negotiate the API version.
-pub async fn connect() -> Result<Docker, SandboxError> {
+pub async fn connect() -> Result<DockerClient, SandboxError> {
     let where_ =
         std::env::var("DOCKER_HOST").unwrap_or_else(|_| "unix:///var/run/docker.sock".into());
     let unavailable = |e: bollard::errors::Error| SandboxError::Unavailable {
@@ -141,11 +159,12 @@ pub async fn connect() -> Result<Docker, SandboxError> {
     let docker = Docker::connect_with_local_defaults().map_err(unavailable)?;
     let docker = docker.negotiate_version().await.map_err(unavailable)?;
     docker.ping().await.map_err(unavailable)?;
-    Ok(docker)
+    Ok(DockerClient(docker))
 }
 
 /// Remove the containers of dead Lilypad sessions on this host (label sweep).
-pub async fn sweep_leftovers(docker: &Docker) -> Result<usize, SandboxError> {
+pub async fn sweep_leftovers(docker: &DockerClient) -> Result<usize, SandboxError> {
+    let docker = &docker.0;
     let filters = HashMap::from([("label".to_string(), vec![LABEL.to_string()])]);
     let opts = ListContainersOptionsBuilder::default()
         .all(true)
@@ -306,11 +325,12 @@ impl ContainerRuntime for DockerRuntime {
         s: &DockerSettings,
         session: &str,
     ) -> Result<Self, SandboxError> {
-        let docker = connect().await?;
-        let swept = sweep_leftovers(&docker).await?;
+        let client = connect().await?;
+        let swept = sweep_leftovers(&client).await?;
         if swept > 0 {
             tracing::info!(swept, "removed containers of dead Lilypad sessions");
         }
+        let docker = client.0;
         match docker.inspect_image(&s.image).await {
             Ok(_) => {}
             Err(e) if is_not_found(&e) => {
@@ -452,7 +472,7 @@ impl ContainerRuntime for DockerRuntime {
 
     fn remove_detached(&self) -> BoxFuture<'static, Result<(), SandboxError>> {
         let id = self.id.clone();
-        Box::pin(async move { remove(&connect().await?, &id).await })
+        Box::pin(async move { remove(&connect().await?.0, &id).await })
     }
 
     fn describe(&self, ws: &Workspace) -> String {
@@ -484,7 +504,7 @@ impl DockerSandbox {
 
 /// What `lilypad doctor` says about Docker: the daemon's version and whether the image is there.
 pub async fn probe(s: &DockerSettings) -> Result<String, SandboxError> {
-    let d = connect().await?;
+    let d = connect().await?.0;
     let v = d
         .version()
         .await
@@ -498,4 +518,31 @@ pub async fn probe(s: &DockerSettings) -> Result<String, SandboxError> {
         v.version.unwrap_or_default(),
         v.api_version.unwrap_or_default()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn a_client_error_is_boxed_in_the_seam_and_said_as_it_was() {
+        let e = bollard::errors::Error::DockerResponseServerError {
+            status_code: 500,
+            message: "the engine is shutting down".into(),
+        };
+        let said = e.to_string();
+        let err = runtime_err("listing containers")(e);
+        assert_eq!(
+            err.to_string(),
+            format!("docker: listing containers: {said}")
+        );
+        let source = err.source().expect("the runtime's error");
+        assert!(matches!(
+            source.downcast_ref::<RuntimeError>(),
+            Some(RuntimeError::Docker(_))
+        ));
+        // Boxed: the client's error does not size every `Result` of the sandbox seam.
+        assert!(std::mem::size_of::<RuntimeError>() <= 3 * std::mem::size_of::<usize>());
+    }
 }

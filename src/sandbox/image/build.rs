@@ -9,6 +9,7 @@
 
 use super::context::{self, DockerIgnore};
 use super::{ImageBuild, ImageError, Progress};
+use crate::sandbox::docker::DockerClient;
 use bollard::query_parameters::BuildImageOptionsBuilder;
 use bollard::Docker;
 use futures_util::StreamExt;
@@ -85,18 +86,19 @@ pub(super) async fn present(docker: &Docker, image: &str) -> Result<bool, ImageE
         }) => Ok(false),
         Err(source) => Err(ImageError::Docker {
             context: format!("inspecting image {image}"),
-            source,
+            source: Box::new(source),
         }),
     }
 }
 
 /// Build `b` (or reuse the image built from the same files) and return its tag.
 pub async fn build(
-    docker: &Docker,
+    docker: &DockerClient,
     b: &ImageBuild,
     network: &str,
     progress: Progress<'_>,
 ) -> Result<String, ImageError> {
+    let docker = &docker.0;
     let (tag, dockerfile, tar) = plan(b)?;
     if present(docker, &tag).await? {
         progress(&format!(

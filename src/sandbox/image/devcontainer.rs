@@ -9,6 +9,7 @@
 use super::ImageError;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+use thiserror::Error;
 
 /// Where Lilypad looks for a devcontainer definition, relative to the repository.
 pub const DEVCONTAINER_FILES: &[&str] = &[".devcontainer/devcontainer.json", ".devcontainer.json"];
@@ -23,6 +24,17 @@ pub enum Devcontainer {
         dockerfile: PathBuf,
         context: PathBuf,
     },
+}
+
+/// Why a devcontainer.json names no image Lilypad can use (the source of
+/// [`ImageError::Devcontainer`]).
+#[derive(Debug, Error)]
+pub enum DevcontainerError {
+    /// Not JSON (after comments and trailing commas are taken out), or not the spec's shape.
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    #[error("it names neither `image` nor `build.dockerfile`")]
+    NoImage,
 }
 
 #[derive(Debug, Deserialize)]
@@ -55,15 +67,15 @@ pub fn load(path: &Path) -> Result<Devcontainer, ImageError> {
         source,
     })?;
     let dir = path.parent().unwrap_or(Path::new("."));
-    parse(&text, dir).map_err(|reason| ImageError::Devcontainer {
+    parse(&text, dir).map_err(|source| ImageError::Devcontainer {
         path: path.to_path_buf(),
-        reason,
+        source,
     })
 }
 
 /// Interpret the text of a devcontainer.json that lives in `dir`.
-pub fn parse(text: &str, dir: &Path) -> Result<Devcontainer, String> {
-    let file: File = serde_json::from_str(&strip_jsonc(text)).map_err(|e| e.to_string())?;
+pub fn parse(text: &str, dir: &Path) -> Result<Devcontainer, DevcontainerError> {
+    let file: File = serde_json::from_str(&strip_jsonc(text))?;
     // The older top-level `dockerFile` / `context` keys mean the same as `build.*`.
     let (dockerfile, context) = match file.build {
         Some(b) => (b.dockerfile, b.context),
@@ -79,7 +91,7 @@ pub fn parse(text: &str, dir: &Path) -> Result<Devcontainer, String> {
             })
         }
         (None, Some(image)) if !image.trim().is_empty() => Ok(Devcontainer::Image(image)),
-        _ => Err("it names neither `image` nor `build.dockerfile`".into()),
+        _ => Err(DevcontainerError::NoImage),
     }
 }
 
@@ -237,8 +249,25 @@ mod tests {
     #[test]
     fn neither_image_nor_build_is_an_error() {
         let err = parse(r#"{ "name": "x" }"#, Path::new("/r")).unwrap_err();
-        assert!(err.contains("image"), "{err}");
+        assert!(err.to_string().contains("image"), "{err}");
         assert!(parse("{ not json", Path::new("/r")).is_err());
+    }
+
+    #[test]
+    fn a_bad_file_s_error_reaches_serde_s() {
+        use std::error::Error as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("devcontainer.json");
+        std::fs::write(&path, "{ not json").unwrap();
+        let err = load(&path).unwrap_err();
+        assert!(
+            err.to_string().starts_with(&path.display().to_string()),
+            "{err}"
+        );
+        let source = err.source().expect("the devcontainer error");
+        assert!(source.is::<DevcontainerError>(), "{source:?}");
+        let json = source.source().expect("serde's error");
+        assert!(json.is::<serde_json::Error>(), "{json:?}");
     }
 
     #[test]

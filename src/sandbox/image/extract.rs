@@ -22,13 +22,18 @@ use std::path::{Path, PathBuf};
 
 fn docker_err(context: impl Into<String>) -> impl FnOnce(bollard::errors::Error) -> SandboxError {
     let context = context.into();
-    move |source| SandboxError::Image(ImageError::Docker { context, source })
+    move |source| {
+        SandboxError::Image(ImageError::Docker {
+            context,
+            source: Box::new(source),
+        })
+    }
 }
 
 /// Copy `dir` (absolute) out of `image` into `into` (an existing, empty directory); returns
 /// the copy's path, `into/<last component of dir>`.
 pub async fn extract_dir(image: &str, dir: &str, into: &Path) -> Result<PathBuf, SandboxError> {
-    let docker = connect().await?;
+    let docker = connect().await?.0;
     if docker.inspect_image(image).await.is_err() {
         return Err(SandboxError::Image(ImageError::NoImage {
             image: image.to_string(),

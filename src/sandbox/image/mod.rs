@@ -21,7 +21,7 @@ pub mod devcontainer;
 pub mod extract;
 pub mod setup;
 
-use crate::sandbox::docker::DockerSettings;
+use crate::sandbox::docker::{DockerClient, DockerSettings};
 use crate::sandbox::kube::KubeSettings;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -45,8 +45,12 @@ pub enum ImageError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{path}: {reason}")]
-    Devcontainer { path: PathBuf, reason: String },
+    #[error("{path}: {source}")]
+    Devcontainer {
+        path: PathBuf,
+        #[source]
+        source: devcontainer::DevcontainerError,
+    },
     #[error("{path}: bad .dockerignore pattern {pattern:?}: {source}")]
     Ignore {
         path: PathBuf,
@@ -82,11 +86,12 @@ pub enum ImageError {
     },
     #[error("the kube sandbox cannot build images ({what})\n  hint: build and push the image where the cluster's nodes can pull it, then set sandbox.image (or --image)")]
     KubeCannotBuild { what: String },
+    /// Boxed, as in [`crate::sandbox::RuntimeError`]: bollard's error is large.
     #[error("docker: {context}: {source}")]
     Docker {
         context: String,
         #[source]
-        source: bollard::errors::Error,
+        source: Box<bollard::errors::Error>,
     },
 }
 
@@ -132,7 +137,7 @@ pub fn source(repo: &Path, s: &DockerSettings) -> Result<Source, ImageError> {
 /// Make the Docker sandbox's image ready: build it if it comes from a Dockerfile, run the
 /// setup on it if there is one (both cached); returns the image the session starts from.
 pub async fn prepare(
-    docker: &bollard::Docker,
+    docker: &DockerClient,
     repo: &Path,
     s: &DockerSettings,
     progress: Progress<'_>,
@@ -144,7 +149,7 @@ pub async fn prepare(
         }
     };
     match s.setup.as_deref().map(str::trim) {
-        Some(cmd) if !cmd.is_empty() => setup::run(docker, &image, repo, cmd, s, progress).await,
+        Some(cmd) if !cmd.is_empty() => setup::run(&docker.0, &image, repo, cmd, s, progress).await,
         _ => Ok(image),
     }
 }
@@ -152,10 +157,11 @@ pub async fn prepare(
 /// What `lilypad doctor` can say about the image without building anything: the image a
 /// session would start from if it is ready, or a line on what the first session will do.
 pub async fn describe_ready(
-    docker: &bollard::Docker,
+    docker: &DockerClient,
     repo: &Path,
     s: &DockerSettings,
 ) -> Result<(Option<String>, String), ImageError> {
+    let docker = &docker.0;
     let (image, from) = match source(repo, s)? {
         Source::Named(i) => {
             if !build::present(docker, &i).await? {

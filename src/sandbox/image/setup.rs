@@ -35,7 +35,10 @@ pub const SETUP_REPO: &str = "lilypad-setup";
 
 fn docker_err(context: impl Into<String>) -> impl FnOnce(bollard::errors::Error) -> ImageError {
     let context = context.into();
-    move |source| ImageError::Docker { context, source }
+    move |source| ImageError::Docker {
+        context,
+        source: Box::new(source),
+    }
 }
 
 /// The repository as the session would see it, packed under `workspace/`.

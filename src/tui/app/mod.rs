@@ -210,12 +210,14 @@ impl App {
         self.progress = Some((label, fraction));
     }
 
-    /// Start-up failed: the message stays on screen until the person quits.
-    pub fn on_startup_failed(&mut self, message: &str) {
+    /// Start-up failed: the error, with its sources, stays on screen until the person quits.
+    pub fn on_startup_failed(&mut self, error: &(dyn std::error::Error + 'static)) {
         self.progress = None;
         self.status.state = AgentState::Ended;
-        self.transcript
-            .notice(Level::Error, format!("could not start: {message}"));
+        self.transcript.notice(
+            Level::Error,
+            format!("could not start: {}", with_sources(error)),
+        );
     }
 
     /// A resumed session's recorded events, shown as they happened before the live agent's
@@ -516,5 +518,47 @@ impl App {
         }
         fx.push(Effect::Quit);
         fx
+    }
+}
+
+/// An error and its sources, joined by `: `; a source whose text the message already holds (an
+/// error that prints its source itself) is said once.
+fn with_sources(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut next = error.source();
+    while let Some(e) = next {
+        let said = e.to_string();
+        if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        next = e.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_sources;
+
+    #[derive(Debug, thiserror::Error)]
+    enum Outer {
+        #[error("opening the log")]
+        Quiet(#[source] std::io::Error),
+        #[error("opening the log: {0}")]
+        Says(#[source] std::io::Error),
+    }
+
+    #[test]
+    fn a_startup_error_is_said_with_its_sources_once() {
+        let io = || std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        assert_eq!(
+            with_sources(&Outer::Quiet(io())),
+            "opening the log: no such file"
+        );
+        assert_eq!(
+            with_sources(&Outer::Says(io())),
+            "opening the log: no such file"
+        );
     }
 }

@@ -26,6 +26,16 @@ pub async fn exclusive() -> tokio::sync::MutexGuard<'static, ()> {
     LOCK.lock().await
 }
 
+/// bollard's own client, for the Docker tests that look at the engine behind the sandbox's back
+/// (the library's `docker::connect` hands out no bollard type).
+pub async fn bollard_client() -> bollard::Docker {
+    bollard::Docker::connect_with_local_defaults()
+        .unwrap()
+        .negotiate_version()
+        .await
+        .unwrap()
+}
+
 /// An engine the tests need: present, or absent (skip locally, fail where required).
 pub fn engine_missing(name: &str, require_var: &str, why: &str) {
     let set = |v: &str| std::env::var(v).is_ok_and(|v| v == "1");

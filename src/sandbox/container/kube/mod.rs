@@ -344,7 +344,7 @@ pub async fn probe(s: &KubeSettings) -> Result<String, SandboxError> {
         .map_err(|e| SandboxError::Runtime {
             runtime: "kubernetes",
             context: "reading the version".into(),
-            source: RuntimeError::Kubernetes(e),
+            source: RuntimeError::from(e),
         })?;
     Ok(format!("kube: cluster {}, namespace {ns}", v.git_version))
 }

@@ -47,7 +47,7 @@ pub(super) fn runtime_err(context: impl Into<String>) -> impl FnOnce(kube::Error
         _ => SandboxError::Runtime {
             runtime: "kubernetes",
             context,
-            source: RuntimeError::Kubernetes(e),
+            source: RuntimeError::from(e),
         },
     }
 }
@@ -321,7 +321,7 @@ async fn wait_ready(
         let pod = pods.get(name).await.map_err(|e| SandboxError::Runtime {
             runtime: "kubernetes",
             context: format!("reading pod {name}"),
-            source: RuntimeError::Kubernetes(e),
+            source: RuntimeError::from(e),
         })?;
         let status = pod.status.unwrap_or_default();
         let ready = status
