@@ -186,7 +186,7 @@ pub fn serve(
     let template = engine.model().chat_template.clone();
     let dyn_engine: Arc<dyn Engine> = engine.clone();
     let prompt = crate::prompt::PromptSettings::default();
-    let backend = crate::serve::Backend::new(dyn_engine, &prompt, template)?;
+    let backend = crate::serve::ServedModel::new(dyn_engine, &prompt, template)?;
     let server = crate::serve::Server::new(
         backend,
         "bench".into(),

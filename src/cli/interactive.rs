@@ -9,7 +9,7 @@ use crate::launch::{
     self, resume, Beginning, EngineChoice, SessionBuilder, SessionOptions, StartStep,
 };
 use crate::sandbox::{Sandbox, SandboxSpec};
-use crate::tui::{self, Backend, PatchSource, SessionOutcome, Startup, TuiOptions};
+use crate::tui::{self, PatchSource, SessionLink, SessionOutcome, Startup, TuiOptions};
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
@@ -193,7 +193,7 @@ async fn try_start(plan: Plan, tx: &UnboundedSender<Startup>) -> anyhow::Result<
     } else {
         rule_store(&plan.settings, &plan.spec)
     };
-    let _ = tx.send(Startup::Ready(Backend {
+    let _ = tx.send(Startup::Ready(SessionLink {
         ops: started.running.ops,
         events: started.running.events,
         patch: Some(Arc::new(SandboxPatch(sandbox.clone()))),
@@ -267,7 +267,7 @@ async fn start_attempts(
         choice.check.as_deref(),
         &plan.settings.sandbox,
     );
-    let mut backends = Vec::new();
+    let mut links = Vec::new();
     let mut cleanup = Vec::new();
     for a in started {
         let running = match &check {
@@ -275,8 +275,8 @@ async fn start_attempts(
             None => a.running,
         };
         cleanup.push((a.sandbox.clone(), running.log_path.clone()));
-        backends.push(tui::AttemptBackend {
-            backend: Backend {
+        links.push(tui::AttemptLink {
+            link: SessionLink {
                 ops: running.ops,
                 events: running.events,
                 patch: Some(Arc::new(SandboxPatch(a.sandbox.clone()))),
@@ -286,7 +286,7 @@ async fn start_attempts(
             seed: a.seed,
         });
     }
-    let _ = tx.send(Startup::Attempts(backends));
+    let _ = tx.send(Startup::Attempts(links));
     Ok(cleanup)
 }
 

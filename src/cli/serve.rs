@@ -4,7 +4,7 @@
 
 use crate::config::{ModelSource, Settings};
 use crate::engine::{Engine, EngineHandle, ScriptEngine};
-use crate::serve::{check_listen, Backend, ServeError, Server};
+use crate::serve::{check_listen, ServeError, ServedModel, Server};
 use anyhow::Context;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -69,7 +69,7 @@ pub(super) fn run(args: &ServeArgs, settings: &Settings) -> anyhow::Result<ExitC
         }
         Some(other) => anyhow::bail!("unknown engine {other:?}: use `llama` or `script:FILE`"),
     };
-    let backend = Backend::new(engine, &settings.prompt, template)?;
+    let backend = ServedModel::new(engine, &settings.prompt, template)?;
     let model_name = settings.serve.model_name.clone().unwrap_or(default_name);
     let mut server = Server::new(
         backend,

@@ -80,7 +80,7 @@ pub(super) fn run(args: &ToolArgs, settings: &crate::config::Settings) -> anyhow
         let patch = patch?;
         if !patch.is_empty() {
             if args.apply {
-                apply_patch(&repo, &patch)?;
+                sandbox::workspace::apply_to_repository(&repo, &patch)?;
                 eprintln!("applied the changes to {}", repo.display());
             } else {
                 eprintln!("the call changed files in the sandbox copy (pass --apply to apply):");
@@ -93,19 +93,4 @@ pub(super) fn run(args: &ToolArgs, settings: &crate::config::Settings) -> anyhow
             ExitCode::SUCCESS
         })
     })
-}
-
-fn apply_patch(repo: &std::path::Path, patch: &[u8]) -> anyhow::Result<()> {
-    let mut child = std::process::Command::new("git")
-        .args(["apply", "--whitespace=nowarn", "-"])
-        .current_dir(repo)
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .context("running git apply")?;
-    child.stdin.take().context("git stdin")?.write_all(patch)?;
-    let st = child.wait()?;
-    if !st.success() {
-        bail!("git apply failed in {}", repo.display());
-    }
-    Ok(())
 }

@@ -13,12 +13,12 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 /// One engine behind two templated models: thinking on and off.
-pub struct Backend {
+pub struct ServedModel {
     thinking: TemplatedModel,
     plain: TemplatedModel,
 }
 
-impl Backend {
+impl ServedModel {
     /// Renderers from `prompt` settings with the given template (see
     /// [`PromptSettings::choose_template`]).
     pub fn new(

@@ -30,7 +30,7 @@ mod backend;
 mod chat;
 mod status;
 
-pub use backend::{conversation_key, Backend};
+pub use backend::{conversation_key, ServedModel};
 
 use crate::engine::{EngineSettings, SamplingSettings};
 use axum::extract::State;
@@ -92,7 +92,7 @@ pub enum ServeError {
 
 /// Everything the handlers share.
 pub struct Server {
-    pub backend: Backend,
+    pub backend: ServedModel,
     pub model_name: String,
     /// The bearer token clients must present, if any.
     pub api_key: Option<String>,
@@ -108,7 +108,7 @@ impl Server {
     /// A server for `backend` with the `[serve]` settings and the engine's defaults for
     /// requests that leave sampling and the token cap out.
     pub fn new(
-        backend: Backend,
+        backend: ServedModel,
         model_name: String,
         serve: &ServeSettings,
         engine: &EngineSettings,

@@ -3,9 +3,8 @@
 
 use crate::tui::app::PatchDecision;
 use crossterm::event::Event as TermEvent;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -93,8 +92,8 @@ pub enum ActionError {
         editor: String,
         status: std::process::ExitStatus,
     },
-    #[error("git apply{} failed: {stderr}", if *.check { " --check" } else { "" })]
-    GitApply { check: bool, stderr: String },
+    #[error(transparent)]
+    Apply(#[from] crate::sandbox::workspace::ApplyError),
     #[error("no repository to apply to")]
     NoRepository,
     #[error("{0}")]
@@ -147,58 +146,10 @@ pub fn edit_text(path: &str, text: &str) -> Result<String, ActionError> {
 }
 
 /// The two runs of `git apply`: a check that changes nothing, then the real one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Pass {
-    Check,
-    Apply,
-}
-
-/// `git apply` the patch in `repo` (checked first, so a patch that does not apply changes
-/// nothing). Works in a git work tree (also from a subdirectory of one) and in a plain folder.
+/// `git apply` the patch in `repo`, checked first so that a patch that does not apply changes
+/// nothing ([`crate::sandbox::workspace::apply_to_repository`]).
 pub fn apply_patch(repo: &Path, patch: &[u8]) -> Result<PatchDecision, ActionError> {
-    let prefix = Command::new("git")
-        .args(["rev-parse", "--show-prefix"])
-        .current_dir(repo)
-        .stderr(Stdio::null())
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default();
-    let run = |pass: Pass| -> Result<(), ActionError> {
-        let mut cmd = Command::new("git");
-        cmd.arg("apply").arg("--whitespace=nowarn");
-        if !prefix.is_empty() {
-            cmd.arg(format!("--directory={}", prefix.trim_end_matches('/')));
-        }
-        if pass == Pass::Check {
-            cmd.arg("--check");
-        }
-        let mut child = cmd
-            .arg("-")
-            .current_dir(repo)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(io("running git"))?;
-        if let Some(mut stdin) = child.stdin.take() {
-            stdin
-                .write_all(patch)
-                .map_err(io("writing the patch to git"))?;
-        }
-        let out = child.wait_with_output().map_err(io("running git"))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(ActionError::GitApply {
-                check: pass == Pass::Check,
-                stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-            })
-        }
-    };
-    run(Pass::Check)?;
-    run(Pass::Apply)?;
+    crate::sandbox::workspace::apply_to_repository(repo, patch)?;
     Ok(PatchDecision::Applied {
         repo: repo.to_path_buf(),
     })

@@ -77,7 +77,7 @@ pub trait RuleStore: Send + Sync {
 }
 
 /// A running agent as the interface sees it.
-pub struct Backend {
+pub struct SessionLink {
     pub ops: UnboundedSender<Op>,
     pub events: UnboundedReceiver<Event>,
     pub patch: Option<Arc<dyn PatchSource>>,
@@ -87,9 +87,9 @@ pub struct Backend {
     pub rules: Option<Arc<dyn RuleStore>>,
 }
 
-/// One attempt's backend and seed.
-pub struct AttemptBackend {
-    pub backend: Backend,
+/// One attempt's session link and seed.
+pub struct AttemptLink {
+    pub link: SessionLink,
     pub seed: u32,
 }
 
@@ -99,9 +99,9 @@ pub enum Startup {
         label: String,
         fraction: Option<f64>,
     },
-    Ready(Backend),
+    Ready(SessionLink),
     /// Several attempts at one task, each already sent the task (`--attempts N`).
-    Attempts(Vec<AttemptBackend>),
+    Attempts(Vec<AttemptLink>),
     /// Start-up failed; shown with its chain of sources.
     Failed(Box<dyn std::error::Error + Send + Sync>),
     /// A warning to show in the transcript (e.g. what the sandbox image lacks).

@@ -4,14 +4,14 @@
 //! frame, not one frame per piece.
 //!
 //! With several attempts (`--attempts N`) each attempt is a slot with its own [`App`] and
-//! backend; the attempts board ([`super::attempts`]) is in front until one is opened, and
+//! link; the attempts board ([`super::attempts`]) is in front until one is opened, and
 //! `b` (or `q`) in an attempt brings the board back.
 
 use super::actions::{self, ActionError, KeyReader};
 use super::app::{App, AppOptions, Effect, PatchDecision};
 use super::attempts::{Board, BoardEffect};
 use super::terminal::TerminalGuard;
-use super::{Backend, SessionOutcome, Startup, TuiError, TuiOptions, FRAMES_PER_SECOND};
+use super::{SessionLink, SessionOutcome, Startup, TuiError, TuiOptions, FRAMES_PER_SECOND};
 use crate::diff::{patch, FileDiff};
 use crate::protocol::{Event, Op, RequestId};
 use crossterm::event::{Event as TermEvent, KeyEventKind, MouseEventKind};
@@ -34,7 +34,7 @@ enum Job {
 /// One session in the interface: the only one, or one of several attempts.
 struct Slot {
     app: App,
-    backend: Option<Backend>,
+    link: Option<SessionLink>,
     /// The agent has ended (its event stream closed, or `SessionEnded` came).
     ended: bool,
 }
@@ -61,7 +61,7 @@ struct Loop {
     quit_all: bool,
 }
 
-/// Run a live session: start-up messages arrive on `startup` (progress, then the backend).
+/// Run a live session: start-up messages arrive on `startup` (progress, then the link).
 pub async fn run(
     options: TuiOptions,
     mut startup: UnboundedReceiver<Startup>,
@@ -108,7 +108,7 @@ impl Loop {
         Ok(Self {
             slots: vec![Slot {
                 app,
-                backend: None,
+                link: None,
                 ended: false,
             }],
             focus: 0,
@@ -174,10 +174,10 @@ impl Loop {
         }
     }
 
-    /// Take `backend`'s events into the shared stream, tagged with `slot`.
-    fn attach(&mut self, slot: usize, mut backend: Backend) {
+    /// Take `link`'s events into the shared stream, tagged with `slot`.
+    fn attach(&mut self, slot: usize, mut link: SessionLink) {
         let (_closed, empty) = unbounded_channel();
-        let mut events = std::mem::replace(&mut backend.events, empty);
+        let mut events = std::mem::replace(&mut link.events, empty);
         let tx = self.events_tx.clone();
         tokio::spawn(async move {
             while let Some(ev) = events.recv().await {
@@ -187,7 +187,7 @@ impl Loop {
             }
             let _ = tx.send((slot, None));
         });
-        self.slots[slot].backend = Some(backend);
+        self.slots[slot].link = Some(link);
     }
 
     fn busy(&self) -> bool {
@@ -295,10 +295,10 @@ impl Loop {
                 .app_mut()
                 .transcript
                 .notice(super::transcript::Level::Warning, m),
-            Startup::Ready(mut backend) => {
+            Startup::Ready(mut link) => {
                 let app = &mut self.slots[0].app;
-                app.options.has_patch = backend.patch.is_some();
-                let history = std::mem::take(&mut backend.history);
+                app.options.has_patch = link.patch.is_some();
+                let history = std::mem::take(&mut link.history);
                 let resumed = !history.is_empty();
                 if resumed {
                     let fx = self.slots[0].app.load_history(history);
@@ -306,20 +306,20 @@ impl Loop {
                 }
                 if self.step_mode {
                     self.slots[0].app.status.step_mode = true;
-                    let _ = backend.ops.send(Op::SetStepMode { on: true });
+                    let _ = link.ops.send(Op::SetStepMode { on: true });
                 }
                 let held = std::mem::take(&mut self.held);
                 let app = &mut self.slots[0].app;
                 if let Some(task) = self.task.take() {
-                    let _ = backend.ops.send(Op::UserMessage { text: task });
+                    let _ = link.ops.send(Op::UserMessage { text: task });
                 } else if held.is_empty() && (!resumed || app.status.state.accepts_message()) {
                     app.input_focus = true;
                 }
                 for op in held {
-                    let _ = backend.ops.send(op);
+                    let _ = link.ops.send(op);
                 }
                 app.progress = None;
-                self.attach(0, backend);
+                self.attach(0, link);
             }
             Startup::Attempts(attempts) => {
                 // The attempts were started with the task already; the first slot's App
@@ -337,22 +337,22 @@ impl Loop {
                         app.reasoning = reasoning;
                         self.slots.push(Slot {
                             app,
-                            backend: None,
+                            link: None,
                             ended: false,
                         });
                     }
                     let app = &mut self.slots[i].app;
-                    app.options.has_patch = a.backend.patch.is_some();
+                    app.options.has_patch = a.link.patch.is_some();
                     app.progress = None;
                     app.attempt_label = Some(format!("attempt {} of {n} · b: all", i + 1));
                     if self.step_mode {
                         app.status.step_mode = true;
-                        let _ = a.backend.ops.send(Op::SetStepMode { on: true });
+                        let _ = a.link.ops.send(Op::SetStepMode { on: true });
                     }
                     for op in &held {
-                        let _ = a.backend.ops.send(op.clone());
+                        let _ = a.link.ops.send(op.clone());
                     }
-                    self.attach(i, a.backend);
+                    self.attach(i, a.link);
                 }
                 self.board = Some(Board::new(&seeds));
                 self.board_front = true;
@@ -375,7 +375,7 @@ impl Loop {
     fn on_agent_gone(&mut self, slot: usize) {
         let s = &mut self.slots[slot];
         s.ended = true;
-        s.backend = None;
+        s.link = None;
         s.app.status.state = super::app::AgentState::Ended;
     }
 
@@ -457,7 +457,7 @@ impl Loop {
                 }
                 BoardEffect::Quit => {
                     for s in &self.slots {
-                        if let Some(b) = &s.backend {
+                        if let Some(b) = &s.link {
                             let _ = b.ops.send(Op::Shutdown);
                         }
                     }
@@ -472,13 +472,13 @@ impl Loop {
             match fx {
                 // A message typed while the session starts; other ops then have nothing to act on.
                 Effect::Send(op @ Op::UserMessage { .. })
-                    if self.slots[slot].backend.is_none() && !self.slots[slot].ended =>
+                    if self.slots[slot].link.is_none() && !self.slots[slot].ended =>
                 {
                     self.held.push(op);
                 }
                 Effect::Send(op) => {
                     let sent = self.slots[slot]
-                        .backend
+                        .link
                         .as_ref()
                         .map(|b| b.ops.send(op).is_ok());
                     if sent == Some(false) || self.slots[slot].ended {
@@ -504,10 +504,7 @@ impl Loop {
                     });
                 }
                 Effect::ExportPatch => {
-                    let Some(src) = self.slots[slot]
-                        .backend
-                        .as_ref()
-                        .and_then(|b| b.patch.clone())
+                    let Some(src) = self.slots[slot].link.as_ref().and_then(|b| b.patch.clone())
                     else {
                         continue;
                     };
@@ -554,10 +551,7 @@ impl Loop {
                     });
                 }
                 Effect::SaveRule { prefix } => {
-                    let store = self.slots[slot]
-                        .backend
-                        .as_ref()
-                        .and_then(|b| b.rules.clone());
+                    let store = self.slots[slot].link.as_ref().and_then(|b| b.rules.clone());
                     let text = match store.map(|s| s.save_command_prefix(&prefix)) {
                         Some(Ok(path)) => (
                             super::transcript::Level::Info,
@@ -608,10 +602,10 @@ impl Loop {
     async fn finish(&mut self) {
         let deadline = Instant::now() + Duration::from_secs(3);
         // A slot quitting on its own has sent its Shutdown; the board sent everyone's.
-        if self.board.is_none() && self.slots[0].backend.is_none() {
+        if self.board.is_none() && self.slots[0].link.is_none() {
             return;
         }
-        while self.slots.iter().any(|s| s.backend.is_some() && !s.ended) {
+        while self.slots.iter().any(|s| s.link.is_some() && !s.ended) {
             tokio::select! {
                 ev = self.events_rx.recv() => match ev {
                     Some((slot, Some(Event::SessionEnded)) | (slot, None)) => self.slots[slot].ended = true,

@@ -40,12 +40,14 @@
 //! The user's repository is only ever read; its `.git` is never copied, opened for writing, or
 //! visible in a sandbox.
 
+mod apply;
 pub mod byproducts;
 mod checkout;
 mod copy;
 pub mod git;
 mod leftovers;
 
+pub use apply::{apply_to_repository, ApplyError};
 pub use checkout::{Checkout, Files};
 pub(crate) use copy::walker;
 pub use copy::{copy_repo, copy_tree};
