@@ -303,3 +303,47 @@ fn requests_in_flight_are_bounded_and_one_more_is_refused() {
     let b = collect_stream(second);
     assert_eq!((a.content.as_str(), b.content.as_str()), ("done", "done"));
 }
+
+/// SIGTERM drains: the stream in flight finishes whole, a new request and the readiness probe
+/// get 503 (with `Retry-After`) meanwhile while the process still answers `/health/live`, and
+/// the process then exits 0.
+#[test]
+fn sigterm_lets_the_stream_in_flight_finish_and_turns_new_requests_away() {
+    let dir = tempfile::tempdir().unwrap();
+    // About 40 pieces x 25 ms: the reply is still streaming when the signal comes.
+    let long = format!("{}\n</think>\n\ndone", "x".repeat(120));
+    let script = remote_common::script(dir.path(), &[&long, &long]);
+    let mut server = serve(
+        &["--engine", &format!("script:{}", script.display())],
+        &[("LILYPAD_SCRIPT_DELAY_MS", "25")],
+    );
+    let port = server.port();
+    assert_eq!(remote_common::http_status(port, "/health/ready"), Some(200));
+    assert_eq!(remote_common::http_status(port, "/health/live"), Some(200));
+    let engine = client(&server.base, |s| {
+        s.retries = 0;
+        s.model_name = Some("script".into());
+    });
+    let msgs = vec![Message::user("hi")];
+    let first = engine.chat(request(msgs.clone(), 1000));
+    std::thread::sleep(Duration::from_millis(300));
+    server.terminate();
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        remote_common::http_status(port, "/health/ready"),
+        Some(503),
+        "{}",
+        server.log()
+    );
+    assert_eq!(remote_common::http_status(port, "/health/live"), Some(200));
+    let refused = collect_stream(engine.chat(request(msgs, 1000)));
+    let err = refused.failed.expect("refused while draining");
+    assert!(err.contains("HTTP 503"), "{err}");
+    let a = collect_stream(first);
+    assert!(a.failed.is_none(), "{a:?}");
+    assert_eq!(a.content, "done", "the stream in flight finished whole: {a:?}");
+    let status = server
+        .wait_exit(Duration::from_secs(20))
+        .unwrap_or_else(|| panic!("still running after the drain:\n{}", server.log()));
+    assert_eq!(status.code(), Some(0), "{}", server.log());
+}
