@@ -6,7 +6,7 @@
 //! stay unique within it. A call the parser cannot read is left out (and logged).
 
 use super::api::{self, ApiError, Header};
-use super::{authorized, conversation_key, Server};
+use super::{authorized, conversation_key, Rejection, Server};
 use crate::engine::{EngineError, EngineEvent, Generation, SequenceId, TurnRequest};
 use crate::prompt::{ParseEvent, ParsedTurn, Parser, Start, Thinking, ToolSchemas};
 use crate::protocol::Message;
@@ -17,6 +17,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -44,12 +45,17 @@ pub(super) async fn completions(
     headers: HeaderMap,
     body: String,
 ) -> Response {
+    let arrived = Instant::now();
     if let Err(e) = authorized(&server, &headers) {
+        server.metrics.rejected(Rejection::Unauthorized);
         return e.into_response();
     }
     let params = match api::parse_request(&body, &server.sampling, server.max_tokens) {
         Ok(p) => p,
-        Err(e) => return e.into_response(),
+        Err(e) => {
+            server.metrics.rejected(Rejection::InvalidRequest);
+            return e.into_response();
+        }
     };
     let turn = TurnRequest {
         messages: params.messages.clone(),
@@ -61,9 +67,13 @@ pub(super) async fn completions(
     };
     let request = match server.backend.request(params.thinking, &turn) {
         Ok(r) => r,
-        Err(e) => return ApiError::from_engine(&e).into_response(),
+        Err(e) => {
+            server.metrics.rejected(rejection(&e));
+            return ApiError::from_engine(&e).into_response();
+        }
     };
     if server.draining.load(Ordering::SeqCst) {
+        server.metrics.rejected(Rejection::Draining);
         let mut r = api::error(
             StatusCode::SERVICE_UNAVAILABLE,
             "server_draining",
@@ -75,6 +85,7 @@ pub(super) async fn completions(
     }
     if server.in_line.fetch_add(1, Ordering::SeqCst) > server.max_queue {
         server.in_line.fetch_sub(1, Ordering::SeqCst);
+        server.metrics.rejected(Rejection::QueueFull);
         let mut r = api::error(
             StatusCode::SERVICE_UNAVAILABLE,
             "server_busy",
@@ -92,8 +103,12 @@ pub(super) async fn completions(
     // those beyond its sequences itself.
     let stream = match server.backend.generate(request) {
         Ok(s) => s,
-        Err(e) => return ApiError::from_engine(&e).into_response(),
+        Err(e) => {
+            server.metrics.rejected(rejection(&e));
+            return ApiError::from_engine(&e).into_response();
+        }
     };
+    server.metrics.taken();
     let cancel = stream.canceller();
     let events = stream.events;
     let prior_calls = params
@@ -121,6 +136,13 @@ pub(super) async fn completions(
         model: server.model_name.clone(),
         parser,
         events,
+        timing: Timing {
+            server: server.clone(),
+            arrived,
+            first: None,
+            last: None,
+            ended: false,
+        },
     };
     if !params.stream {
         let _cancel = CancelOnDrop(cancel);
@@ -153,6 +175,67 @@ pub(super) async fn completions(
 /// The end of a generation and the turn's settled events.
 type Settled = (Generation, Vec<ParseEvent>);
 
+/// The rejection reason of an engine's refusal.
+fn rejection(e: &EngineError) -> Rejection {
+    match e {
+        EngineError::PromptTooLong { .. } | EngineError::PromptTooLarge { .. } => {
+            Rejection::ContextLengthExceeded
+        }
+        _ => Rejection::InvalidRequest,
+    }
+}
+
+/// One reply's times, for the metrics; a reply dropped before its end counts as aborted.
+struct Timing {
+    server: Arc<Server>,
+    arrived: Instant,
+    first: Option<Instant>,
+    last: Option<Instant>,
+    ended: bool,
+}
+
+impl Timing {
+    fn token(&mut self) {
+        let now = Instant::now();
+        match self.last {
+            None => {
+                self.first = Some(now);
+                self.server.metrics.first_token(now - self.arrived);
+            }
+            Some(last) => self.server.metrics.next_token(now - last),
+        }
+        self.last = Some(now);
+    }
+
+    fn end(&mut self, reason: &str, g: Option<&Generation>) {
+        if std::mem::replace(&mut self.ended, true) {
+            return;
+        }
+        let to_first = self.first.map(|f| f - self.arrived);
+        self.server.metrics.ended(
+            self.first.is_some(),
+            reason,
+            self.arrived.elapsed(),
+            to_first,
+            g,
+        );
+    }
+}
+
+impl Drop for Timing {
+    fn drop(&mut self) {
+        self.end("abort", None);
+    }
+}
+
+/// The finish reason the metrics count: the API's, or `abort` for a cancelled reply.
+fn finished_reason(g: &Generation, has_calls: bool) -> &'static str {
+    match g.stop {
+        crate::engine::StopReason::Cancelled => "abort",
+        stop => api::finish_reason(stop, has_calls),
+    }
+}
+
 /// One reply in progress.
 struct Reply {
     id: String,
@@ -160,6 +243,7 @@ struct Reply {
     model: String,
     parser: Parser,
     events: tokio::sync::mpsc::UnboundedReceiver<EngineEvent>,
+    timing: Timing,
 }
 
 impl Reply {
@@ -176,14 +260,20 @@ impl Reply {
     async fn next(&mut self) -> Option<Result<(Vec<ParseEvent>, Option<Settled>), EngineError>> {
         let ev = self.events.recv().await?;
         Some(match ev {
-            EngineEvent::Piece(p) => Ok((self.parser.push(&p), None)),
+            EngineEvent::Piece(p) => {
+                self.timing.token();
+                Ok((self.parser.push(&p), None))
+            }
             // The in-process engines send raw text only.
             EngineEvent::Parsed(_) => Ok((Vec::new(), None)),
             EngineEvent::Done(g) => {
                 let tail = self.parser.finish();
                 Ok((tail, Some((g, self.parser.settle()))))
             }
-            EngineEvent::Failed(e) => Err(e),
+            EngineEvent::Failed(e) => {
+                self.timing.end("error", None);
+                Err(e)
+            }
         })
     }
 
@@ -198,6 +288,8 @@ impl Reply {
                         }
                         let turn = ParsedTurn::from_events(settled);
                         log_done(&self.id, &g);
+                        let reason = finished_reason(&g, !turn.tool_calls.is_empty());
+                        self.timing.end(reason, Some(&g));
                         let body = api::completion(&self.header(), &turn, g.stop, &g.figures);
                         return axum::Json(body).into_response();
                     }
@@ -269,6 +361,7 @@ impl Reply {
                     }
                     if let Some(g) = g {
                         log_done(&self.id, &g);
+                        self.timing.end(finished_reason(&g, calls > 0), Some(&g));
                         let finish = api::finish_reason(g.stop, calls > 0);
                         send(&api::chunk(&self.header(), json!({}), Some(finish)));
                         if usage {

@@ -34,9 +34,11 @@
 mod api;
 mod backend;
 mod chat;
+mod metrics;
 mod status;
 
 pub use backend::{conversation_key, ServedModel};
+pub use metrics::{Metrics, Rejection};
 
 use crate::engine::{EngineSettings, SamplingSettings};
 use axum::extract::State;
@@ -107,6 +109,8 @@ pub struct Server {
     pub(crate) in_line: AtomicUsize,
     /// Set once shutdown began: new requests are turned away.
     pub(crate) draining: AtomicBool,
+    /// What `GET /metrics` reports.
+    pub metrics: Metrics,
     /// Server defaults for requests that leave sampling fields out.
     pub sampling: SamplingSettings,
     pub max_tokens: u32,
@@ -123,6 +127,7 @@ impl Server {
     ) -> Self {
         Self {
             backend,
+            metrics: Metrics::new(&model_name),
             model_name,
             api_key: None,
             max_queue: serve.max_queue,
@@ -179,6 +184,7 @@ pub fn router(server: Arc<Server>) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(chat::completions))
         .route("/v1/models", get(models))
+        .route("/metrics", get(metrics))
         .route("/health/live", get(|| async { "ok" }))
         .route("/health/ready", get(ready))
         .route("/health", get(ready))
@@ -188,6 +194,26 @@ pub fn router(server: Arc<Server>) -> Router {
             api::error(StatusCode::NOT_FOUND, "not_found", "no such route".into())
         })
         .with_state(server)
+}
+
+/// The metrics in the exposition format (see [`Metrics`]); like the probes, open to anyone who
+/// can reach the port.
+async fn metrics(State(server): State<Arc<Server>>) -> Response {
+    match server.metrics.encode() {
+        Ok(text) => (
+            [(
+                axum::http::header::CONTENT_TYPE,
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            )],
+            text,
+        )
+            .into_response(),
+        Err(_) => api::error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "metrics_error",
+            "the metrics could not be written".into(),
+        ),
+    }
 }
 
 /// 200 when the server takes requests now, else 503 with why and `Retry-After`.

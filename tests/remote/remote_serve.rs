@@ -371,3 +371,108 @@ fn a_prompt_too_large_for_the_context_is_refused_from_its_size() {
     assert!(err.contains("HTTP 400"), "{err}");
     assert!(err.contains("at least"), "refused from its size: {err}");
 }
+
+/// `GET path` or `POST path` with a JSON body, HTTP/1.0: the status and the body.
+fn http(port: u16, method: &str, path: &str, body: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let status = text.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string());
+    (status, body.unwrap_or_default())
+}
+
+/// `/metrics`, read by a Prometheus text parser, counts exactly what was served: three
+/// replies (two streamed, one whole) with their tokens, and one request turned away.
+#[test]
+fn metrics_count_what_was_served() {
+    use openmetrics_parser::openmetrics::parse_openmetrics;
+    use openmetrics_parser::OpenMetricsValue;
+    let dir = tempfile::tempdir().unwrap();
+    let reply = "Let me think.\n</think>\n\nall done here";
+    let script = remote_common::script(dir.path(), &[reply, reply, reply]);
+    let server = serve(&["--engine", &format!("script:{}", script.display())], &[]);
+    let port = server.port();
+    let engine = client(&server.base, |s| {
+        s.retries = 0;
+        s.model_name = Some("script".into());
+    });
+    let mut prompt = 0;
+    let mut generated = 0;
+    for i in 0..2 {
+        let r = collect_stream(engine.chat(request(vec![Message::user(format!("task {i}"))], 100)));
+        let g = done(&r);
+        prompt += g.figures.prompt_tokens;
+        generated += g.figures.generated_tokens;
+    }
+    let (status, body) = http(
+        port,
+        "POST",
+        "/v1/chat/completions",
+        r#"{"messages": [{"role": "user", "content": "task 2"}], "max_tokens": 100}"#,
+    );
+    assert_eq!(status, 200, "{body}");
+    let whole: serde_json::Value = serde_json::from_str(&body).unwrap();
+    prompt += whole["usage"]["prompt_tokens"].as_u64().unwrap() as usize;
+    generated += whole["usage"]["completion_tokens"].as_u64().unwrap() as usize;
+    let (status, _) = http(
+        port,
+        "POST",
+        "/v1/chat/completions",
+        r#"{"messages": [{"role": "user", "content": "x"}], "n": 2}"#,
+    );
+    assert_eq!(status, 400);
+    assert!(generated > 0 && prompt > 0);
+
+    let (status, text) = http(port, "GET", "/metrics", "");
+    assert_eq!(status, 200);
+    let exposition = parse_openmetrics(&text).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+    // The value of family `name` in the one series whose `label` matches (or the only one).
+    let value = |name: &str, label: Option<(&str, &str)>| -> f64 {
+        let family = exposition
+            .families
+            .get(name)
+            .unwrap_or_else(|| panic!("no {name} in\n{text}"));
+        let found: Vec<f64> = family
+            .iter_samples()
+            .filter(|s| {
+                let labels = s.get_labelset().unwrap();
+                assert_eq!(labels.get_label_value("model_name"), Some("script"));
+                label.is_none_or(|(k, v)| labels.get_label_value(k) == Some(v))
+            })
+            .map(|s| match &s.value {
+                OpenMetricsValue::Counter(c) => c.value.as_f64(),
+                OpenMetricsValue::Gauge(g) | OpenMetricsValue::Unknown(g) => g.as_f64(),
+                OpenMetricsValue::Histogram(h) => h.count.unwrap_or_default() as f64,
+                other => panic!("{name}: {other:?}"),
+            })
+            .collect();
+        assert_eq!(found.len(), 1, "{name} {label:?} in\n{text}");
+        found[0]
+    };
+    assert_eq!(
+        value("lilypad:request_success", Some(("finished_reason", "stop"))),
+        3.0
+    );
+    assert_eq!(
+        value(
+            "lilypad:requests_rejected",
+            Some(("reason", "invalid_request"))
+        ),
+        1.0
+    );
+    assert_eq!(value("lilypad:prompt_tokens", None), prompt as f64);
+    assert_eq!(value("lilypad:generation_tokens", None), generated as f64);
+    assert_eq!(value("lilypad:num_requests_running", None), 0.0);
+    assert_eq!(value("lilypad:num_requests_waiting", None), 0.0);
+    assert_eq!(value("lilypad:time_to_first_token_seconds", None), 3.0);
+    assert_eq!(value("lilypad:e2e_request_latency_seconds", None), 3.0);
+}

@@ -1,0 +1,299 @@
+//! `GET /metrics`: what a platform team graphs and alerts on, in the Prometheus exposition
+//! format (OpenMetrics text, written by the `prometheus-client` crate), named as vLLM names
+//! its own with the prefix `lilypad:` so that dashboards carry over.
+//!
+//! Every series has the labels `model_name`, `replica` (one engine per server for now: `0`)
+//! and `key_id` (`default` for the single `--api-key-env` token or no key). Gauges:
+//! `num_requests_running` (producing tokens), `num_requests_waiting` (taken, not producing
+//! yet). Counters: `prompt_tokens_total`, `generation_tokens_total`,
+//! `prefix_cache_queries_total` (prompt tokens looked up in memory) and
+//! `prefix_cache_hits_total` (those found, not read again), `request_success_total` by
+//! `finished_reason` (`stop`, `length`, `tool_calls`, `abort`, `error`),
+//! `requests_rejected_total` by `reason`, and the MTP drafts
+//! (`spec_decode_num_draft_tokens_total`, `spec_decode_num_accepted_tokens_total`).
+//! Histograms (seconds): `time_to_first_token_seconds`, `inter_token_latency_seconds`,
+//! `e2e_request_latency_seconds`, `request_queue_time_seconds` (the time to the first token
+//! less the prompt's reading, as the engine reports it).
+//!
+//! Does not own: when the events happen (`chat.rs` reports them).
+
+use crate::engine::Generation;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::{Family, MetricConstructor};
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+use std::time::Duration;
+
+/// The labels every series has.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Base {
+    model_name: String,
+    replica: String,
+    key_id: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Finished {
+    model_name: String,
+    replica: String,
+    key_id: String,
+    finished_reason: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Rejected {
+    model_name: String,
+    replica: String,
+    key_id: String,
+    reason: String,
+}
+
+/// Buckets from 1 ms to about 65 s, doubling.
+#[derive(Clone)]
+struct Seconds;
+
+impl MetricConstructor<Histogram> for Seconds {
+    fn new_metric(&self) -> Histogram {
+        Histogram::new(exponential_buckets(0.001, 2.0, 17))
+    }
+}
+
+/// Why a request was turned away, as the `reason` label says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rejection {
+    Unauthorized,
+    InvalidRequest,
+    ContextLengthExceeded,
+    QueueFull,
+    Draining,
+}
+
+impl Rejection {
+    fn label(self) -> &'static str {
+        match self {
+            Rejection::Unauthorized => "unauthorized",
+            Rejection::InvalidRequest => "invalid_request",
+            Rejection::ContextLengthExceeded => "context_length_exceeded",
+            Rejection::QueueFull => "queue_full",
+            Rejection::Draining => "draining",
+        }
+    }
+}
+
+/// The server's metrics (see the module docs).
+pub struct Metrics {
+    registry: Registry,
+    base: Base,
+    running: Family<Base, Gauge>,
+    waiting: Family<Base, Gauge>,
+    prompt_tokens: Family<Base, Counter>,
+    generation_tokens: Family<Base, Counter>,
+    prefix_queries: Family<Base, Counter>,
+    prefix_hits: Family<Base, Counter>,
+    drafted: Family<Base, Counter>,
+    accepted: Family<Base, Counter>,
+    success: Family<Finished, Counter>,
+    rejected: Family<Rejected, Counter>,
+    ttft: Family<Base, Histogram, Seconds>,
+    itl: Family<Base, Histogram, Seconds>,
+    e2e: Family<Base, Histogram, Seconds>,
+    queue: Family<Base, Histogram, Seconds>,
+}
+
+impl Metrics {
+    pub fn new(model_name: &str) -> Self {
+        let mut registry = Registry::default();
+        let base = Base {
+            model_name: model_name.to_string(),
+            replica: "0".into(),
+            key_id: "default".into(),
+        };
+        let m = Self {
+            base,
+            running: Family::default(),
+            waiting: Family::default(),
+            prompt_tokens: Family::default(),
+            generation_tokens: Family::default(),
+            prefix_queries: Family::default(),
+            prefix_hits: Family::default(),
+            drafted: Family::default(),
+            accepted: Family::default(),
+            success: Family::default(),
+            rejected: Family::default(),
+            ttft: Family::new_with_constructor(Seconds),
+            itl: Family::new_with_constructor(Seconds),
+            e2e: Family::new_with_constructor(Seconds),
+            queue: Family::new_with_constructor(Seconds),
+            registry: Registry::default(),
+        };
+        let r = &mut registry;
+        r.register(
+            "lilypad:num_requests_running",
+            "Requests producing tokens",
+            m.running.clone(),
+        );
+        r.register(
+            "lilypad:num_requests_waiting",
+            "Requests taken and not producing tokens yet",
+            m.waiting.clone(),
+        );
+        r.register(
+            "lilypad:prompt_tokens",
+            "Prompt tokens of finished requests",
+            m.prompt_tokens.clone(),
+        );
+        r.register(
+            "lilypad:generation_tokens",
+            "Tokens generated",
+            m.generation_tokens.clone(),
+        );
+        r.register(
+            "lilypad:prefix_cache_queries",
+            "Prompt tokens looked up in the conversation's memory",
+            m.prefix_queries.clone(),
+        );
+        r.register(
+            "lilypad:prefix_cache_hits",
+            "Prompt tokens found in memory and not read again",
+            m.prefix_hits.clone(),
+        );
+        r.register(
+            "lilypad:spec_decode_num_draft_tokens",
+            "Tokens drafted by the MTP layer",
+            m.drafted.clone(),
+        );
+        r.register(
+            "lilypad:spec_decode_num_accepted_tokens",
+            "Drafted tokens the model accepted",
+            m.accepted.clone(),
+        );
+        r.register(
+            "lilypad:request_success",
+            "Requests finished, by finish reason",
+            m.success.clone(),
+        );
+        r.register(
+            "lilypad:requests_rejected",
+            "Requests turned away, by reason",
+            m.rejected.clone(),
+        );
+        r.register(
+            "lilypad:time_to_first_token_seconds",
+            "From a request's arrival to its first token",
+            m.ttft.clone(),
+        );
+        r.register(
+            "lilypad:inter_token_latency_seconds",
+            "Between two tokens of one reply",
+            m.itl.clone(),
+        );
+        r.register(
+            "lilypad:e2e_request_latency_seconds",
+            "From a request's arrival to its end",
+            m.e2e.clone(),
+        );
+        r.register(
+            "lilypad:request_queue_time_seconds",
+            "Waiting before the prompt was read",
+            m.queue.clone(),
+        );
+        Self { registry, ..m }
+    }
+
+    /// The exposition text.
+    pub fn encode(&self) -> Result<String, std::fmt::Error> {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &self.registry)?;
+        Ok(text)
+    }
+
+    fn finished(&self, reason: &str) -> Finished {
+        Finished {
+            model_name: self.base.model_name.clone(),
+            replica: self.base.replica.clone(),
+            key_id: self.base.key_id.clone(),
+            finished_reason: reason.to_string(),
+        }
+    }
+
+    pub fn rejected(&self, why: Rejection) {
+        let labels = Rejected {
+            model_name: self.base.model_name.clone(),
+            replica: self.base.replica.clone(),
+            key_id: self.base.key_id.clone(),
+            reason: why.label().to_string(),
+        };
+        self.rejected.get_or_create(&labels).inc();
+    }
+
+    /// A request was taken; it waits until its first token.
+    pub fn taken(&self) {
+        self.waiting.get_or_create(&self.base).inc();
+    }
+
+    /// Its first token came, `since_arrival` after it arrived.
+    pub fn first_token(&self, since_arrival: Duration) {
+        self.waiting.get_or_create(&self.base).dec();
+        self.running.get_or_create(&self.base).inc();
+        self.ttft
+            .get_or_create(&self.base)
+            .observe(since_arrival.as_secs_f64());
+    }
+
+    /// Another token came, `gap` after the one before.
+    pub fn next_token(&self, gap: Duration) {
+        self.itl
+            .get_or_create(&self.base)
+            .observe(gap.as_secs_f64());
+    }
+
+    /// The request ended (`produced`: it had its first token), `reason` as the API said it.
+    pub fn ended(
+        &self,
+        produced: bool,
+        reason: &str,
+        since_arrival: Duration,
+        time_to_first: Option<Duration>,
+        g: Option<&Generation>,
+    ) {
+        if produced {
+            self.running.get_or_create(&self.base).dec();
+        } else {
+            self.waiting.get_or_create(&self.base).dec();
+        }
+        self.success.get_or_create(&self.finished(reason)).inc();
+        self.e2e
+            .get_or_create(&self.base)
+            .observe(since_arrival.as_secs_f64());
+        let Some(g) = g else {
+            return;
+        };
+        let f = &g.figures;
+        self.prompt_tokens
+            .get_or_create(&self.base)
+            .inc_by(f.prompt_tokens as u64);
+        self.generation_tokens
+            .get_or_create(&self.base)
+            .inc_by(f.generated_tokens as u64);
+        self.prefix_queries
+            .get_or_create(&self.base)
+            .inc_by(f.prompt_tokens as u64);
+        self.prefix_hits
+            .get_or_create(&self.base)
+            .inc_by(f.reused_tokens as u64);
+        if let Some(d) = &f.draft {
+            self.drafted
+                .get_or_create(&self.base)
+                .inc_by(d.drafted as u64);
+            self.accepted
+                .get_or_create(&self.base)
+                .inc_by(d.accepted as u64);
+        }
+        if let Some(first) = time_to_first {
+            let queued = (first.as_secs_f64() - f.prefill_seconds).max(0.0);
+            self.queue.get_or_create(&self.base).observe(queued);
+        }
+    }
+}
