@@ -188,29 +188,37 @@ impl App {
         self.sent.push(text);
     }
 
+    /// Up or Down on the message line: the line above or below, or from the first (last)
+    /// line the previous (next) message of the history.
+    fn line_or_history(&mut self, to: Direction) {
+        if self.input.line_move(to) {
+            return;
+        }
+        let recalled = match to {
+            Direction::Back => {
+                let current = self.input.text().to_string();
+                self.sent.back(&current).map(str::to_string)
+            }
+            Direction::Forward => self.sent.forward(),
+        };
+        let Some(text) = recalled else {
+            return;
+        };
+        self.pastes.clear();
+        self.input.set_text(&text);
+        if to == Direction::Back {
+            // On the first line, so that Up goes on to the older message.
+            self.input.to_first_line_end();
+        }
+    }
+
     /// The message line's own keys: new lines, history, word and line motions.
     fn act_composer(&mut self, action: Action) -> Vec<Effect> {
         use Action as A;
         match action {
             A::Newline => self.input.newline(),
-            A::HistoryPrev => {
-                if !self.input.line_move(Direction::Back) {
-                    let current = self.input.text().to_string();
-                    if let Some(prev) = self.sent.back(&current).map(str::to_string) {
-                        self.pastes.clear();
-                        self.input.set_text(&prev);
-                        self.input.to_first_line_end();
-                    }
-                }
-            }
-            A::HistoryNext => {
-                if !self.input.line_move(Direction::Forward) {
-                    if let Some(next) = self.sent.forward() {
-                        self.pastes.clear();
-                        self.input.set_text(&next);
-                    }
-                }
-            }
+            A::HistoryPrev => self.line_or_history(Direction::Back),
+            A::HistoryNext => self.line_or_history(Direction::Forward),
             A::DeleteWordBack => self.input.delete_word_back(),
             A::KillToLineEnd => self.input.kill_to_line_end(),
             A::WordLeft => self.input.word_left(),
