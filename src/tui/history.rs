@@ -73,6 +73,34 @@ impl History {
     }
 }
 
+/// A search of the messages sent (Ctrl-R): what is typed, the message found, and the message
+/// line as it was, given back on Esc.
+#[derive(Debug, Clone, Default)]
+pub struct Recall {
+    pub query: crate::tui::text_input::TextInput,
+    /// The entry found (an index into the history's entries).
+    pub found: Option<usize>,
+    pub draft: String,
+}
+
+impl History {
+    /// The newest entry before `before` (all: `entries().len()`) that holds `query`; a query
+    /// without capitals matches either case, as the transcript's search does.
+    pub fn find(&self, query: &str, before: usize) -> Option<usize> {
+        let exact = query.chars().any(char::is_uppercase);
+        let query_lc = query.to_lowercase();
+        self.entries[..before.min(self.entries.len())]
+            .iter()
+            .rposition(|e| {
+                if exact {
+                    e.contains(query)
+                } else {
+                    e.to_lowercase().contains(&query_lc)
+                }
+            })
+    }
+}
+
 /// One line of the history file.
 #[derive(Debug, Serialize, Deserialize)]
 struct Record {
@@ -153,6 +181,10 @@ mod tests {
         h.push("three");
         h.push("three");
         assert_eq!(h.entries(), ["one", "two", "three"]);
+        assert_eq!(h.find("t", 3), Some(2));
+        assert_eq!(h.find("t", 2), Some(1));
+        assert_eq!(h.find("T", 3), None, "a capital matches exactly");
+        assert_eq!(h.find("", 3), Some(2));
     }
 
     #[test]

@@ -221,3 +221,49 @@ fn the_message_line_grows_to_six_rows_and_scrolls() {
     assert!(screen.contains("  line 6"), "{screen}");
     assert!(!screen.contains("line 7"), "{screen}");
 }
+
+#[test]
+fn ctrl_r_searches_the_messages_sent() {
+    let mut a = composing();
+    a.sent = History::new(vec![
+        "run the tests".into(),
+        "fix calc.py".into(),
+        "run the linter".into(),
+    ]);
+    typed(&mut a, "draft");
+    ctrl(&mut a, 'r');
+    typed(&mut a, "run");
+    assert_eq!(a.input.text(), "run the linter", "the newest match");
+    let screen = text(&draw(&a));
+    assert!(
+        screen.contains("sent before: run › run the linter"),
+        "{screen}"
+    );
+    ctrl(&mut a, 'r');
+    assert_eq!(
+        a.input.text(),
+        "run the tests",
+        "Ctrl-R again: an older one"
+    );
+    ctrl(&mut a, 'r');
+    assert_eq!(a.input.text(), "run the tests", "nothing older: it stays");
+    // Esc: the line as it was.
+    key(&mut a, KeyCode::Esc);
+    assert!(a.recall.is_none());
+    assert_eq!(a.input.text(), "draft");
+    // Enter takes the message found, to edit; a second Enter sends it.
+    ctrl(&mut a, 'r');
+    typed(&mut a, "calc");
+    assert!(key(&mut a, KeyCode::Enter).is_empty());
+    assert!(a.recall.is_none());
+    assert_eq!(a.input.text(), "fix calc.py");
+    typed(&mut a, " again");
+    let fx = key(&mut a, KeyCode::Enter);
+    assert_eq!(sent(&fx), "fix calc.py again");
+    // A query that matches nothing shows the draft and says so.
+    a.input_focus = true;
+    ctrl(&mut a, 'r');
+    typed(&mut a, "zzz");
+    let screen = text(&draw(&a));
+    assert!(screen.contains("sent before: zzz (none) ›"), "{screen}");
+}

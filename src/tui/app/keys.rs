@@ -41,6 +41,9 @@ impl App {
             Mode::Transcript if self.search.as_ref().is_some_and(|s| s.field.is_some()) => {
                 vec![C::Search, C::Anywhere]
             }
+            Mode::Transcript if self.input_focus && self.recall.is_some() => {
+                vec![C::HistorySearch, C::Anywhere]
+            }
             Mode::Transcript if self.input_focus => vec![C::Input, C::Anywhere],
             Mode::Transcript if self.search.is_some() && self.replay.is_some() => {
                 vec![C::Found, C::Replay, C::Transcript, C::Browse, C::Anywhere]
@@ -102,6 +105,9 @@ impl App {
                         field.handle(&key);
                     }
                 }
+                if contexts[0] == Context::HistorySearch {
+                    self.recall_step(false);
+                }
                 Vec::new()
             }
         }
@@ -148,6 +154,9 @@ impl App {
             c if c.is_text_entry() => {
                 if let Some(f) = self.text_field() {
                     f.insert_str(text.lines().next().unwrap_or_default());
+                }
+                if c == Context::HistorySearch {
+                    self.recall_step(false);
                 }
             }
             _ => {}
@@ -212,6 +221,48 @@ impl App {
         }
     }
 
+    /// Search the messages sent again for what is typed: from the newest, or (`older`) from
+    /// before the one found. The message line shows the message found, or the draft when
+    /// none matches.
+    fn recall_step(&mut self, older: bool) {
+        let Some(r) = self.recall.as_mut() else {
+            return;
+        };
+        let before = match (older, r.found) {
+            (true, Some(i)) => i,
+            _ => self.sent.entries().len(),
+        };
+        match self.sent.find(r.query.text(), before) {
+            Some(i) => {
+                r.found = Some(i);
+                let text = self.sent.entries()[i].clone();
+                self.pastes.clear();
+                self.input.set_text(&text);
+            }
+            // Ctrl-R past the oldest match keeps the one found.
+            None if older => {}
+            None => {
+                r.found = None;
+                let draft = r.draft.clone();
+                self.input.set_text(&draft);
+            }
+        }
+    }
+
+    /// Enter (keep the message found on the line), Esc (the line as it was) or Ctrl-R (an
+    /// older match) in a search of the messages sent.
+    fn recall_choice(&mut self, action: Action) {
+        match action {
+            Action::OlderMatch => self.recall_step(true),
+            Action::Cancel => {
+                if let Some(r) = self.recall.take() {
+                    self.input.set_text(&r.draft);
+                }
+            }
+            _ => self.recall = None,
+        }
+    }
+
     /// The message line's own keys: new lines, history, word and line motions.
     fn act_composer(&mut self, action: Action) -> Vec<Effect> {
         use Action as A;
@@ -225,6 +276,13 @@ impl App {
             A::WordRight => self.input.word_right(),
             A::LineStart => self.input.line_start(),
             A::LineEnd => self.input.line_end(),
+            A::SearchHistory => {
+                self.recall = Some(crate::tui::history::Recall {
+                    draft: self.input.text().to_string(),
+                    ..Default::default()
+                });
+                self.recall_step(false);
+            }
             _ => {}
         }
         Vec::new()
@@ -234,10 +292,15 @@ impl App {
         match &mut self.mode {
             Mode::Review(r) => r.feedback_mut().as_mut(),
             Mode::Patch(p) => p.save_path.as_mut(),
-            Mode::Transcript => match self.search.as_mut().and_then(|s| s.field.as_mut()) {
-                Some(f) => Some(f),
-                None => Some(&mut self.input),
-            },
+            Mode::Transcript => {
+                if let Some(r) = self.recall.as_mut() {
+                    return Some(&mut r.query);
+                }
+                match self.search.as_mut().and_then(|s| s.field.as_mut()) {
+                    Some(f) => Some(f),
+                    None => Some(&mut self.input),
+                }
+            }
         }
     }
 
@@ -278,6 +341,10 @@ impl App {
                     _ => page,
                 };
                 self.help_scroll = (self.help_scroll as isize + d).max(0) as usize;
+                Vec::new()
+            }
+            A::Submit | A::Cancel | A::OlderMatch if ctx == Context::HistorySearch => {
+                self.recall_choice(action);
                 Vec::new()
             }
             A::Submit if ctx == Context::Search => self.submit_search(),
@@ -520,7 +587,8 @@ impl App {
             | A::WordLeft
             | A::WordRight
             | A::LineStart
-            | A::LineEnd => self.act_composer(action),
+            | A::LineEnd
+            | A::SearchHistory => self.act_composer(action),
             A::Submit => {
                 if self.input.text().trim().is_empty() {
                     return Vec::new();

@@ -140,6 +140,8 @@ pub struct App {
     pub pastes: Vec<(String, String)>,
     /// The messages sent in this repository, for Up and Down on the message line.
     pub sent: crate::tui::history::History,
+    /// A search of the messages sent (Ctrl-R), while one is typed.
+    pub recall: Option<crate::tui::history::Recall>,
     queued: VecDeque<crate::protocol::ApprovalRequest>,
     /// Request id to call id, so a diff can be attached to its transcript item.
     calls: HashMap<RequestId, String>,
@@ -181,6 +183,7 @@ impl App {
             input_focus: false,
             pastes: Vec::new(),
             sent: Default::default(),
+            recall: None,
             queued: VecDeque::new(),
             calls: HashMap::new(),
             patch: PatchDecision::Undecided,

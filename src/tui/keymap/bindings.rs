@@ -540,10 +540,38 @@ pub const BINDINGS: &[Binding] = &[
     ),
     b(
         C::Input,
+        &[ctrl('r')],
+        A::SearchHistory,
+        None,
+        "search the messages sent in this repository, newest first (Ctrl-R again: an older one)",
+    ),
+    b(
+        C::Input,
         &[code(KeyCode::Esc)],
         A::Cancel,
         Some("leave"),
         "leave the message line (the text stays)",
+    ),
+    b(
+        C::HistorySearch,
+        &[ctrl('r')],
+        A::OlderMatch,
+        Some("older"),
+        "the next older message that holds what is typed",
+    ),
+    b(
+        C::HistorySearch,
+        &[code(KeyCode::Enter)],
+        A::Submit,
+        Some("take it"),
+        "put the message found on the message line, to edit or send",
+    ),
+    b(
+        C::HistorySearch,
+        &[code(KeyCode::Esc)],
+        A::Cancel,
+        Some("back"),
+        "back to the message line as it was",
     ),
     b(
         C::Feedback,

@@ -44,6 +44,8 @@ pub enum Context {
     Search,
     /// A search has found something: moving between its matches.
     Found,
+    /// Searching the messages sent in this repository (Ctrl-R on the message line).
+    HistorySearch,
 }
 
 impl Context {
@@ -67,6 +69,7 @@ impl Context {
             Context::Prefix => "Choosing a command rule",
             Context::Search => "Searching the transcript",
             Context::Found => "After a search",
+            Context::HistorySearch => "Searching the messages sent",
         }
     }
 
@@ -74,7 +77,11 @@ impl Context {
     pub fn is_text_entry(self) -> bool {
         matches!(
             self,
-            Context::Input | Context::Feedback | Context::SavePath | Context::Search
+            Context::Input
+                | Context::Feedback
+                | Context::SavePath
+                | Context::Search
+                | Context::HistorySearch
         )
     }
 }
@@ -150,6 +157,10 @@ pub enum Action {
     WordRight,
     LineStart,
     LineEnd,
+    /// Ctrl-R on the message line: search the messages sent.
+    SearchHistory,
+    /// Ctrl-R again: the next older message that matches.
+    OlderMatch,
 }
 
 /// A key: code plus Ctrl/Alt, and Shift where it is not part of the character (Shift-Enter).
@@ -293,7 +304,7 @@ pub use bindings::BINDINGS;
 /// Text editing keys, for the help overlay (handled by the text field itself; the message
 /// line's own keys are in the table).
 pub const EDITING_HELP: &str =
-    "typing edits the text; ← → move; Backspace Delete erase; Ctrl-U clears; a paste keeps its lines (more than 10 are shown folded, and sent whole)";
+    "typing edits the text; ← → move; Backspace Delete erase; Ctrl-U clears; pastes keep their lines";
 
 /// The mouse, for the help overlay (the runner turns the wheel into the scroll actions of the
 /// view in front).

@@ -153,6 +153,24 @@ fn draw_input(frame: &mut Frame<'_>, area: Rect, app: &App) {
             None => ("› ", Some(&app.input), app.input_focus),
         },
     };
+    // A search of the messages sent: what is typed in the label, the message found after it.
+    let recall = match (&app.mode, &app.recall) {
+        (Mode::Transcript, Some(r)) if app.input_focus => Some(r),
+        _ => None,
+    };
+    let recall_label;
+    let label = match recall {
+        Some(r) => {
+            let found = if r.found.is_some() || r.query.text().is_empty() {
+                ""
+            } else {
+                " (none)"
+            };
+            recall_label = format!("sent before: {}{found} › ", r.query.text());
+            recall_label.as_str()
+        }
+        None => label,
+    };
     frame.render_widget(Clear, area);
     let Some(f) = field.filter(|f| active || !f.text().is_empty()) else {
         let line = Line::styled(placeholder(app), t.dim());
@@ -167,7 +185,10 @@ fn draw_input(frame: &mut Frame<'_>, area: Rect, app: &App) {
     // The rows shown: the cursor's line and those just before it, at most the area's height.
     let rows = area.height.max(1) as usize;
     let (cursor_line, _) = f.cursor_line();
-    let top = (cursor_line + 1).saturating_sub(rows);
+    let top = match recall {
+        Some(_) => 0,
+        None => (cursor_line + 1).saturating_sub(rows),
+    };
     let indent = " ".repeat(label.chars().count());
     let lines: Vec<Line<'_>> = f
         .text()
@@ -187,7 +208,11 @@ fn draw_input(frame: &mut Frame<'_>, area: Rect, app: &App) {
             ])
         })
         .collect();
-    if active {
+    if let (Some(r), true) = (recall, active) {
+        let col = "sent before: ".chars().count() + r.query.cursor_col();
+        let col = area.x + col as u16;
+        frame.set_cursor_position((col.min(area.right().saturating_sub(1)), area.y));
+    } else if active {
         let before = f.before_cursor();
         let line_before = before.rsplit('\n').next().unwrap_or(before);
         let width =
