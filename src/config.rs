@@ -447,6 +447,16 @@ pub fn log_file() -> Option<PathBuf> {
     })
 }
 
+/// Where the message line's history is kept (every repository's, in one JSONL file): the
+/// platform's state directory, or the data directory where a platform has none.
+pub fn history_file() -> Option<PathBuf> {
+    project_dirs().map(|d| {
+        d.state_dir()
+            .unwrap_or_else(|| d.data_dir())
+            .join("history.jsonl")
+    })
+}
+
 /// Where session logs live.
 pub fn sessions_dir() -> Option<PathBuf> {
     project_dirs().map(|d| d.data_dir().join("sessions"))

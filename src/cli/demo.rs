@@ -106,6 +106,7 @@ pub(super) fn run(args: &DemoArgs, settings: &Settings) -> anyhow::Result<ExitCo
             step_mode: args.step,
             notices: Vec::new(),
             reasoning: settings.interface.reasoning,
+            history: None,
         },
         resume: None,
         attempts: None,

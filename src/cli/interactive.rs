@@ -381,6 +381,7 @@ pub(super) fn run_default(
             step_mode: opts.step,
             notices,
             reasoning: settings.interface.reasoning,
+            history: crate::config::history_file(),
         },
         resume: None,
         attempts,

@@ -108,6 +108,7 @@ fn in_interface(
             step_mode: opts.step,
             notices,
             reasoning: settings.interface.reasoning,
+            history: crate::config::history_file(),
         },
         resume: Some(rec),
         attempts: None,

@@ -1,4 +1,5 @@
-//! `lilypad run`: headless runs of one task (`--task`/`--task-file`) or a batch (`--tasks`),
+//! `lilypad run`: headless runs of one task (`lilypad run "TASK"`, `-` for stdin, `--task`,
+//! `--task-file`) or a batch (`--tasks`),
 //! with attempts, a check command and evaluation presets; turns the flags into the plain plans
 //! of `crate::headless`.
 
@@ -15,6 +16,9 @@ const CHECK_FAILED: u8 = 7;
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
+    /// The task text; `-` reads it from standard input
+    #[arg(value_name = "TASK", conflicts_with_all = ["task", "task_file", "tasks"])]
+    pub task_arg: Option<String>,
     /// The task text
     #[arg(long, conflicts_with_all = ["task_file", "tasks"])]
     pub task: Option<String>,
@@ -61,6 +65,9 @@ pub struct RunArgs {
     /// sampling; explicit flags win. `--preset list` prints them
     #[arg(long, value_name = "NAME")]
     pub preset: Option<String>,
+    /// Write the agent's final answer (its last message) to FILE when a single task ends
+    #[arg(long, value_name = "FILE", conflicts_with = "tasks")]
+    pub output_last_message: Option<PathBuf>,
     #[command(flatten)]
     pub session: SessionArgs,
 }
@@ -107,12 +114,21 @@ pub(super) fn run(
         None => None,
     };
     let task_text = || -> anyhow::Result<String> {
-        match (&args.task, &args.task_file) {
+        if args.task_arg.as_deref() == Some("-") {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .context("reading the task from standard input")?;
+            if text.trim().is_empty() {
+                anyhow::bail!("the task read from standard input is empty");
+            }
+            return Ok(text);
+        }
+        match (args.task_arg.as_ref().or(args.task.as_ref()), &args.task_file) {
             (Some(t), _) => Ok(t.clone()),
             (None, Some(f)) => {
                 std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))
             }
-            (None, None) => anyhow::bail!("give --task TEXT, --task-file FILE or --tasks FILE"),
+            (None, None) => anyhow::bail!("give the task (TASK, or - to read it from standard input), --task TEXT, --task-file FILE or --tasks FILE"),
         }
     };
     let tasks = match tasks {
@@ -262,6 +278,11 @@ fn single(
         outcome.trajectory_path.display(),
         outcome.log_path.display()
     );
+    if let Some(path) = &args.output_last_message {
+        let answer = outcome.final_answer.clone().unwrap_or_default();
+        std::fs::write(path, answer)
+            .with_context(|| format!("writing the final answer to {}", path.display()))?;
+    }
     let mut code = outcome.reason.exit_code();
     if let Some(c) = &outcome.check {
         let status = match c.exit_code {

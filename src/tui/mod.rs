@@ -18,6 +18,7 @@ pub mod app;
 pub mod attempts;
 pub mod clipboard;
 pub mod diff_lines;
+pub mod history;
 pub mod keymap;
 mod runner;
 pub mod settings;
@@ -121,6 +122,9 @@ pub struct TuiOptions {
     pub notices: Vec<String>,
     /// How reasoning is shown at the start (`r` changes it).
     pub reasoning: ReasoningView,
+    /// The file the message line's history is kept in (every repository's, each message
+    /// with its repository); `None`: no history.
+    pub history: Option<PathBuf>,
 }
 
 /// How a session ended, for the summary printed after the screen is restored.

@@ -10,6 +10,7 @@
 use super::actions::{self, ActionError, KeyReader};
 use super::app::{App, AppOptions, Effect, PatchDecision};
 use super::attempts::{Board, BoardEffect};
+use super::history::{History, HistoryFile};
 use super::terminal::TerminalGuard;
 use super::{SessionLink, SessionOutcome, Startup, TuiError, TuiOptions, FRAMES_PER_SECOND};
 use crate::diff::{patch, FileDiff};
@@ -59,6 +60,8 @@ struct Loop {
     step_mode: bool,
     /// The board asked to end everything.
     quit_all: bool,
+    /// Where sent messages are kept for the repository (`None`: not kept).
+    history: Option<HistoryFile>,
 }
 
 /// Run a live session: start-up messages arrive on `startup` (progress, then the link).
@@ -73,7 +76,18 @@ pub async fn run(
         replay: false,
     });
     app.reasoning = options.reasoning;
+    let history = match (&options.history, &options.repo) {
+        (Some(path), Some(repo)) => Some(HistoryFile::new(path.clone(), repo)),
+        (Some(path), None) => std::env::current_dir()
+            .ok()
+            .map(|cwd| HistoryFile::new(path.clone(), &cwd)),
+        (None, _) => None,
+    };
+    if let Some(h) = &history {
+        app.sent = History::new(h.load());
+    }
     let mut lp = Loop::new(app, options.task.clone(), options.step_mode)?;
+    lp.history = history;
     for n in &options.notices {
         lp.app_mut()
             .transcript
@@ -124,6 +138,7 @@ impl Loop {
             task,
             step_mode,
             quit_all: false,
+            history: None,
         })
     }
 
@@ -236,13 +251,7 @@ impl Loop {
                         Some(TermEvent::Key(k)) if k.kind != KeyEventKind::Release => self.on_key(k),
                         Some(TermEvent::Paste(text)) if !self.board_front => {
                             let slot = self.focus;
-                            for c in text.chars().filter(|c| !c.is_control()) {
-                                let k = crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char(c));
-                                if self.slots[slot].app.contexts().first().is_some_and(|c| c.is_text_entry()) {
-                                    let fx = self.slots[slot].app.on_key(k);
-                                    self.perform(slot, fx);
-                                }
-                            }
+                            self.slots[slot].app.on_paste(&text);
                         }
                         Some(TermEvent::Mouse(m)) if !self.board_front => {
                             let to = match m.kind {
@@ -309,16 +318,19 @@ impl Loop {
                     let _ = link.ops.send(Op::SetStepMode { on: true });
                 }
                 let held = std::mem::take(&mut self.held);
-                let app = &mut self.slots[0].app;
                 if let Some(task) = self.task.take() {
+                    self.slots[0].app.sent.push(&task);
+                    self.remember(&task);
                     let _ = link.ops.send(Op::UserMessage { text: task });
-                } else if held.is_empty() && (!resumed || app.status.state.accepts_message()) {
-                    app.input_focus = true;
+                } else if held.is_empty()
+                    && (!resumed || self.slots[0].app.status.state.accepts_message())
+                {
+                    self.slots[0].app.input_focus = true;
                 }
                 for op in held {
                     let _ = link.ops.send(op);
                 }
-                app.progress = None;
+                self.slots[0].app.progress = None;
                 self.attach(0, link);
             }
             Startup::Attempts(attempts) => {
@@ -467,8 +479,29 @@ impl Loop {
         }
     }
 
+    /// Keep a message sent in the repository's history file (off the draw path).
+    fn remember(&self, text: &str) {
+        let Some(file) = self.history.clone() else {
+            return;
+        };
+        let text = text.to_string();
+        tokio::task::spawn_blocking(move || {
+            if let Err(e) = file.append(&text) {
+                tracing::warn!("could not keep the message in {}: {e}", file.path.display());
+            }
+        });
+    }
+
     fn perform(&mut self, slot: usize, effects: Vec<Effect>) {
         for fx in effects {
+            if let Effect::Send(
+                Op::UserMessage { text }
+                | Op::ContinueFresh { text }
+                | Op::DropOldResults { text: Some(text) },
+            ) = &fx
+            {
+                self.remember(text);
+            }
             match fx {
                 // A message typed while the session starts; other ops then have nothing to act on.
                 Effect::Send(op @ Op::UserMessage { .. })

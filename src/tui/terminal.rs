@@ -1,5 +1,6 @@
-//! The terminal's modes: raw mode, the alternate screen, bracketed paste and mouse reports (for
-//! the wheel) on entry, and restored on every way
+//! The terminal's modes: raw mode, the alternate screen, bracketed paste, mouse reports (for
+//! the wheel) and, where the terminal has them, unambiguous key reports (the kitty keyboard
+//! protocol, so Shift-Enter is not Enter) on entry, and restored on every way
 //! out: normal exit and errors (the [`TerminalGuard`]'s drop) and panics (a hook installed
 //! before the screen is taken over, chained to the previous hook so the panic message still
 //! prints, on the restored screen).
@@ -14,12 +15,40 @@ use crossterm::terminal::{
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 use std::io::{stdout, Stdout};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 
 pub type Term = Terminal<CrosstermBackend<Stdout>>;
 
+/// Whether unambiguous key reports were asked for (and so are to be turned off again).
+static ENHANCED_KEYS: AtomicBool = AtomicBool::new(false);
+/// Whether the terminal said it has them (asked once, before keys are read on their thread).
+static KEYS_SUPPORTED: AtomicBool = AtomicBool::new(false);
+
+/// Ask for unambiguous key reports where the terminal has them; `query`: ask the terminal
+/// first (only while nothing else reads its input).
+fn enhance_keys(query: bool) {
+    use crossterm::event::{KeyboardEnhancementFlags, PushKeyboardEnhancementFlags};
+    if query {
+        let yes = crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false);
+        KEYS_SUPPORTED.store(yes, Ordering::SeqCst);
+    }
+    if KEYS_SUPPORTED.load(Ordering::SeqCst)
+        && execute!(
+            stdout(),
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )
+        .is_ok()
+    {
+        ENHANCED_KEYS.store(true, Ordering::SeqCst);
+    }
+}
+
 /// Put the terminal back as it was. Safe to call more than once.
 pub fn restore() {
+    if ENHANCED_KEYS.swap(false, Ordering::SeqCst) {
+        let _ = execute!(stdout(), crossterm::event::PopKeyboardEnhancementFlags);
+    }
     let _ = disable_raw_mode();
     let _ = execute!(
         stdout(),
@@ -60,6 +89,7 @@ impl TerminalGuard {
             restore();
             return Err(e);
         }
+        enhance_keys(true);
         let term = match Terminal::new(CrosstermBackend::new(out)) {
             Ok(t) => t,
             Err(e) => {
@@ -81,6 +111,7 @@ impl TerminalGuard {
             EnableBracketedPaste,
             EnableMouseCapture
         )?;
+        enhance_keys(false);
         self.term.clear()?;
         Ok(out)
     }

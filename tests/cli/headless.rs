@@ -507,3 +507,77 @@ Made it.
         "no patch file is written for a patch that is not known"
     );
 }
+
+#[test]
+fn the_task_as_an_argument_or_on_stdin_and_the_last_message_in_a_file() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let r = repo(tmp.path());
+    let script = tmp.path().join("fix.script");
+    std::fs::write(&script, FIX).unwrap();
+    let answer = tmp.path().join("answer.txt");
+    let run = |task: &str| {
+        let mut c = lilypad(tmp.path());
+        c.args(["run", task, "--json", "--sandbox", "host", "--allow-host"])
+            .arg("--repo")
+            .arg(&r)
+            .arg("--engine")
+            .arg(format!("script:{}", script.display()))
+            .arg("--output-last-message")
+            .arg(&answer)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        c
+    };
+    let user_messages = |stdout: &[u8]| -> Vec<String> {
+        events(stdout)
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::UserMessage { text } => Some(text),
+                _ => None,
+            })
+            .collect()
+    };
+
+    // `lilypad run "TASK"`.
+    let out = run("make f return 2").output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(user_messages(&out.stdout), ["make f return 2"]);
+    assert_eq!(
+        std::fs::read_to_string(&answer).unwrap(),
+        "f now returns 2."
+    );
+    std::fs::remove_file(&answer).unwrap();
+
+    // `lilypad run -`: the task, of several lines, on standard input.
+    let mut child = run("-").spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"make f return 2\nand say so\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = user_messages(&out.stdout);
+    assert_eq!(said.len(), 1);
+    assert!(
+        said[0].starts_with("make f return 2\nand say so"),
+        "{said:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&answer).unwrap(),
+        "f now returns 2."
+    );
+}

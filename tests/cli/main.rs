@@ -22,6 +22,7 @@ mod cli_model;
 #[path = "../common/mod.rs"]
 mod common;
 mod e2e_attempts;
+mod e2e_composer;
 mod e2e_demo;
 mod e2e_journey;
 mod e2e_resume;

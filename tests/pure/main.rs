@@ -23,6 +23,7 @@ mod prompt_parser;
 mod prompt_render;
 mod rewind;
 mod setup_script;
+mod tui_composer;
 mod tui_conventions;
 mod tui_edit_views;
 mod tui_reasoning;

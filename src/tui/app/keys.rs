@@ -4,13 +4,16 @@ use super::review::{ChangeVerdict, FeedbackFor};
 use super::{AgentState, App, Effect, Mode, Overlay, PatchDecision, Review};
 use crate::protocol::{Event, Op, ReviewDecision};
 use crate::tui::keymap::{lookup, Action, Context};
-use crate::tui::text_input::TextInput;
+use crate::tui::text_input::{clean_paste, TextInput};
 use crate::tui::transcript::{Level, Transcript};
 use crate::tui::Direction;
 use crossterm::event::KeyEvent;
 
 /// Lines one notch of the mouse wheel scrolls.
 pub(crate) const WHEEL_LINES: usize = 3;
+
+/// A paste of more lines than this is shown folded on the message line.
+pub const FOLD_LINES: usize = 10;
 
 impl App {
     /// The contexts keys are looked up in now, most specific first.
@@ -37,6 +40,9 @@ impl App {
             Mode::Patch(_) => vec![C::Patch, C::Browse, C::Anywhere],
             Mode::Transcript if self.search.as_ref().is_some_and(|s| s.field.is_some()) => {
                 vec![C::Search, C::Anywhere]
+            }
+            Mode::Transcript if self.input_focus && self.recall.is_some() => {
+                vec![C::HistorySearch, C::Anywhere]
             }
             Mode::Transcript if self.input_focus => vec![C::Input, C::Anywhere],
             Mode::Transcript if self.search.is_some() && self.replay.is_some() => {
@@ -87,24 +93,214 @@ impl App {
         match lookup(&contexts, &key) {
             Some(action) => self.act(action, contexts[0]),
             None => {
+                if contexts[0] == Context::Input
+                    && key.code == crossterm::event::KeyCode::Backspace
+                    && key.modifiers.is_empty()
+                    && self.delete_folded_paste()
+                {
+                    return Vec::new();
+                }
                 if contexts[0].is_text_entry() {
                     if let Some(field) = self.text_field() {
                         field.handle(&key);
                     }
+                }
+                if contexts[0] == Context::HistorySearch {
+                    self.recall_step(false);
                 }
                 Vec::new()
             }
         }
     }
 
+    /// A paste (bracketed paste: the terminal sends it whole). On the message line it keeps
+    /// its lines, and one of more than [`FOLD_LINES`] lines is shown as `[pasted N lines]`
+    /// (and sent whole); a one-line field (a file name, a search) takes it as one line. In
+    /// the transcript it opens the message line, as typing `i` would.
+    pub fn on_paste(&mut self, text: &str) {
+        let text = clean_paste(text);
+        if text.is_empty() {
+            return;
+        }
+        let contexts = self.contexts();
+        let accepts = self.replay.is_none()
+            && self.overlay.is_none()
+            && matches!(self.mode, Mode::Transcript)
+            && self.search.as_ref().is_none_or(|s| s.field.is_none());
+        if contexts[0] != Context::Input && accepts {
+            self.input_focus = true;
+        }
+        match self.contexts()[0] {
+            Context::Input => {
+                let lines = text.lines().count();
+                if lines > FOLD_LINES {
+                    let mut label = format!("[pasted {lines} lines]");
+                    let mut n = 1;
+                    while self.pastes.iter().any(|(l, _)| *l == label) {
+                        n += 1;
+                        label = format!("[pasted {lines} lines #{n}]");
+                    }
+                    self.input.insert_str(&label);
+                    self.pastes.push((label, text));
+                } else {
+                    self.input.insert_str(&text);
+                }
+            }
+            Context::Feedback => {
+                if let Some(f) = self.text_field() {
+                    f.insert_str(&text.replace('\n', " "));
+                }
+            }
+            c if c.is_text_entry() => {
+                if let Some(f) = self.text_field() {
+                    f.insert_str(text.lines().next().unwrap_or_default());
+                }
+                if c == Context::HistorySearch {
+                    self.recall_step(false);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Backspace right after a folded paste's label deletes the label (and the paste) whole.
+    fn delete_folded_paste(&mut self) -> bool {
+        let before = self.input.before_cursor();
+        let Some(i) = self
+            .pastes
+            .iter()
+            .position(|(l, _)| before.ends_with(l.as_str()))
+        else {
+            return false;
+        };
+        let (label, _) = self.pastes.remove(i);
+        self.input.delete_back(label.chars().count());
+        true
+    }
+
+    /// The message as it is sent: the line's text with each folded paste put back whole.
+    fn message_text(&self) -> String {
+        let mut text = self.input.text().to_string();
+        for (label, pasted) in &self.pastes {
+            if let Some(at) = text.find(label.as_str()) {
+                text.replace_range(at..at + label.len(), pasted);
+            }
+        }
+        text
+    }
+
+    /// The message line is sent (or handed on): empty it, and keep the text in the history.
+    fn take_message(&mut self, text: &str) {
+        self.input.take();
+        self.pastes.clear();
+        self.input_focus = false;
+        self.sent.push(text);
+    }
+
+    /// Up or Down on the message line: the line above or below, or from the first (last)
+    /// line the previous (next) message of the history.
+    fn line_or_history(&mut self, to: Direction) {
+        if self.input.line_move(to) {
+            return;
+        }
+        let recalled = match to {
+            Direction::Back => {
+                let current = self.input.text().to_string();
+                self.sent.back(&current).map(str::to_string)
+            }
+            Direction::Forward => self.sent.forward(),
+        };
+        let Some(text) = recalled else {
+            return;
+        };
+        self.pastes.clear();
+        self.input.set_text(&text);
+        if to == Direction::Back {
+            // On the first line, so that Up goes on to the older message.
+            self.input.to_first_line_end();
+        }
+    }
+
+    /// Search the messages sent again for what is typed: from the newest, or (`older`) from
+    /// before the one found. The message line shows the message found, or the draft when
+    /// none matches.
+    fn recall_step(&mut self, older: bool) {
+        let Some(r) = self.recall.as_mut() else {
+            return;
+        };
+        let before = match (older, r.found) {
+            (true, Some(i)) => i,
+            _ => self.sent.entries().len(),
+        };
+        match self.sent.find(r.query.text(), before) {
+            Some(i) => {
+                r.found = Some(i);
+                let text = self.sent.entries()[i].clone();
+                self.pastes.clear();
+                self.input.set_text(&text);
+            }
+            // Ctrl-R past the oldest match keeps the one found.
+            None if older => {}
+            None => {
+                r.found = None;
+                let draft = r.draft.clone();
+                self.input.set_text(&draft);
+            }
+        }
+    }
+
+    /// Enter (keep the message found on the line), Esc (the line as it was) or Ctrl-R (an
+    /// older match) in a search of the messages sent.
+    fn recall_choice(&mut self, action: Action) {
+        match action {
+            Action::OlderMatch => self.recall_step(true),
+            Action::Cancel => {
+                if let Some(r) = self.recall.take() {
+                    self.input.set_text(&r.draft);
+                }
+            }
+            _ => self.recall = None,
+        }
+    }
+
+    /// The message line's own keys: new lines, history, word and line motions.
+    fn act_composer(&mut self, action: Action) -> Vec<Effect> {
+        use Action as A;
+        match action {
+            A::Newline => self.input.newline(),
+            A::HistoryPrev => self.line_or_history(Direction::Back),
+            A::HistoryNext => self.line_or_history(Direction::Forward),
+            A::DeleteWordBack => self.input.delete_word_back(),
+            A::KillToLineEnd => self.input.kill_to_line_end(),
+            A::WordLeft => self.input.word_left(),
+            A::WordRight => self.input.word_right(),
+            A::LineStart => self.input.line_start(),
+            A::LineEnd => self.input.line_end(),
+            A::SearchHistory => {
+                self.recall = Some(crate::tui::history::Recall {
+                    draft: self.input.text().to_string(),
+                    ..Default::default()
+                });
+                self.recall_step(false);
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
     fn text_field(&mut self) -> Option<&mut TextInput> {
         match &mut self.mode {
             Mode::Review(r) => r.feedback_mut().as_mut(),
             Mode::Patch(p) => p.save_path.as_mut(),
-            Mode::Transcript => match self.search.as_mut().and_then(|s| s.field.as_mut()) {
-                Some(f) => Some(f),
-                None => Some(&mut self.input),
-            },
+            Mode::Transcript => {
+                if let Some(r) = self.recall.as_mut() {
+                    return Some(&mut r.query);
+                }
+                match self.search.as_mut().and_then(|s| s.field.as_mut()) {
+                    Some(f) => Some(f),
+                    None => Some(&mut self.input),
+                }
+            }
         }
     }
 
@@ -145,6 +341,10 @@ impl App {
                     _ => page,
                 };
                 self.help_scroll = (self.help_scroll as isize + d).max(0) as usize;
+                Vec::new()
+            }
+            A::Submit | A::Cancel | A::OlderMatch if ctx == Context::HistorySearch => {
+                self.recall_choice(action);
                 Vec::new()
             }
             A::Submit if ctx == Context::Search => self.submit_search(),
@@ -379,24 +579,32 @@ impl App {
     fn act_transcript(&mut self, action: Action) -> Vec<Effect> {
         use Action as A;
         match action {
+            A::Newline
+            | A::HistoryPrev
+            | A::HistoryNext
+            | A::DeleteWordBack
+            | A::KillToLineEnd
+            | A::WordLeft
+            | A::WordRight
+            | A::LineStart
+            | A::LineEnd
+            | A::SearchHistory => self.act_composer(action),
             A::Submit => {
-                let text = self.input.text().trim().to_string();
-                if text.is_empty() {
+                if self.input.text().trim().is_empty() {
                     return Vec::new();
                 }
+                let text = self.message_text().trim().to_string();
                 let state = self.status.state;
                 if self.context_full && state.accepts_message() {
                     // Sent only once the person has chosen how to make room.
-                    self.input.take();
-                    self.input_focus = false;
+                    self.take_message(&text);
                     self.overlay = Some(Overlay::ContextFull(text));
                     return Vec::new();
                 }
                 if state == AgentState::Starting {
                     // The runner holds it until the session is ready, then sends it like any
                     // other message (after the task given on the command line, if any).
-                    self.input.take();
-                    self.input_focus = false;
+                    self.take_message(&text);
                     self.transcript.notice(
                         Level::Info,
                         format!("queued until the session has started › {text}"),
@@ -412,8 +620,7 @@ impl App {
                 }
                 // While the agent works or is paused, the agent queues the message for the
                 // next turn boundary (and says so with `MessageQueued`).
-                self.input.take();
-                self.input_focus = false;
+                self.take_message(&text);
                 vec![Effect::Send(Op::UserMessage { text })]
             }
             A::Cancel => {

@@ -9,6 +9,7 @@
 //! agent's `ToolResult` says so).
 
 mod keys;
+pub use keys::FOLD_LINES;
 pub mod review;
 pub mod search;
 mod status;
@@ -135,6 +136,12 @@ pub struct App {
     pub overlay: Option<Overlay>,
     pub input: TextInput,
     pub input_focus: bool,
+    /// Pastes folded on the message line: (the label shown, the text sent in its place).
+    pub pastes: Vec<(String, String)>,
+    /// The messages sent in this repository, for Up and Down on the message line.
+    pub sent: crate::tui::history::History,
+    /// A search of the messages sent (Ctrl-R), while one is typed.
+    pub recall: Option<crate::tui::history::Recall>,
     queued: VecDeque<crate::protocol::ApprovalRequest>,
     /// Request id to call id, so a diff can be attached to its transcript item.
     calls: HashMap<RequestId, String>,
@@ -174,6 +181,9 @@ impl App {
             overlay: None,
             input: TextInput::default(),
             input_focus: false,
+            pastes: Vec::new(),
+            sent: Default::default(),
+            recall: None,
             queued: VecDeque::new(),
             calls: HashMap::new(),
             patch: PatchDecision::Undecided,

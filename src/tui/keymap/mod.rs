@@ -44,6 +44,8 @@ pub enum Context {
     Search,
     /// A search has found something: moving between its matches.
     Found,
+    /// Searching the messages sent in this repository (Ctrl-R on the message line).
+    HistorySearch,
 }
 
 impl Context {
@@ -67,6 +69,7 @@ impl Context {
             Context::Prefix => "Choosing a command rule",
             Context::Search => "Searching the transcript",
             Context::Found => "After a search",
+            Context::HistorySearch => "Searching the messages sent",
         }
     }
 
@@ -74,7 +77,11 @@ impl Context {
     pub fn is_text_entry(self) -> bool {
         matches!(
             self,
-            Context::Input | Context::Feedback | Context::SavePath | Context::Search
+            Context::Input
+                | Context::Feedback
+                | Context::SavePath
+                | Context::Search
+                | Context::HistorySearch
         )
     }
 }
@@ -136,42 +143,100 @@ pub enum Action {
     Rewind,
     EarlierTurn,
     LaterTurn,
+    /// The message line: start a new line.
+    Newline,
+    /// The message line: Up on its first line (the previous message of the history), else
+    /// the line above.
+    HistoryPrev,
+    /// The message line: Down on its last line (the next message of the history), else the
+    /// line below.
+    HistoryNext,
+    DeleteWordBack,
+    KillToLineEnd,
+    WordLeft,
+    WordRight,
+    LineStart,
+    LineEnd,
+    /// Ctrl-R on the message line: search the messages sent.
+    SearchHistory,
+    /// Ctrl-R again: the next older message that matches.
+    OlderMatch,
 }
 
-/// A key: code plus Ctrl/Alt (Shift is part of the character).
+/// A key: code plus Ctrl/Alt, and Shift where it is not part of the character (Shift-Enter).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Key {
     pub code: KeyCode,
     pub ctrl: bool,
+    pub alt: bool,
+    pub shift: bool,
 }
 
 pub(crate) const fn ch(c: char) -> Key {
-    Key {
-        code: KeyCode::Char(c),
-        ctrl: false,
-    }
+    code(KeyCode::Char(c))
 }
 
 pub(crate) const fn ctrl(c: char) -> Key {
     Key {
         code: KeyCode::Char(c),
         ctrl: true,
+        alt: false,
+        shift: false,
+    }
+}
+
+pub(crate) const fn alt(c: char) -> Key {
+    Key {
+        code: KeyCode::Char(c),
+        ctrl: false,
+        alt: true,
+        shift: false,
+    }
+}
+
+pub(crate) const fn alt_code(code: KeyCode) -> Key {
+    Key {
+        code,
+        ctrl: false,
+        alt: true,
+        shift: false,
+    }
+}
+
+pub(crate) const fn shift_code(code: KeyCode) -> Key {
+    Key {
+        code,
+        ctrl: false,
+        alt: false,
+        shift: true,
     }
 }
 
 pub(crate) const fn code(code: KeyCode) -> Key {
-    Key { code, ctrl: false }
+    Key {
+        code,
+        ctrl: false,
+        alt: false,
+        shift: false,
+    }
 }
 
 impl Key {
     fn matches(&self, ev: &KeyEvent) -> bool {
         let ev_ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
-        if ev.modifiers.contains(KeyModifiers::ALT) || ev_ctrl != self.ctrl {
+        let ev_alt = ev.modifiers.contains(KeyModifiers::ALT);
+        let ev_shift = ev.modifiers.contains(KeyModifiers::SHIFT);
+        if ev_alt != self.alt || ev_ctrl != self.ctrl {
+            return false;
+        }
+        // Shift is part of a character, and of Shift-Tab (`BackTab`); Shift-Enter is not
+        // Enter.
+        if (self.shift || self.code == KeyCode::Enter) && ev_shift != self.shift {
             return false;
         }
         match (self.code, ev.code) {
             (KeyCode::Char(a), KeyCode::Char(b)) => {
-                a == b || (self.ctrl && a.eq_ignore_ascii_case(&b))
+                a == b || ((self.ctrl || self.alt) && a.eq_ignore_ascii_case(&b))
             }
             (a, b) => a == b,
         }
@@ -196,10 +261,12 @@ impl Key {
             KeyCode::End => "End".into(),
             other => format!("{other:?}"),
         };
-        if self.ctrl {
-            format!("Ctrl-{}", base.to_uppercase())
-        } else {
-            base
+        match (self.ctrl, self.alt, self.shift) {
+            (true, _, _) => format!("Ctrl-{}", base.to_uppercase()),
+            (_, true, _) if base.chars().count() == 1 => format!("Alt-{}", base.to_uppercase()),
+            (_, true, _) => format!("Alt-{base}"),
+            (_, _, true) => format!("Shift-{base}"),
+            _ => base,
         }
     }
 }
@@ -234,9 +301,10 @@ mod bindings;
 
 pub use bindings::BINDINGS;
 
-/// Text editing keys, for the help overlay (handled by the text field itself).
+/// Text editing keys, for the help overlay (handled by the text field itself; the message
+/// line's own keys are in the table).
 pub const EDITING_HELP: &str =
-    "typing edits the text; ← → Home End move; Backspace Delete erase; Ctrl-U clears";
+    "typing edits the text; ← → move; Backspace Delete erase; Ctrl-U clears; pastes keep their lines";
 
 /// The mouse, for the help overlay (the runner turns the wheel into the scroll actions of the
 /// view in front).

@@ -24,11 +24,12 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
         _ => 0,
     };
     let queued_h = app.queued_messages.len().min(3) as u16;
+    let input_h = message_rows(app) as u16;
     let [main, queued, command, input, status_area, hints] = Layout::vertical([
         Constraint::Min(3),
         Constraint::Length(queued_h),
         Constraint::Length(command_h),
-        Constraint::Length(1),
+        Constraint::Length(input_h),
         Constraint::Length(1),
         Constraint::Length(1),
     ])
@@ -152,23 +153,87 @@ fn draw_input(frame: &mut Frame<'_>, area: Rect, app: &App) {
             None => ("› ", Some(&app.input), app.input_focus),
         },
     };
-    frame.render_widget(Clear, area);
-    let line = match (field, active) {
-        (Some(f), true) => {
-            let col = area.x + (label.chars().count() + f.cursor_col()) as u16;
-            frame.set_cursor_position((col.min(area.right().saturating_sub(1)), area.y));
-            Line::from(vec![
-                Span::styled(label, t.accent().add_modifier(Modifier::BOLD)),
-                Span::styled(f.text().to_string(), t.fg(t.text)),
-            ])
-        }
-        (Some(f), false) if !f.text().is_empty() => Line::from(vec![
-            Span::styled(label, t.dim()),
-            Span::styled(f.text().to_string(), t.dim()),
-        ]),
-        _ => Line::styled(placeholder(app), t.dim()),
+    // A search of the messages sent: what is typed in the label, the message found after it.
+    let recall = match (&app.mode, &app.recall) {
+        (Mode::Transcript, Some(r)) if app.input_focus => Some(r),
+        _ => None,
     };
-    frame.render_widget(Paragraph::new(line), area);
+    let recall_label;
+    let label = match recall {
+        Some(r) => {
+            let found = if r.found.is_some() || r.query.text().is_empty() {
+                ""
+            } else {
+                " (none)"
+            };
+            recall_label = format!("sent before: {}{found} › ", r.query.text());
+            recall_label.as_str()
+        }
+        None => label,
+    };
+    frame.render_widget(Clear, area);
+    let Some(f) = field.filter(|f| active || !f.text().is_empty()) else {
+        let line = Line::styled(placeholder(app), t.dim());
+        frame.render_widget(Paragraph::new(line), area);
+        return;
+    };
+    let (label_style, text_style) = if active {
+        (t.accent().add_modifier(Modifier::BOLD), t.fg(t.text))
+    } else {
+        (t.dim(), t.dim())
+    };
+    // The rows shown: the cursor's line and those just before it, at most the area's height.
+    let rows = area.height.max(1) as usize;
+    let (cursor_line, _) = f.cursor_line();
+    let top = match recall {
+        Some(_) => 0,
+        None => (cursor_line + 1).saturating_sub(rows),
+    };
+    let indent = " ".repeat(label.chars().count());
+    let lines: Vec<Line<'_>> = f
+        .text()
+        .split('\n')
+        .enumerate()
+        .skip(top)
+        .take(rows)
+        .map(|(i, l)| {
+            let lead = if i == 0 {
+                Span::styled(label, label_style)
+            } else {
+                Span::styled(indent.clone(), label_style)
+            };
+            Line::from(vec![
+                lead,
+                Span::styled(l.replace('\t', "    "), text_style),
+            ])
+        })
+        .collect();
+    if let (Some(r), true) = (recall, active) {
+        let col = "sent before: ".chars().count() + r.query.cursor_col();
+        let col = area.x + col as u16;
+        frame.set_cursor_position((col.min(area.right().saturating_sub(1)), area.y));
+    } else if active {
+        let before = f.before_cursor();
+        let line_before = before.rsplit('\n').next().unwrap_or(before);
+        let width =
+            unicode_width::UnicodeWidthStr::width(line_before.replace('\t', "    ").as_str());
+        let col = area.x + (label.chars().count() + width) as u16;
+        let row = area.y + (cursor_line - top) as u16;
+        frame.set_cursor_position((col.min(area.right().saturating_sub(1)), row));
+    }
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+/// Most rows the message line grows to; longer messages scroll within them.
+pub const MESSAGE_ROWS: usize = 6;
+
+/// Rows of the message line: one per line of the message (at most [`MESSAGE_ROWS`]).
+fn message_rows(app: &App) -> usize {
+    let typing_elsewhere = app.search.as_ref().is_some_and(|s| s.field.is_some());
+    if !matches!(app.mode, Mode::Transcript) || typing_elsewhere || app.input.text().is_empty() {
+        return 1;
+    }
+    app.input.cursor_line().1.clamp(1, MESSAGE_ROWS)
 }
 
 fn placeholder(app: &App) -> String {
