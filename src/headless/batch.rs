@@ -40,6 +40,10 @@ pub struct BatchPlan {
     pub image_workdir: Option<String>,
     /// Attempts per task (at least 1).
     pub attempts: u32,
+    /// Tries of an attempt that ends in an error, inside this run (at least 1).
+    pub max_attempts: u32,
+    /// The run's limits, recorded in every session's provenance.
+    pub limits: crate::session::RunLimits,
     /// The seed of attempt 1; attempt n uses `base + n - 1`.
     pub base_seed: u32,
     pub parallel: usize,
@@ -179,6 +183,7 @@ pub async fn run_batch(
                 model: identity.clone(),
                 preset: plan.preset.clone(),
                 attempt: Some(attempt),
+                limits: Some(plan.limits.clone()),
             },
             model_name: model_name.clone(),
             store: store.clone(),
