@@ -162,6 +162,7 @@ pub(super) fn run(
             .map(|_| args.image_workdir.clone()),
         attempts: resolved.attempts,
         max_attempts: resolved.max_attempts,
+        run_wall_time: resolved.wall_time_given,
         limits: resolved.limits(),
         base_seed: resolved.base_seed.unwrap_or(0),
         parallel: args.parallel,

@@ -40,6 +40,9 @@ pub struct BatchPlan {
     pub image_workdir: Option<String>,
     /// Attempts per task (at least 1).
     pub attempts: u32,
+    /// Whether the run set its own wall time (`--wall-time` or a preset): it then holds for
+    /// Harbor tasks too, over their `[agent] timeout_sec`.
+    pub run_wall_time: bool,
     /// Tries of an attempt that ends in an error, inside this run (at least 1).
     pub max_attempts: u32,
     /// The run's limits, recorded in every session's provenance.
@@ -77,6 +80,7 @@ pub async fn run_batch(
     opts: &SessionOptions,
     plan: BatchPlan,
 ) -> Result<BatchSummary, LaunchError> {
+    let began = std::time::Instant::now();
     let choice = EngineChoice::from_options(opts, settings)?;
     // What a killed batch (or session) left behind goes first: its containers and pods, found
     // by their labels, and its workspaces.
@@ -219,6 +223,7 @@ pub async fn run_batch(
         }
         o.insert("tasks".into(), plan.tasks.len().into());
         o.insert("attempts".into(), attempts.into());
+        o.insert("max_attempts".into(), plan.max_attempts.max(1).into());
         o.insert("base_seed".into(), plan.base_seed.into());
         o.insert("parallel".into(), plan.parallel.into());
         if let Some(c) = &plan.check {
@@ -234,7 +239,15 @@ pub async fn run_batch(
             o.insert("image_workdir".into(), w.clone().into());
         }
     }
-    let report = super::report::build(&header, &all);
+    let rows: Vec<super::leaf::Row> = all.iter().map(super::leaf::row).collect();
+    let leaf = super::leaf::summarize(
+        plan.tasks.len(),
+        keys.len(),
+        &rows,
+        began.elapsed().as_secs_f64(),
+    );
+    super::leaf::write(&plan.out, &rows, &leaf)?;
+    let report = super::report::build(&header, &all, Some(&leaf));
     report.write(&plan.out)?;
     progress.finish(&report.totals);
     Ok(BatchSummary {
@@ -262,11 +275,12 @@ async fn image_repo(image: &str, workdir: &str) -> Result<TaskRepo, LaunchError>
 
 /// A Harbor task's sandbox: the image built from its environment (cached by its files), the
 /// repository the image holds at its WORKDIR (copied out, and worked on there; an empty one
-/// at the default workdir when the image sets none), the agent's wall time (the shorter of
-/// the run's and `task.toml`'s) and its cpus and memory, and empty `/tests` and `/logs` for
-/// the verifier.
+/// at the default workdir when the image sets none), the agent's wall time (the run's when
+/// it set one, as Leaf does, else `task.toml`'s), its cpus and memory, the network when the
+/// task allows it, and empty `/tests` and `/logs` for the verifier.
 async fn harbor_environment(
     h: &super::harbor::HarborTask,
+    run_wall_time: bool,
     settings: &mut Settings,
     opts: &mut SessionOptions,
 ) -> Result<TaskRepo, LaunchError> {
@@ -309,9 +323,10 @@ async fn harbor_environment(
     if let Some(m) = h.memory_mb {
         s.memory = Some(crate::sandbox::settings::ByteSize(m << 20));
     }
-    if let Some(t) = h.agent_timeout_secs {
-        opts.wall_time = Some(opts.wall_time.map_or(t, |w| w.min(t)));
+    if let (false, Some(t)) = (run_wall_time, h.agent_timeout_secs) {
+        opts.wall_time = Some(t);
     }
+    s.network = Some(h.agent_network.docker_mode().to_string());
     match workdir {
         Some(w) => image_repo(&image, &w).await,
         None => {
@@ -370,13 +385,58 @@ impl Job {
             // The attempt's own script, as the session header names it.
             self.facts.model = None;
         }
-        self.store.clear(&id, self.attempt);
         self.progress.attempt_started(&id, self.attempt, seed);
+        let max_tries = self.plan.max_attempts.max(1);
+        let mut tries = 1;
+        let result = loop {
+            self.store.clear(&id, self.attempt);
+            if tries > 1 {
+                // From scratch: a fresh sandbox, not the session the last try left.
+                self.store.forget_session(&id, self.attempt);
+            }
+            let result = self
+                .try_once(&task, &choice, image.as_deref(), seed, tries)
+                .await;
+            let (status, _, error) = super::leaf::judge(&result);
+            if status == super::leaf::Status::Completed || tries >= max_tries {
+                break result;
+            }
+            tracing::warn!(
+                instance_id = %id,
+                attempt = self.attempt,
+                tries,
+                error = error.as_deref().unwrap_or_default(),
+                "the attempt ended in an error; trying it again"
+            );
+            tries += 1;
+        };
+        // Only a recorded result has its line (a result that could not be saved has none).
+        if self.store.load(&id, self.attempt).is_some() {
+            let line = self.store.prediction_line(&result);
+            if let Ok(mut a) = self.appender.lock() {
+                if let Err(e) = a.append(&line) {
+                    tracing::warn!(error = %e, "a predictions line could not be written");
+                }
+            }
+        }
+        self.progress.attempt_finished(&result);
+        result
+    }
+
+    /// One try of the attempt, recorded.
+    async fn try_once(
+        &self,
+        task: &BatchTask,
+        choice: &EngineChoice,
+        image: Option<&str>,
+        seed: u32,
+        tries: u32,
+    ) -> AttemptResult {
         let started = std::time::Instant::now();
-        let outcome = self.attempt(&task, &choice, image.as_deref()).await;
+        let outcome = self.attempt(task, choice, image).await;
         let seconds = started.elapsed().as_secs_f64();
         let mut result = AttemptResult {
-            instance_id: id.clone(),
+            instance_id: task.instance_id.clone(),
             attempt: self.attempt,
             seed,
             model_name_or_path: self.model_name.clone(),
@@ -384,6 +444,8 @@ impl Job {
             error: None,
             check: None,
             reward: None,
+            verified: false,
+            tries,
             steps: 0,
             prompt_tokens: 0,
             generated_tokens: 0,
@@ -397,6 +459,7 @@ impl Job {
                 result.finish_reason = Some(o.reason);
                 result.check = o.check;
                 result.reward = o.reward;
+                result.verified = o.verified;
                 result.steps = o.figures.steps;
                 result.prompt_tokens = o.figures.prompt_tokens;
                 result.generated_tokens = o.figures.generated_tokens;
@@ -412,15 +475,7 @@ impl Job {
         };
         if let Err(e) = saved {
             result.error = Some(format!("the result could not be recorded: {e}"));
-        } else {
-            let line = self.store.prediction_line(&result);
-            if let Ok(mut a) = self.appender.lock() {
-                if let Err(e) = a.append(&line) {
-                    tracing::warn!(error = %e, "a predictions line could not be written");
-                }
-            }
         }
-        self.progress.attempt_finished(&result);
         result
     }
 
@@ -442,7 +497,9 @@ impl Job {
         let mut settings = self.settings.clone();
         let mut opts = self.opts.clone();
         let repo = match (&task.harbor, image, &self.plan.image_workdir) {
-            (Some(h), _, _) => harbor_environment(h, &mut settings, &mut opts).await?,
+            (Some(h), _, _) => {
+                harbor_environment(h, self.plan.run_wall_time, &mut settings, &mut opts).await?
+            }
             (None, Some(image), Some(workdir)) => image_repo(image, workdir).await?,
             _ => tokio::task::spawn_blocking(move || task_repo(&t, &default, dir.as_deref()))
                 .await

@@ -100,6 +100,10 @@ pub struct Resolved {
     pub context: u32,
     pub max_turn_tokens: u32,
     pub wall_time_secs: Option<u64>,
+    /// Whether the wall time came from the run (`--wall-time` or the preset) rather than
+    /// the defaults; a run's own wall time holds over a Harbor task's.
+    #[serde(skip)]
+    pub wall_time_given: bool,
     pub attempts: u32,
     /// Tries of an attempt that ends in an error, inside one run (default 1).
     pub max_attempts: u32,
@@ -141,6 +145,7 @@ pub fn apply(
         context: settings.engine.ctx,
         max_turn_tokens: settings.engine.max_turn_tokens,
         wall_time_secs: opts.wall_time.or(defaults.wall_time.map(|d| d.as_secs())),
+        wall_time_given: opts.wall_time.is_some(),
         attempts: 1,
         max_attempts: 1,
         model_call_retries: None,
@@ -157,6 +162,7 @@ pub fn apply(
         r.context = p.context;
         r.max_turn_tokens = p.max_turn_tokens.unwrap_or(p.context);
         r.wall_time_secs = Some(p.wall_time_secs);
+        r.wall_time_given = true;
         r.attempts = p.seeds;
         r.max_attempts = p.max_attempts;
         r.model_call_retries = Some(p.model_call_retries);
@@ -175,6 +181,7 @@ pub fn apply(
     r.context = explicit.ctx.unwrap_or(r.context);
     r.max_turn_tokens = explicit.max_turn_tokens.unwrap_or(r.max_turn_tokens);
     r.wall_time_secs = explicit.wall_time.or(r.wall_time_secs);
+    r.wall_time_given |= explicit.wall_time.is_some();
     r.attempts = explicit.attempts.unwrap_or(r.attempts).max(1);
     r.max_attempts = explicit.max_attempts.unwrap_or(r.max_attempts).max(1);
     r.base_seed = explicit.seed.or(r.base_seed);
