@@ -16,6 +16,7 @@
 mod batch;
 mod batch_harbor;
 mod batch_image;
+mod batch_leaf;
 mod batch_kube;
 mod bench_cli;
 mod cli_model;
