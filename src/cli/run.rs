@@ -31,7 +31,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub attempts: Option<u32>,
     /// Tries of an attempt that ends in an error (a sandbox or model failure, a verifier
-    /// that wrote no reward), each from scratch in a fresh sandbox, inside this run
+    /// that wrote no reward), each from scratch in a fresh sandbox, inside this batch
     /// [default: 1, or the preset's max_attempts]
     #[arg(long, value_name = "N")]
     pub max_attempts: Option<u32>,

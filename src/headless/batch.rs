@@ -433,7 +433,7 @@ impl Job {
         tries: u32,
     ) -> AttemptResult {
         let started = std::time::Instant::now();
-        let outcome = self.attempt(task, choice, image).await;
+        let outcome = self.attempt(task, choice, image, tries).await;
         let seconds = started.elapsed().as_secs_f64();
         let mut result = AttemptResult {
             instance_id: task.instance_id.clone(),
@@ -484,6 +484,7 @@ impl Job {
         task: &BatchTask,
         choice: &EngineChoice,
         image: Option<&str>,
+        tries: u32,
     ) -> Result<super::Outcome, LaunchError> {
         let model = match &self.shared {
             Some(m) => m.clone(),
@@ -545,7 +546,8 @@ impl Job {
             resume: resume.as_deref(),
             on_log: Some(&on_log),
             verifier: task.harbor.as_ref(),
-            pool: self.pool.as_deref(),
+            // The pool holds one pod per attempt: a second try makes its own.
+            pool: self.pool.as_deref().filter(|_| tries == 1),
         };
         run_task(run, model, EventOutput::Observe(&mut observe)).await
     }

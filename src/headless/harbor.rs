@@ -325,7 +325,10 @@ mod tests {
         assert_eq!(h.verifier_timeout_secs, Some(60));
         assert_eq!(h.cpus, Some(2.0));
         assert_eq!(h.memory_mb, Some(2048));
-        assert_eq!((h.agent_network, h.verifier_network), (Network::Off, Network::Off));
+        assert_eq!(
+            (h.agent_network, h.verifier_network),
+            (Network::Off, Network::Off)
+        );
         std::fs::remove_file(t.join("tests/test.sh")).unwrap();
         assert!(read_tasks(tmp.path()).is_err());
     }
@@ -336,8 +339,14 @@ mod tests {
             Network::of_task(&text.parse::<toml::Value>().unwrap(), section)
         };
         assert_eq!(net("", "agent"), Network::Off);
-        assert_eq!(net("[environment]\nallow_internet = true\n", "agent"), Network::On);
-        assert_eq!(net("[environment]\nallow_internet = false\n", "agent"), Network::Off);
+        assert_eq!(
+            net("[environment]\nallow_internet = true\n", "agent"),
+            Network::On
+        );
+        assert_eq!(
+            net("[environment]\nallow_internet = false\n", "agent"),
+            Network::Off
+        );
         // The section's own mode first, then the environment's, then allow_internet.
         let t = "[agent]\nnetwork_mode = \"none\"\n[verifier]\nnetwork_mode = \"bridge\"\n\
                  [environment]\nallow_internet = true\n";
@@ -345,7 +354,10 @@ mod tests {
         assert_eq!(net(t, "verifier"), Network::On);
         let t = "[environment]\nnetwork_mode = \"bridge\"\nallow_internet = false\n";
         assert_eq!(net(t, "agent"), Network::On);
-        assert_eq!(net("[agent]\nnetwork_mode = \"something-else\"\n", "agent"), Network::Off);
+        assert_eq!(
+            net("[agent]\nnetwork_mode = \"something-else\"\n", "agent"),
+            Network::Off
+        );
         assert_eq!(Network::On.docker_mode(), "bridge");
         assert_eq!(Network::Off.docker_mode(), "none");
     }

@@ -58,7 +58,10 @@ pub fn judge(r: &AttemptResult) -> (Status, Option<f64>, Option<String>) {
             return (
                 Status::Error,
                 None,
-                Some("the agent's task ended in an error (a model call or the sandbox failed)".into()),
+                Some(
+                    "the agent's task ended in an error (a model call or the sandbox failed)"
+                        .into(),
+                ),
             );
         }
         Some(_) => {}
@@ -141,7 +144,10 @@ pub fn summarize(
     rows: &[Row],
     duration_sec: f64,
 ) -> Summary {
-    let completed = rows.iter().filter(|r| r.status == Status::Completed).count();
+    let completed = rows
+        .iter()
+        .filter(|r| r.status == Status::Completed)
+        .count();
     let resolved = rows.iter().filter(|r| r.resolved()).count();
     let failed = rows.len() - completed;
     let solved_tasks: BTreeSet<&str> = rows
@@ -230,8 +236,14 @@ mod tests {
 
     #[test]
     fn attempts_read_in_leafs_terms() {
-        assert_eq!(judge(&checked("a", true)), (Status::Completed, Some(1.0), None));
-        assert_eq!(judge(&checked("a", false)), (Status::Completed, Some(0.0), None));
+        assert_eq!(
+            judge(&checked("a", true)),
+            (Status::Completed, Some(1.0), None)
+        );
+        assert_eq!(
+            judge(&checked("a", false)),
+            (Status::Completed, Some(0.0), None)
+        );
         assert_eq!(judge(&attempt("a")), (Status::Completed, None, None));
         assert_eq!(judge(&verified("a", Some(0.5))).1, Some(0.5));
         assert_eq!(judge(&verified("a", None)).0, Status::Error);
@@ -289,7 +301,10 @@ mod tests {
         assert_eq!(s.duration_sec, 3.5);
         // Nothing selected: rates of zero, not NaN.
         let empty = summarize(0, 0, &[], 0.0);
-        assert_eq!((empty.resolve_rate, empty.error_rate, empty.pass_at_3), (0.0, 0.0, 0.0));
+        assert_eq!(
+            (empty.resolve_rate, empty.error_rate, empty.pass_at_3),
+            (0.0, 0.0, 0.0)
+        );
     }
 
     #[test]

@@ -240,27 +240,54 @@ fn greedy_free() -> crate::engine::SamplingParams {
 mod tests {
     use super::*;
 
+    /// What differs between Leaf's four evaluation configs.
+    struct Leaf {
+        name: &'static str,
+        max_turn_tokens: u32,
+        model_call_retries: u32,
+        memory_limit: Option<&'static str>,
+        image_lock: Option<&'static str>,
+    }
+
     /// Leaf's evaluation configs as of frognano commit 5229bdf
-    /// (`frognano/configs/eval/*.yaml` and `tests/test_config.py`), restated here:
-    /// (name, per-turn cap, model-call retries, memory limit, image lock).
-    const LEAF_5229BDF: [(&str, u32, u32, Option<&str>, Option<&str>); 4] = [
-        (
-            "swebench-verified",
-            8192,
-            5,
-            Some("32Gi"),
-            Some("image_locks/sweb-v-20260904.json"),
-        ),
-        ("swebench-pro", 32_000, 2, Some("32Gi"), None),
-        ("terminal-bench-2-verified", 32_000, 2, Some("32Gi"), None),
-        ("patch-eval-verified", 8192, 5, None, None),
+    /// (`frognano/configs/eval/*.yaml` and `tests/test_config.py`), restated here.
+    const LEAF_5229BDF: [Leaf; 4] = [
+        Leaf {
+            name: "swebench-verified",
+            max_turn_tokens: 8192,
+            model_call_retries: 5,
+            memory_limit: Some("32Gi"),
+            image_lock: Some("image_locks/sweb-v-20260904.json"),
+        },
+        Leaf {
+            name: "swebench-pro",
+            max_turn_tokens: 32_000,
+            model_call_retries: 2,
+            memory_limit: Some("32Gi"),
+            image_lock: None,
+        },
+        Leaf {
+            name: "terminal-bench-2-verified",
+            max_turn_tokens: 32_000,
+            model_call_retries: 2,
+            memory_limit: Some("32Gi"),
+            image_lock: None,
+        },
+        Leaf {
+            name: "patch-eval-verified",
+            max_turn_tokens: 8192,
+            model_call_retries: 5,
+            memory_limit: None,
+            image_lock: None,
+        },
     ];
 
     #[test]
     fn the_presets_hold_leafs_values_at_5229bdf() {
         let all = all().unwrap();
         assert_eq!(all.len(), LEAF_5229BDF.len());
-        for (name, cap, retries, memory, lock) in LEAF_5229BDF {
+        for leaf in LEAF_5229BDF {
+            let name = leaf.name;
             let p = &all[name];
             // The same for all four.
             assert_eq!(p.steps, 150, "{name}");
@@ -273,10 +300,10 @@ mod tests {
             assert_eq!(p.top_k, Some(20), "{name}");
             assert_eq!(p.min_p, Some(0.0), "{name}");
             // Each its own.
-            assert_eq!(p.max_turn_tokens, Some(cap), "{name}");
-            assert_eq!(p.model_call_retries, retries, "{name}");
-            assert_eq!(p.memory_limit.as_deref(), memory, "{name}");
-            assert_eq!(p.image_lock.as_deref(), lock, "{name}");
+            assert_eq!(p.max_turn_tokens, Some(leaf.max_turn_tokens), "{name}");
+            assert_eq!(p.model_call_retries, leaf.model_call_retries, "{name}");
+            assert_eq!(p.memory_limit.as_deref(), leaf.memory_limit, "{name}");
+            assert_eq!(p.image_lock.as_deref(), leaf.image_lock, "{name}");
         }
         assert!(find("nope")
             .unwrap_err()

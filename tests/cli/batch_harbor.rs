@@ -179,7 +179,11 @@ fn scored_task(root: &Path, name: &str, verifier: &str, extra: &str, base: &str)
     )
     .unwrap();
     std::fs::write(t.join("environment/answer.txt"), "0\n").unwrap();
-    std::fs::write(t.join("tests/test.sh"), format!("#!/bin/bash\n{verifier}\n")).unwrap();
+    std::fs::write(
+        t.join("tests/test.sh"),
+        format!("#!/bin/bash\n{verifier}\n"),
+    )
+    .unwrap();
 }
 
 /// Interfaces the sandbox has, `lo` included (1: no network).
@@ -247,19 +251,38 @@ fn harbor_rewards_are_scored_as_leaf_scores_them_and_the_task_decides_the_networ
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let row = |id: &str| rows.iter().find(|r| r["instance_id"] == id).unwrap().clone();
+    let row = |id: &str| {
+        rows.iter()
+            .find(|r| r["instance_id"] == id)
+            .unwrap()
+            .clone()
+    };
     let full = row("online-full");
-    assert_eq!((&full["status"], &full["reward"]), (&"completed".into(), &1.0.into()), "{full}");
+    assert_eq!(
+        (&full["status"], &full["reward"]),
+        (&"completed".into(), &1.0.into()),
+        "{full}"
+    );
     assert_eq!(full["attempt"], 1, "{full}");
     let half = row("offline-half");
-    assert_eq!((&half["status"], &half["reward"]), (&"completed".into(), &0.5.into()), "{half}");
-    assert_eq!(half["attempt"], 1, "an unresolved attempt is not retried: {half}");
+    assert_eq!(
+        (&half["status"], &half["reward"]),
+        (&"completed".into(), &0.5.into()),
+        "{half}"
+    );
+    assert_eq!(
+        half["attempt"], 1,
+        "an unresolved attempt is not retried: {half}"
+    );
     let silent = row("silent");
     assert_eq!(silent["status"], "error", "{silent}");
     assert_eq!(silent["reward"], serde_json::Value::Null, "{silent}");
     assert_eq!(silent["attempt"], 2, "tried max_attempts times: {silent}");
     assert_eq!(silent["exit_reason"], "answered", "{silent}");
-    assert!(silent["error"].as_str().unwrap().contains("no reward"), "{silent}");
+    assert!(
+        silent["error"].as_str().unwrap().contains("no reward"),
+        "{silent}"
+    );
     // The unbiased pass@k counts a reward of 1 or more as passed.
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();

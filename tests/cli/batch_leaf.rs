@@ -51,7 +51,14 @@ fn leafs_results_and_summary_count_errors_apart_and_retry_only_them() {
         .env("LILYPAD_SESSION_DIR", tmp.path().join("sessions"))
         .env_remove("LILYPAD_MODEL")
         .env_remove("LILYPAD_SCRIPT_DELAY_MS")
-        .args(["run", "--sandbox", "host", "--allow-host", "--max-attempts", "2"])
+        .args([
+            "run",
+            "--sandbox",
+            "host",
+            "--allow-host",
+            "--max-attempts",
+            "2",
+        ])
         .args(["--check", CHECK, "--max-steps", "9", "--wall-time", "600"])
         .arg("--tasks")
         .arg(&tasks)
@@ -63,7 +70,11 @@ fn leafs_results_and_summary_count_errors_apart_and_retry_only_them() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(1), "an attempt could not run: {stderr}");
+    assert_eq!(
+        run.status.code(),
+        Some(1),
+        "an attempt could not run: {stderr}"
+    );
     let rows: Vec<serde_json::Value> = std::fs::read_to_string(out.join("results.jsonl"))
         .unwrap()
         .lines()
@@ -79,14 +90,28 @@ fn leafs_results_and_summary_count_errors_apart_and_retry_only_them() {
     for r in &rows {
         assert_eq!(
             keys(r),
-            ["attempt", "error", "exit_reason", "instance_id", "reward", "seed", "status"],
+            [
+                "attempt",
+                "error",
+                "exit_reason",
+                "instance_id",
+                "reward",
+                "seed",
+                "status"
+            ],
             "{r}"
         );
         assert_eq!(r["seed"], 0, "attempt 1 of base seed 0");
     }
     let p = row("passes");
     assert_eq!(
-        (&p["status"], &p["reward"], &p["attempt"], &p["exit_reason"], &p["error"]),
+        (
+            &p["status"],
+            &p["reward"],
+            &p["attempt"],
+            &p["exit_reason"],
+            &p["error"]
+        ),
         (
             &"completed".into(),
             &1.0.into(),
@@ -135,7 +160,10 @@ fn leafs_results_and_summary_count_errors_apart_and_retry_only_them() {
     let report = read_json(&out.join("report.json"));
     assert_eq!(report["leaf"]["jobs_failed"], 1, "{report}");
     assert_eq!(report["run"]["max_attempts"], 2, "{report}");
-    assert_eq!(report["pass_at_k"]["1"], 0.5, "the two checked tasks: {report}");
+    assert_eq!(
+        report["pass_at_k"]["1"], 0.5,
+        "the two checked tasks: {report}"
+    );
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("1 errors (counted apart)"), "{md}");
     assert!(out.join("predictions.jsonl").is_file());

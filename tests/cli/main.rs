@@ -16,8 +16,8 @@
 mod batch;
 mod batch_harbor;
 mod batch_image;
-mod batch_leaf;
 mod batch_kube;
+mod batch_leaf;
 mod bench_cli;
 mod cli_model;
 #[path = "../common/mod.rs"]
