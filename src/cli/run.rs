@@ -187,6 +187,18 @@ pub(super) fn run(
         out.join("predictions.jsonl").display(),
         out.join("report.md").display()
     );
+    let l = &s.leaf;
+    eprintln!(
+        "Leaf's scoring: {} resolved, {} unresolved, {} errors of {} jobs (resolve rate {:.4}, error rate {:.4}, pass@3 {:.4}); {}",
+        l.resolved,
+        l.unresolved,
+        l.jobs_failed,
+        l.jobs_total,
+        l.resolve_rate,
+        l.error_rate,
+        l.pass_at_3,
+        out.join("summary.json").display()
+    );
     Ok(if s.failed == 0 {
         ExitCode::SUCCESS
     } else {

@@ -3,8 +3,10 @@
 //! ([`super::attempts`]) and engine sequence. Each finished attempt is recorded atomically
 //! under `{out}/results/<instance_id>/<attempt>/` ([`super::results`]), so the same command run
 //! again skips what finished and runs again what did not (or failed to start);
-//! `predictions.jsonl`, `report.json` and `report.md` are rebuilt from those records. An
-//! attempt that fails is reported and recorded with its error; the others go on. A batch
+//! `predictions.jsonl`, Leaf's `results.jsonl` and `summary.json` ([`super::leaf`]),
+//! `report.json` and `report.md` are rebuilt from those records. An attempt that ends in an
+//! error in Leaf's terms is tried again from scratch, up to the plan's `max_attempts`; one
+//! that still fails is reported and recorded with its error; the others go on. A batch
 //! sweeps the leftovers of dead processes at its start; a Kubernetes batch whose attempts all
 //! take the same pod creates the next pods ahead of need
 //! ([`crate::sandbox::kube::pool::KubePool`]). Harbor tasks get their environment's image and
@@ -59,7 +61,7 @@ pub struct BatchPlan {
 }
 
 /// How a batch went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct BatchSummary {
     /// Attempts in the batch (tasks times attempts).
     pub attempts: usize,
@@ -72,6 +74,8 @@ pub struct BatchSummary {
     /// Attempts whose check passed, and attempts checked.
     pub passed: usize,
     pub checked: usize,
+    /// Leaf's scoring of every recorded attempt.
+    pub leaf: super::leaf::Summary,
 }
 
 /// Run the batch; see the module docs for what it writes.
@@ -248,6 +252,7 @@ pub async fn run_batch(
     );
     super::leaf::write(&plan.out, &rows, &leaf)?;
     let report = super::report::build(&header, &all, Some(&leaf));
+
     report.write(&plan.out)?;
     progress.finish(&report.totals);
     Ok(BatchSummary {
@@ -257,6 +262,7 @@ pub async fn run_batch(
         failed: report.totals.errors,
         passed: report.totals.passed,
         checked: report.totals.checked,
+        leaf,
     })
 }
 
@@ -323,9 +329,7 @@ async fn harbor_environment(
     if let Some(m) = h.memory_mb {
         s.memory = Some(crate::sandbox::settings::ByteSize(m << 20));
     }
-    if let (false, Some(t)) = (run_wall_time, h.agent_timeout_secs) {
-        opts.wall_time = Some(t);
-    }
+    opts.wall_time = h.agent_wall_time(run_wall_time, opts.wall_time);
     s.network = Some(h.agent_network.docker_mode().to_string());
     match workdir {
         Some(w) => image_repo(&image, &w).await,

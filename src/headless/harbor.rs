@@ -103,6 +103,17 @@ impl HarborTask {
     pub fn environment(&self) -> PathBuf {
         self.dir.join("environment")
     }
+
+    /// The agent's wall time: the run's when it set one of its own (`run_sets`: a flag or a
+    /// preset), as Leaf's run limit overrides a task's; else the task's `[agent]
+    /// timeout_sec`; else `run`, the defaults'.
+    pub fn agent_wall_time(&self, run_sets: bool, run: Option<u64>) -> Option<u64> {
+        if run_sets {
+            run
+        } else {
+            self.agent_timeout_secs.or(run)
+        }
+    }
 }
 
 /// Whether `path` is a folder of Harbor tasks (a folder holding a `*/task.toml`).
@@ -329,6 +340,11 @@ mod tests {
             (h.agent_network, h.verifier_network),
             (Network::Off, Network::Off)
         );
+        // The run's own wall time holds over the task's, shorter or longer; the task's holds
+        // over the defaults.
+        assert_eq!(h.agent_wall_time(true, Some(10_800)), Some(10_800));
+        assert_eq!(h.agent_wall_time(true, Some(60)), Some(60));
+        assert_eq!(h.agent_wall_time(false, Some(10_800)), Some(121));
         std::fs::remove_file(t.join("tests/test.sh")).unwrap();
         assert!(read_tasks(tmp.path()).is_err());
     }

@@ -167,6 +167,10 @@ fn leafs_results_and_summary_count_errors_apart_and_retry_only_them() {
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("1 errors (counted apart)"), "{md}");
     assert!(out.join("predictions.jsonl").is_file());
+    assert!(
+        stderr.contains("Leaf's scoring: 1 resolved, 1 unresolved, 1 errors of 3 jobs"),
+        "{stderr}"
+    );
     let result = read_json(&out.join("results/broken/1/result.json"));
     assert_eq!(result["tries"], 2, "{result}");
     // The limits the run was made under, in the provenance.
