@@ -396,7 +396,7 @@ impl Job {
             self.store.clear(&id, self.attempt);
             if tries > 1 {
                 // From scratch: a fresh sandbox, not the session the last try left.
-                self.store.forget_session(&id, self.attempt);
+                self.store.forget_try(&id, self.attempt);
             }
             let result = self
                 .try_once(&task, &choice, image.as_deref(), seed, tries)

@@ -151,10 +151,13 @@ impl ResultStore {
         let _ = std::fs::remove_file(self.dir(instance_id, attempt).join("result.json"));
     }
 
-    /// Forget the session an attempt's earlier try left, so that the next try starts from
-    /// scratch instead of continuing it.
-    pub fn forget_session(&self, instance_id: &str, attempt: u32) {
-        let _ = std::fs::remove_file(self.dir(instance_id, attempt).join("session.json"));
+    /// Forget what an attempt's earlier try left (its session, which the next try would
+    /// otherwise continue, and its trajectory), so that the next try starts from scratch.
+    pub fn forget_try(&self, instance_id: &str, attempt: u32) {
+        let dir = self.dir(instance_id, attempt);
+        for name in ["session.json", "trajectory.json"] {
+            let _ = std::fs::remove_file(dir.join(name));
+        }
     }
 
     /// Record a result: its patch and trajectory first, `result.json` last.
