@@ -81,10 +81,11 @@ if [ -z "$done_all" ]; then
     ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$out/wrapper" "$out/build/CMakeCache.txt"; then
     rm -rf "$out/build/CMakeCache.txt" "$out/build/CMakeFiles"
   fi
-  nice cmake -S "$out/wrapper" -B "$out/build" "${settings[@]}" "${launcher[@]}" \
+  # LC_ALL=C as cargo's cc crate sets it for every compile: ccache hashes it.
+  LC_ALL=C nice cmake -S "$out/wrapper" -B "$out/build" "${settings[@]}" "${launcher[@]}" \
     -DLLAMA_SRC="$src" -DTOOLS_SRC="$tools" -DLILYPAD_TOOLS="$tool_dirs" \
     -DCMAKE_RUNTIME_OUTPUT_DIRECTORY="$bin" >&2
-  nice cmake --build "$out/build" --target "${targets[@]}" -j "${CMAKE_BUILD_PARALLEL_LEVEL:-2}" >&2
+  LC_ALL=C nice cmake --build "$out/build" --target "${targets[@]}" -j "${CMAKE_BUILD_PARALLEL_LEVEL:-2}" >&2
   echo "build-llama-tools: built ${targets[*]} in $(( $(date +%s) - started )) s" >&2
 fi
 echo "export LILYPAD_LLAMA_TOOLS_DIR='$bin'"

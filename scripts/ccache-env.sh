@@ -10,6 +10,8 @@
 # (CCACHE_IGNOREOPTIONS). That is safe: in direct mode ccache still hashes every header a
 # compile actually includes, by path and content, wherever it was found. Paths stay absolute
 # (no CCACHE_BASEDIR): relative paths would differ with the depth of each build directory.
+# ccache also hashes the locale (LANG, LC_ALL): cargo's cc crate compiles with LC_ALL=C, so
+# scripts/build-llama-tools.sh runs its compiles with LC_ALL=C too.
 #
 # Needs CARGO_TARGET_DIR (or defaults to ./target) and LILYPAD_CI_CACHE (or
 # ~/.cache/lilypad-ci); changing what this exports makes ccache miss once, nothing worse.

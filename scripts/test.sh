@@ -54,6 +54,9 @@ cargo clippy --all-targets -- -D warnings
 # library's objects (scripts/ccache-env.sh); only the tools' own files compile.
 (nice scripts/build-llama-tools.sh >target/llama-tools.env 2>target/llama-tools.log) &
 tools_pid=$!
+# The test binaries compile meanwhile, so that the engines, the Python peers and the tools
+# building in the background overlap with the longest step of a cold run.
+cargo test --all-targets --no-run
 wait "$k8s_pid" || { tail -n 40 target/engines-up.log >&2; echo "test: starting the engines failed" >&2; exit 1; }
 wait "$py_pid" || { tail -n 40 target/python-peers.log >&2; echo "test: installing the Python peers failed" >&2; exit 1; }
 eval "$(cat target/python-peers.env)"

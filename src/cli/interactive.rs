@@ -242,7 +242,12 @@ async fn start_attempts(
     let report = move |line: &str| {
         progress(&ptx, &format!("preparing the sandbox image: {line}"), None);
     };
-    let base_seed = plan.settings.engine.sampling.seed.unwrap_or_else(rand_seed);
+    let base_seed = plan
+        .settings
+        .engine
+        .sampling
+        .seed
+        .unwrap_or_else(attempts::fresh_base_seed);
     let started = attempts::start_attempts(
         attempts::AttemptsPlan {
             settings: &plan.settings,
@@ -304,14 +309,6 @@ fn attempts_policy(kind: crate::sandbox::SandboxKind) -> ApprovalPolicy {
         p.commands = Policy::Auto;
     }
     p
-}
-
-/// A seed when none is configured: the attempts of one run still derive from one base.
-fn rand_seed() -> u32 {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    t.subsec_nanos() ^ (t.as_secs() as u32) ^ std::process::id()
 }
 
 /// The line printed after the screen is restored.

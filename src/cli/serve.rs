@@ -92,11 +92,14 @@ pub(super) fn run(args: &ServeArgs, settings: &Settings) -> anyhow::Result<ExitC
         let local = listener.local_addr()?;
         eprintln!("serving {model_name} (OpenAI-compatible)");
         eprintln!("listening on http://{local}/v1");
-        axum::serve(listener, crate::serve::router(Arc::new(server)))
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
+        let server = Arc::new(server);
+        axum::serve(listener, crate::serve::router(server.clone()))
+            .with_graceful_shutdown(crate::serve::drain_then(
+                server,
+                crate::serve::termination(),
+            ))
             .await?;
+        eprintln!("stopped: every request in flight finished");
         Ok::<_, anyhow::Error>(())
     })?;
     Ok(ExitCode::SUCCESS)

@@ -25,6 +25,14 @@ pub enum EngineError {
     NoMtpLayer { path: PathBuf },
     #[error("the prompt has {prompt} tokens but the context holds only {ctx}")]
     PromptTooLong { prompt: usize, ctx: u32 },
+    /// Refused from its size alone, before any tokenising: no tokenisation of that many bytes
+    /// fits (see `engine::llama::fits`).
+    #[error("the prompt ({bytes} bytes) has at least {at_least} tokens but the context holds only {ctx}")]
+    PromptTooLarge {
+        bytes: usize,
+        at_least: usize,
+        ctx: u32,
+    },
     #[error("the prompt is empty")]
     EmptyPrompt,
     #[error("llama.cpp failed while {doing}: {source}")]

@@ -9,7 +9,7 @@
 //! that still fails is reported and recorded with its error; the others go on. A batch
 //! sweeps the leftovers of dead processes at its start; a Kubernetes batch whose attempts all
 //! take the same pod creates the next pods ahead of need
-//! ([`crate::sandbox::kube::pool::KubePool`]). Harbor tasks get their environment's image and
+//! ([`crate::sandbox::SandboxPool`]). Harbor tasks get their environment's image and
 //! their verifier ([`super::harbor`]); `--image-template` tasks work on their image's checkout.
 
 use super::attempts::{attempt_seed, engine_for};
@@ -21,7 +21,7 @@ use crate::config::Settings;
 use crate::launch::check::CheckSpec;
 use crate::launch::{self, EngineChoice, LaunchError, SessionOptions};
 use crate::protocol::Event;
-use crate::sandbox::kube::pool::KubePool;
+use crate::sandbox::{SandboxKind, SandboxPool};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -88,8 +88,12 @@ pub async fn run_batch(
     let choice = EngineChoice::from_options(opts, settings)?;
     // What a killed batch (or session) left behind goes first: its containers and pods, found
     // by their labels, and its workspaces.
-    let kube =
-        opts.sandbox.kind.or(settings.sandbox.kind) == Some(crate::sandbox::SandboxKind::Kube);
+    let kind = opts
+        .sandbox
+        .kind
+        .or(settings.sandbox.kind)
+        .unwrap_or(SandboxKind::Docker);
+    let kube = kind == SandboxKind::Kube;
     let swept = crate::sandbox::sweep::sweep_all(&settings.sandbox, &plan.default_repo, kube).await;
     for (what, n) in [
         ("containers", &swept.docker),
@@ -161,18 +165,16 @@ pub async fn run_batch(
             .tasks
             .iter()
             .all(|t| t.image.is_none() && t.harbor.is_none());
-    let pool = match (kube && same_pod && !pending.is_empty(), &plan.default_repo) {
-        (true, repo) => {
-            let mut s = settings.sandbox.kube(repo);
-            s.image = crate::sandbox::image::kube_image(repo, &s)
-                .map_err(crate::sandbox::SandboxError::from)?;
-            Some(Arc::new(KubePool::start(
-                s,
-                plan.parallel.max(1),
-                pending.len(),
-            )))
-        }
-        _ => None,
+    let pool = match same_pod {
+        true => SandboxPool::start(
+            kind,
+            &settings.sandbox,
+            &plan.default_repo,
+            plan.parallel,
+            pending.len(),
+        )?
+        .map(Arc::new),
+        false => None,
     };
     let plan = Arc::new(plan);
     let mut set = tokio::task::JoinSet::new();
@@ -290,11 +292,8 @@ async fn harbor_environment(
     settings: &mut Settings,
     opts: &mut SessionOptions,
 ) -> Result<TaskRepo, LaunchError> {
-    use crate::sandbox::image::{build, ImageBuild};
+    use crate::sandbox::image::{task_image, ImageBuild, TaskImage};
     let fail = |e: String| LaunchError::Task(format!("Harbor task {}: {e}", h.dir.display()));
-    let docker = crate::sandbox::docker::connect()
-        .await
-        .map_err(|e| fail(e.to_string()))?;
     let b = ImageBuild {
         dockerfile: h.dockerfile(),
         context: h.environment(),
@@ -304,15 +303,13 @@ async fn harbor_environment(
         .build_network
         .clone()
         .unwrap_or_else(|| "default".into());
-    let image = build::build(&docker, &b, &network, &|_| {})
-        .await
-        .map_err(|e| fail(e.to_string()))?;
-    let workdir = docker
-        .image_workdir(&image)
-        .await
-        .ok()
-        .flatten()
-        .filter(|w| w.starts_with('/') && w.len() > 1);
+    let TaskImage { image, workdir } =
+        task_image(&b, &network)
+            .await
+            .map_err(|source| LaunchError::TaskImage {
+                task: h.dir.clone(),
+                source,
+            })?;
     let s = &mut settings.sandbox;
     s.image = Some(image.clone());
     s.dockerfile = None;
@@ -358,7 +355,7 @@ struct Job {
     store: ResultStore,
     progress: Arc<Progress>,
     appender: Arc<Mutex<PredictionsAppender>>,
-    pool: Option<Arc<KubePool>>,
+    pool: Option<Arc<SandboxPool>>,
 }
 
 impl Job {

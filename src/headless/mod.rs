@@ -131,7 +131,7 @@ pub struct TaskRun<'a> {
     /// A Harbor task's verifier, run after the agent (and after `check`) in the same sandbox.
     pub verifier: Option<&'a harbor::HarborTask>,
     /// Pods created ahead of need (a Kubernetes batch): the sandbox is made on the next one.
-    pub pool: Option<&'a crate::sandbox::kube::pool::KubePool>,
+    pub pool: Option<&'a crate::sandbox::SandboxPool>,
 }
 
 /// Where a task's events are written while it runs.

@@ -30,6 +30,15 @@ pub fn attempt_seed(base: u32, attempt: usize) -> u32 {
     base.wrapping_add((attempt as u32).wrapping_mul(0x9E37_79B9))
 }
 
+/// A base seed when none is configured: different for every run, and the attempts of one run
+/// still derive from it ([`attempt_seed`]).
+pub fn fresh_base_seed() -> u32 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    t.subsec_nanos() ^ (t.as_secs() as u32) ^ std::process::id()
+}
+
 /// The engine sequence of attempt `attempt`.
 pub fn attempt_sequence(attempt: usize) -> SequenceId {
     SequenceId(attempt as u64 + 1)

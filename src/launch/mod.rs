@@ -58,6 +58,13 @@ pub enum LaunchError {
     Resume(String),
     #[error("{0} is not a directory")]
     NotADirectory(PathBuf),
+    /// A task's own image could not be built or read.
+    #[error("Harbor task {}: {source}", task.display())]
+    TaskImage {
+        task: PathBuf,
+        #[source]
+        source: crate::sandbox::SandboxError,
+    },
     /// A task that cannot be set up (its repository not found or not checked out).
     #[error("{0}")]
     Task(String),

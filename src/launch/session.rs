@@ -19,7 +19,7 @@ use crate::agent::ApprovalPolicy;
 use crate::config::Settings;
 use crate::engine::{SequenceId, TemplatedModel};
 use crate::protocol::{Event, Op};
-use crate::sandbox::{self, kube::pool::KubePool, Sandbox, SandboxSpec};
+use crate::sandbox::{self, Sandbox, SandboxPool, SandboxSpec};
 use crate::session::{self, Provenance, SessionLog};
 use std::path::Path;
 use std::sync::Arc;
@@ -82,7 +82,7 @@ pub struct SessionBuilder<'a> {
     facts: RunFacts,
     send_task: bool,
     restore_memory: bool,
-    pool: Option<&'a KubePool>,
+    pool: Option<&'a SandboxPool>,
     progress: Option<&'a (dyn Fn(StartStep) + Send + Sync)>,
 }
 
@@ -143,7 +143,7 @@ impl<'a> SessionBuilder<'a> {
     }
 
     /// Take the sandbox from pods made ahead of need (a Kubernetes batch).
-    pub fn pool(mut self, pool: Option<&'a KubePool>) -> Self {
+    pub fn pool(mut self, pool: Option<&'a SandboxPool>) -> Self {
         self.pool = pool;
         self
     }

@@ -20,6 +20,7 @@ pub mod container;
 pub mod host;
 pub mod image;
 pub mod output;
+mod pool;
 pub mod settings;
 mod stash;
 pub mod sweep;
@@ -36,6 +37,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 pub use output::{Captured, OutputChunk, StreamKind};
+pub use pool::SandboxPool;
 pub use settings::SandboxSettings;
 
 /// Largest file the file primitives read or write (a Read of a larger file is refused).
@@ -353,15 +355,15 @@ pub async fn open_reporting(
     })
 }
 
-/// [`open_reporting`], or the next of `pool`'s pods made ahead of need when there is a pool and
-/// `spec` is a Kubernetes one.
+/// [`open_reporting`], or the next of `pool`'s sandboxes made ahead of need when there is a
+/// pool and `spec` is of its kind.
 pub async fn open_from(
     spec: &SandboxSpec,
-    pool: Option<&kube::pool::KubePool>,
+    pool: Option<&SandboxPool>,
     progress: image::Progress<'_>,
 ) -> Result<Arc<dyn Sandbox>, SandboxError> {
     match (pool, &spec.settings) {
-        (Some(pool), KindSettings::Kube(_)) => {
+        (Some(SandboxPool(pool)), KindSettings::Kube(_)) => {
             let ws = workspace::Workspace::create(&spec.repo)?;
             Ok(Arc::new(pool.sandbox(ws).await?))
         }

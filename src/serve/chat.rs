@@ -63,6 +63,16 @@ pub(super) async fn completions(
         Ok(r) => r,
         Err(e) => return ApiError::from_engine(&e).into_response(),
     };
+    if server.draining.load(Ordering::SeqCst) {
+        let mut r = api::error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "server_draining",
+            "the server is shutting down; send the request to another one".into(),
+        );
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("5"));
+        return r;
+    }
     if server.in_line.fetch_add(1, Ordering::SeqCst) > server.max_queue {
         server.in_line.fetch_sub(1, Ordering::SeqCst);
         let mut r = api::error(

@@ -1,6 +1,12 @@
 //! `lilypad serve`: the in-process engine behind an OpenAI-compatible HTTP API, so that a team
 //! can share one machine's model. Routes: `POST /v1/chat/completions` (streamed as server-sent
-//! events, or whole), `GET /v1/models`, `GET /health`.
+//! events, or whole), `GET /v1/models`, and the probes `GET /health/live` (the process
+//! answers), `GET /health/ready` (it takes requests now: not draining, queue not full; `GET
+//! /health` is the same).
+//!
+//! Shutting down ([`drain_then`], on SIGTERM or Ctrl-C): the server stops taking requests (503
+//! with `Retry-After`, and not ready), lets those in flight finish, then returns so that the
+//! process exits 0, as Kubernetes expects of a pod it stops.
 //!
 //! Owns: the HTTP surface (request fields, response and chunk shapes, errors in OpenAI's
 //! `{"error": {...}}` form), the bearer-token check, the request queue, and the mapping of
@@ -39,7 +45,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use thiserror::Error;
 
@@ -99,6 +105,8 @@ pub struct Server {
     pub max_queue: usize,
     /// Requests in flight (generating or waiting for a sequence).
     pub(crate) in_line: AtomicUsize,
+    /// Set once shutdown began: new requests are turned away.
+    pub(crate) draining: AtomicBool,
     /// Server defaults for requests that leave sampling fields out.
     pub sampling: SamplingSettings,
     pub max_tokens: u32,
@@ -119,9 +127,37 @@ impl Server {
             api_key: None,
             max_queue: serve.max_queue,
             in_line: AtomicUsize::new(0),
+            draining: AtomicBool::new(false),
             sampling: engine.sampling.clone(),
             max_tokens: engine.max_turn_tokens,
         }
+    }
+}
+
+/// Why the server is not ready for requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotReady {
+    /// Shutdown began: requests in flight finish, new ones are turned away.
+    Draining,
+    /// `max_queue` requests are in flight already.
+    Busy,
+}
+
+impl Server {
+    /// Whether a request would be taken now.
+    pub fn readiness(&self) -> Result<(), NotReady> {
+        if self.draining.load(Ordering::SeqCst) {
+            Err(NotReady::Draining)
+        } else if self.in_line.load(Ordering::SeqCst) >= self.max_queue {
+            Err(NotReady::Busy)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Requests in flight now.
+    pub fn in_flight(&self) -> usize {
+        self.in_line.load(Ordering::SeqCst)
     }
 }
 
@@ -143,13 +179,63 @@ pub fn router(server: Arc<Server>) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(chat::completions))
         .route("/v1/models", get(models))
-        .route("/health", get(|| async { "ok" }))
+        .route("/health/live", get(|| async { "ok" }))
+        .route("/health/ready", get(ready))
+        .route("/health", get(ready))
         // Long conversations with big tool results exceed axum's 2 MB default.
         .layer(axum::extract::DefaultBodyLimit::max(64 << 20))
         .fallback(|| async {
             api::error(StatusCode::NOT_FOUND, "not_found", "no such route".into())
         })
         .with_state(server)
+}
+
+/// 200 when the server takes requests now, else 503 with why and `Retry-After`.
+async fn ready(State(server): State<Arc<Server>>) -> Response {
+    let why = match server.readiness() {
+        Ok(()) => return (StatusCode::OK, "ready").into_response(),
+        Err(NotReady::Draining) => "draining",
+        Err(NotReady::Busy) => "busy",
+    };
+    let mut r = (StatusCode::SERVICE_UNAVAILABLE, why).into_response();
+    r.headers_mut().insert(
+        axum::http::header::RETRY_AFTER,
+        axum::http::HeaderValue::from_static("5"),
+    );
+    r
+}
+
+/// Wait for `signal`, then drain: turn new requests away and wait until none is in flight. The
+/// future ends when the server may stop (give it to `axum::serve(..).with_graceful_shutdown`).
+pub async fn drain_then(server: Arc<Server>, signal: impl std::future::Future<Output = ()>) {
+    signal.await;
+    server.draining.store(true, Ordering::SeqCst);
+    tracing::info!(
+        in_flight = server.in_flight(),
+        "shutting down: new requests are turned away, those in flight finish"
+    );
+    while server.in_flight() > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// SIGTERM (what Kubernetes and systemd send) or Ctrl-C, whichever comes first.
+pub async fn termination() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+                return;
+            }
+            Err(e) => tracing::warn!("SIGTERM cannot be caught ({e}); only Ctrl-C drains"),
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// Serve on `listener` until the process ends.

@@ -16,7 +16,7 @@ impl ApiError {
             EngineError::Prompt(_) | EngineError::EmptyPrompt => {
                 (StatusCode::BAD_REQUEST, "invalid_request_error")
             }
-            EngineError::PromptTooLong { .. } => {
+            EngineError::PromptTooLong { .. } | EngineError::PromptTooLarge { .. } => {
                 (StatusCode::BAD_REQUEST, "context_length_exceeded")
             }
             EngineError::Stopped | EngineError::Ended => {
@@ -87,6 +87,14 @@ mod tests {
         assert_eq!(
             status(EngineError::PromptTooLong {
                 prompt: 9000,
+                ctx: 4096
+            }),
+            (StatusCode::BAD_REQUEST, "context_length_exceeded")
+        );
+        assert_eq!(
+            status(EngineError::PromptTooLarge {
+                bytes: 20 << 20,
+                at_least: 400_000,
                 ctx: 4096
             }),
             (StatusCode::BAD_REQUEST, "context_length_exceeded")

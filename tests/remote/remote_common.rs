@@ -63,6 +63,37 @@ impl Peer {
     pub fn log(&self) -> String {
         self.log.lock().map(|l| l.clone()).unwrap_or_default()
     }
+
+    /// Send the process SIGTERM, as Kubernetes does to stop a pod.
+    pub fn terminate(&self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success());
+    }
+
+    /// Wait up to `limit` for the process to exit; its status, or `None` if it still runs.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
+    }
+
+    /// The port of [`Self::base`].
+    pub fn port(&self) -> u16 {
+        self.base
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.split('/').next())
+            .and_then(|p| p.parse().ok())
+            .expect("a port in the base URL")
+    }
 }
 
 impl Drop for Peer {

@@ -303,3 +303,71 @@ fn requests_in_flight_are_bounded_and_one_more_is_refused() {
     let b = collect_stream(second);
     assert_eq!((a.content.as_str(), b.content.as_str()), ("done", "done"));
 }
+
+/// SIGTERM drains: the stream in flight finishes whole, a new request and the readiness probe
+/// get 503 (with `Retry-After`) meanwhile while the process still answers `/health/live`, and
+/// the process then exits 0.
+#[test]
+fn sigterm_lets_the_stream_in_flight_finish_and_turns_new_requests_away() {
+    let dir = tempfile::tempdir().unwrap();
+    // About 40 pieces x 25 ms: the reply is still streaming when the signal comes.
+    let long = format!("{}\n</think>\n\ndone", "x".repeat(120));
+    let script = remote_common::script(dir.path(), &[&long, &long]);
+    let mut server = serve(
+        &["--engine", &format!("script:{}", script.display())],
+        &[("LILYPAD_SCRIPT_DELAY_MS", "25")],
+    );
+    let port = server.port();
+    assert_eq!(remote_common::http_status(port, "/health/ready"), Some(200));
+    assert_eq!(remote_common::http_status(port, "/health/live"), Some(200));
+    let engine = client(&server.base, |s| {
+        s.retries = 0;
+        s.model_name = Some("script".into());
+    });
+    let msgs = vec![Message::user("hi")];
+    let first = engine.chat(request(msgs.clone(), 1000));
+    std::thread::sleep(Duration::from_millis(300));
+    server.terminate();
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        remote_common::http_status(port, "/health/ready"),
+        Some(503),
+        "{}",
+        server.log()
+    );
+    assert_eq!(remote_common::http_status(port, "/health/live"), Some(200));
+    let refused = collect_stream(engine.chat(request(msgs, 1000)));
+    let err = refused.failed.expect("refused while draining");
+    assert!(err.contains("HTTP 503"), "{err}");
+    let a = collect_stream(first);
+    assert!(a.failed.is_none(), "{a:?}");
+    assert_eq!(
+        a.content, "done",
+        "the stream in flight finished whole: {a:?}"
+    );
+    let status = server
+        .wait_exit(Duration::from_secs(20))
+        .unwrap_or_else(|| panic!("still running after the drain:\n{}", server.log()));
+    assert_eq!(status.code(), Some(0), "{}", server.log());
+}
+
+/// A 20 MB prompt (a pasted log) cannot fit a 4,096-token context whatever its tokens: it is
+/// refused from its size, before the engine tokenises any of it (the message gives the bound,
+/// "at least"), with OpenAI's 400 `context_length_exceeded`, and a small request sent right
+/// after it is answered.
+#[test]
+fn a_prompt_too_large_for_the_context_is_refused_from_its_size() {
+    let model = remote_common::tiny_model().display().to_string();
+    let server = serve(&["--model", &model], &[]);
+    let engine = client(&server.base, |s| s.retries = 0);
+    let big = "2026-12-03 11:58:49 worker 7: request 4421 done in 35 ms\n".repeat(380_000);
+    assert!(big.len() > 20 << 20);
+    let big = engine.chat(request(vec![Message::user(big)], 4));
+    let small = collect_stream(engine.chat(request(vec![Message::user("hi")], 4)));
+    assert!(small.failed.is_none(), "{small:?}\n{}", server.log());
+    assert!(small.done.is_some(), "{small:?}");
+    let big = collect_stream(big);
+    let err = big.failed.expect("the big prompt is refused");
+    assert!(err.contains("HTTP 400"), "{err}");
+    assert!(err.contains("at least"), "refused from its size: {err}");
+}

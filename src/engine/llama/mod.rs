@@ -85,6 +85,9 @@ pub struct LoadedModel {
     pub sequences: u32,
     /// Tokens the MTP layer drafts per step; 0 when decoding does not draft.
     pub draft_tokens: u32,
+    /// Bytes of the vocabulary's longest token (special tokens written out): the most text
+    /// one token can stand for, which bounds a prompt's token count from below by its size.
+    pub longest_token_bytes: u32,
     pub chat_template: Option<String>,
 }
 
@@ -173,6 +176,26 @@ impl Iterator for ScoreStream {
     }
 }
 
+/// Refuse a prompt of `bytes` bytes that cannot fit `model`'s context whatever its tokens, from
+/// its size alone: on the caller's thread, before it joins the engine's queue, so a pasted 20 MB
+/// log is turned away at once instead of being tokenised on the engine thread while every
+/// other request waits. One token stands for at most `longest_token_bytes` bytes, and NFC (applied
+/// before tokenising) makes text at most 3 times shorter in bytes (three Hangul jamo, 9 bytes,
+/// compose into one 3-byte syllable), so a prompt has at least `bytes / (3 * longest)` tokens.
+/// Prompts under that bound are counted exactly by the engine as before.
+pub(crate) fn fits(bytes: usize, model: &LoadedModel) -> Result<(), EngineError> {
+    let per_token = 3 * (model.longest_token_bytes.max(1) as usize);
+    let at_least = bytes / per_token;
+    if at_least > model.context as usize {
+        return Err(EngineError::PromptTooLarge {
+            bytes,
+            at_least,
+            ctx: model.context,
+        });
+    }
+    Ok(())
+}
+
 /// A running engine. Dropping it stops the thread after the current job.
 pub struct EngineHandle {
     jobs: Option<mpsc::Sender<Job>>,
@@ -252,6 +275,9 @@ impl EngineHandle {
         request: GenerateRequest,
         trace: Option<mpsc::Sender<Vec<f32>>>,
     ) -> Result<GenerationStream, EngineError> {
+        if let Prompt::Text(text) = &request.prompt {
+            fits(text.len(), &self.model)?;
+        }
         let (tx, rx) = unbounded_channel();
         let cancel = Arc::new(AtomicBool::new(false));
         self.send(Job::Generate {
@@ -463,5 +489,45 @@ impl Drop for EngineHandle {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod fits_tests {
+    use super::*;
+
+    fn model(context: u32, longest: u32) -> LoadedModel {
+        LoadedModel {
+            path: PathBuf::new(),
+            architecture: String::new(),
+            parameters: 0,
+            layers: 0,
+            trained_context: context,
+            context,
+            vocabulary: 0,
+            gpu_layers: 0,
+            threads: 1,
+            sequences: 1,
+            draft_tokens: 0,
+            longest_token_bytes: longest,
+            chat_template: None,
+        }
+    }
+
+    #[test]
+    fn only_prompts_no_tokenisation_could_fit_are_refused() {
+        // 4,096 tokens of at most 16 bytes, NFC shrinking text at most threefold: 196,608
+        // bytes could still be 4,096 tokens; one more token's worth cannot.
+        let m = model(4096, 16);
+        assert!(fits(4096 * 48, &m).is_ok());
+        assert!(fits(4096 * 48 + 47, &m).is_ok());
+        match fits(4097 * 48, &m) {
+            Err(EngineError::PromptTooLarge { at_least, ctx, .. }) => {
+                assert_eq!((at_least, ctx), (4097, 4096))
+            }
+            other => panic!("{other:?}"),
+        }
+        // A vocabulary not measured (0) counts one byte per token, never refusing less.
+        assert!(fits(3 * 4096, &model(4096, 0)).is_ok());
     }
 }

@@ -29,6 +29,20 @@ pub(super) fn tokenize(model: &LlamaModel, text: &str) -> Vec<LlamaToken> {
     model.vocab().tokenize(nfc(text).as_bytes(), false, true)
 }
 
+/// Bytes of the longest token of `model`'s vocabulary, special tokens written out (one pass
+/// over the vocabulary at load).
+pub(super) fn longest_token_bytes(model: &LlamaModel) -> u32 {
+    let vocab = model.vocab();
+    let mut piece = Vec::with_capacity(64);
+    let mut longest = 0;
+    for id in 0..model.n_vocab().max(0) {
+        piece.clear();
+        vocab.token_to_piece_into(LlamaToken(id), &mut piece, true, None);
+        longest = longest.max(piece.len());
+    }
+    longest as u32
+}
+
 /// The token ids of each of `texts` by the vocabulary of the GGUF at `path`.
 pub fn tokenize_texts(path: &Path, texts: &[&str]) -> Result<Vec<Vec<u32>>, EngineError> {
     let backend = crate::engine::backend::get()?;

@@ -289,6 +289,7 @@ pub(super) fn run(
         threads: plan.threads,
         sequences: plan.sequences,
         draft_tokens: ctx.draft_tokens() as u32,
+        longest_token_bytes: super::vocab::longest_token_bytes(&model),
         chat_template: plan.chat_template.clone(),
     };
     if ready.send(Ok(info)).is_err() {

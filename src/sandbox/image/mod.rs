@@ -240,3 +240,30 @@ pub fn kube_image(repo: &Path, s: &KubeSettings) -> Result<String, ImageError> {
     }
     Ok(s.image.clone())
 }
+
+/// A task's own image (a Harbor task's environment) and the directory it works in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskImage {
+    pub image: String,
+    /// The image's `WORKDIR` (`None` when it sets none, or `/`).
+    pub workdir: Option<String>,
+}
+
+/// Build a task's image from its Dockerfile and context (cached by their files, see
+/// [`build`]) on the Docker engine, with the build's `network`, and read where it works.
+pub async fn task_image(
+    b: &ImageBuild,
+    network: &str,
+) -> Result<TaskImage, crate::sandbox::SandboxError> {
+    let docker = super::docker::connect().await?;
+    let image = build::build(&docker, b, network, &|_| {}).await?;
+    // An image that cannot be inspected right after its build has no workdir to offer; the
+    // task then works at the default one.
+    let workdir = docker
+        .image_workdir(&image)
+        .await
+        .ok()
+        .flatten()
+        .filter(|w| w.starts_with('/') && w.len() > 1);
+    Ok(TaskImage { image, workdir })
+}
