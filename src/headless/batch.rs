@@ -254,7 +254,6 @@ pub async fn run_batch(
     );
     super::leaf::write(&plan.out, &rows, &leaf)?;
     let report = super::report::build(&header, &all, Some(&leaf));
-
     report.write(&plan.out)?;
     progress.finish(&report.totals);
     Ok(BatchSummary {
