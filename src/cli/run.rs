@@ -34,6 +34,11 @@ pub struct RunArgs {
     /// sandbox and engine sequence [default: 1, or the preset's seeds]
     #[arg(long)]
     pub attempts: Option<u32>,
+    /// Tries of an attempt that ends in an error (a sandbox or model failure, a verifier
+    /// that wrote no reward), each from scratch in a fresh sandbox, inside this batch
+    /// [default: 1, or the preset's max_attempts]
+    #[arg(long, value_name = "N")]
+    pub max_attempts: Option<u32>,
     /// Attempts run at the same time
     #[arg(long, default_value_t = 1)]
     pub parallel: usize,
@@ -93,6 +98,7 @@ pub(super) fn run(
         wall_time: args.session.wall_time,
         attempts: args.attempts,
         seed: engine.seed,
+        max_attempts: args.max_attempts,
     };
     let named = args.preset.as_deref().zip(preset.as_ref());
     let resolved = presets::apply(named, &explicit, &mut settings, &mut opts);
@@ -171,6 +177,9 @@ pub(super) fn run(
             .filter(|_| args.repos_dir.is_none())
             .map(|_| args.image_workdir.clone()),
         attempts: resolved.attempts,
+        max_attempts: resolved.max_attempts,
+        run_wall_time: resolved.wall_time_given,
+        limits: resolved.limits(),
         base_seed: resolved.base_seed.unwrap_or(0),
         parallel: args.parallel,
         out: out.clone(),
@@ -193,6 +202,18 @@ pub(super) fn run(
         s.skipped,
         out.join("predictions.jsonl").display(),
         out.join("report.md").display()
+    );
+    let l = &s.leaf;
+    eprintln!(
+        "Leaf's scoring: {} resolved, {} unresolved, {} errors of {} jobs (resolve rate {:.4}, error rate {:.4}, pass@3 {:.4}); {}",
+        l.resolved,
+        l.unresolved,
+        l.jobs_failed,
+        l.jobs_total,
+        l.resolve_rate,
+        l.error_rate,
+        l.pass_at_3,
+        out.join("summary.json").display()
     );
     Ok(if s.failed == 0 {
         ExitCode::SUCCESS
@@ -246,6 +267,7 @@ fn single(
         )),
         preset: resolved.preset.clone(),
         attempt: None,
+        limits: Some(resolved.limits()),
     };
     let mut stdout = std::io::stdout();
     let events = if args.json {

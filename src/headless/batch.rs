@@ -3,8 +3,10 @@
 //! ([`super::attempts`]) and engine sequence. Each finished attempt is recorded atomically
 //! under `{out}/results/<instance_id>/<attempt>/` ([`super::results`]), so the same command run
 //! again skips what finished and runs again what did not (or failed to start);
-//! `predictions.jsonl`, `report.json` and `report.md` are rebuilt from those records. An
-//! attempt that fails is reported and recorded with its error; the others go on. A batch
+//! `predictions.jsonl`, Leaf's `results.jsonl` and `summary.json` ([`super::leaf`]),
+//! `report.json` and `report.md` are rebuilt from those records. An attempt that ends in an
+//! error in Leaf's terms is tried again from scratch, up to the plan's `max_attempts`; one
+//! that still fails is reported and recorded with its error; the others go on. A batch
 //! sweeps the leftovers of dead processes at its start; a Kubernetes batch whose attempts all
 //! take the same pod creates the next pods ahead of need
 //! ([`crate::sandbox::SandboxPool`]). Harbor tasks get their environment's image and
@@ -40,6 +42,13 @@ pub struct BatchPlan {
     pub image_workdir: Option<String>,
     /// Attempts per task (at least 1).
     pub attempts: u32,
+    /// Whether the run set its own wall time (`--wall-time` or a preset): it then holds for
+    /// Harbor tasks too, over their `[agent] timeout_sec`.
+    pub run_wall_time: bool,
+    /// Tries of an attempt that ends in an error, inside this run (at least 1).
+    pub max_attempts: u32,
+    /// The run's limits, recorded in every session's provenance.
+    pub limits: crate::session::RunLimits,
     /// The seed of attempt 1; attempt n uses `base + n - 1`.
     pub base_seed: u32,
     pub parallel: usize,
@@ -52,7 +61,7 @@ pub struct BatchPlan {
 }
 
 /// How a batch went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct BatchSummary {
     /// Attempts in the batch (tasks times attempts).
     pub attempts: usize,
@@ -65,6 +74,8 @@ pub struct BatchSummary {
     /// Attempts whose check passed, and attempts checked.
     pub passed: usize,
     pub checked: usize,
+    /// Leaf's scoring of every recorded attempt.
+    pub leaf: super::leaf::Summary,
 }
 
 /// Run the batch; see the module docs for what it writes.
@@ -73,6 +84,7 @@ pub async fn run_batch(
     opts: &SessionOptions,
     plan: BatchPlan,
 ) -> Result<BatchSummary, LaunchError> {
+    let began = std::time::Instant::now();
     let choice = EngineChoice::from_options(opts, settings)?;
     // What a killed batch (or session) left behind goes first: its containers and pods, found
     // by their labels, and its workspaces.
@@ -181,6 +193,7 @@ pub async fn run_batch(
                 model: identity.clone(),
                 preset: plan.preset.clone(),
                 attempt: Some(attempt),
+                limits: Some(plan.limits.clone()),
             },
             model_name: model_name.clone(),
             store: store.clone(),
@@ -216,6 +229,7 @@ pub async fn run_batch(
         }
         o.insert("tasks".into(), plan.tasks.len().into());
         o.insert("attempts".into(), attempts.into());
+        o.insert("max_attempts".into(), plan.max_attempts.max(1).into());
         o.insert("base_seed".into(), plan.base_seed.into());
         o.insert("parallel".into(), plan.parallel.into());
         if let Some(c) = &plan.check {
@@ -231,7 +245,15 @@ pub async fn run_batch(
             o.insert("image_workdir".into(), w.clone().into());
         }
     }
-    let report = super::report::build(&header, &all);
+    let rows: Vec<super::leaf::Row> = all.iter().map(super::leaf::row).collect();
+    let leaf = super::leaf::summarize(
+        plan.tasks.len(),
+        keys.len(),
+        &rows,
+        began.elapsed().as_secs_f64(),
+    );
+    super::leaf::write(&plan.out, &rows, &leaf)?;
+    let report = super::report::build(&header, &all, Some(&leaf));
     report.write(&plan.out)?;
     progress.finish(&report.totals);
     Ok(BatchSummary {
@@ -241,6 +263,7 @@ pub async fn run_batch(
         failed: report.totals.errors,
         passed: report.totals.passed,
         checked: report.totals.checked,
+        leaf,
     })
 }
 
@@ -259,11 +282,12 @@ async fn image_repo(image: &str, workdir: &str) -> Result<TaskRepo, LaunchError>
 
 /// A Harbor task's sandbox: the image built from its environment (cached by its files), the
 /// repository the image holds at its WORKDIR (copied out, and worked on there; an empty one
-/// at the default workdir when the image sets none), the agent's wall time (the shorter of
-/// the run's and `task.toml`'s) and its cpus and memory, and empty `/tests` and `/logs` for
-/// the verifier.
+/// at the default workdir when the image sets none), the agent's wall time (the run's when
+/// it set one, as Leaf does, else `task.toml`'s), its cpus and memory, the network when the
+/// task allows it, and empty `/tests` and `/logs` for the verifier.
 async fn harbor_environment(
     h: &super::harbor::HarborTask,
+    run_wall_time: bool,
     settings: &mut Settings,
     opts: &mut SessionOptions,
 ) -> Result<TaskRepo, LaunchError> {
@@ -301,9 +325,8 @@ async fn harbor_environment(
     if let Some(m) = h.memory_mb {
         s.memory = Some(crate::sandbox::settings::ByteSize(m << 20));
     }
-    if let Some(t) = h.agent_timeout_secs {
-        opts.wall_time = Some(opts.wall_time.map_or(t, |w| w.min(t)));
-    }
+    opts.wall_time = h.agent_wall_time(run_wall_time, opts.wall_time);
+    s.network = Some(h.agent_network.docker_mode().to_string());
     match workdir {
         Some(w) => image_repo(&image, &w).await,
         None => {
@@ -362,13 +385,58 @@ impl Job {
             // The attempt's own script, as the session header names it.
             self.facts.model = None;
         }
-        self.store.clear(&id, self.attempt);
         self.progress.attempt_started(&id, self.attempt, seed);
+        let max_tries = self.plan.max_attempts.max(1);
+        let mut tries = 1;
+        let result = loop {
+            self.store.clear(&id, self.attempt);
+            if tries > 1 {
+                // From scratch: a fresh sandbox, not the session the last try left.
+                self.store.forget_try(&id, self.attempt);
+            }
+            let result = self
+                .try_once(&task, &choice, image.as_deref(), seed, tries)
+                .await;
+            let (status, _, error) = super::leaf::judge(&result);
+            if status == super::leaf::Status::Completed || tries >= max_tries {
+                break result;
+            }
+            tracing::warn!(
+                instance_id = %id,
+                attempt = self.attempt,
+                tries,
+                error = error.as_deref().unwrap_or_default(),
+                "the attempt ended in an error; trying it again"
+            );
+            tries += 1;
+        };
+        // Only a recorded result has its line (a result that could not be saved has none).
+        if self.store.load(&id, self.attempt).is_some() {
+            let line = self.store.prediction_line(&result);
+            if let Ok(mut a) = self.appender.lock() {
+                if let Err(e) = a.append(&line) {
+                    tracing::warn!(error = %e, "a predictions line could not be written");
+                }
+            }
+        }
+        self.progress.attempt_finished(&result);
+        result
+    }
+
+    /// One try of the attempt, recorded.
+    async fn try_once(
+        &self,
+        task: &BatchTask,
+        choice: &EngineChoice,
+        image: Option<&str>,
+        seed: u32,
+        tries: u32,
+    ) -> AttemptResult {
         let started = std::time::Instant::now();
-        let outcome = self.attempt(&task, &choice, image.as_deref()).await;
+        let outcome = self.attempt(task, choice, image, tries).await;
         let seconds = started.elapsed().as_secs_f64();
         let mut result = AttemptResult {
-            instance_id: id.clone(),
+            instance_id: task.instance_id.clone(),
             attempt: self.attempt,
             seed,
             model_name_or_path: self.model_name.clone(),
@@ -376,6 +444,8 @@ impl Job {
             error: None,
             check: None,
             reward: None,
+            verified: false,
+            tries,
             steps: 0,
             prompt_tokens: 0,
             generated_tokens: 0,
@@ -389,6 +459,7 @@ impl Job {
                 result.finish_reason = Some(o.reason);
                 result.check = o.check;
                 result.reward = o.reward;
+                result.verified = o.verified;
                 result.steps = o.figures.steps;
                 result.prompt_tokens = o.figures.prompt_tokens;
                 result.generated_tokens = o.figures.generated_tokens;
@@ -404,15 +475,7 @@ impl Job {
         };
         if let Err(e) = saved {
             result.error = Some(format!("the result could not be recorded: {e}"));
-        } else {
-            let line = self.store.prediction_line(&result);
-            if let Ok(mut a) = self.appender.lock() {
-                if let Err(e) = a.append(&line) {
-                    tracing::warn!(error = %e, "a predictions line could not be written");
-                }
-            }
         }
-        self.progress.attempt_finished(&result);
         result
     }
 
@@ -421,6 +484,7 @@ impl Job {
         task: &BatchTask,
         choice: &EngineChoice,
         image: Option<&str>,
+        tries: u32,
     ) -> Result<super::Outcome, LaunchError> {
         let model = match &self.shared {
             Some(m) => m.clone(),
@@ -434,7 +498,9 @@ impl Job {
         let mut settings = self.settings.clone();
         let mut opts = self.opts.clone();
         let repo = match (&task.harbor, image, &self.plan.image_workdir) {
-            (Some(h), _, _) => harbor_environment(h, &mut settings, &mut opts).await?,
+            (Some(h), _, _) => {
+                harbor_environment(h, self.plan.run_wall_time, &mut settings, &mut opts).await?
+            }
             (None, Some(image), Some(workdir)) => image_repo(image, workdir).await?,
             _ => tokio::task::spawn_blocking(move || task_repo(&t, &default, dir.as_deref()))
                 .await
@@ -480,7 +546,8 @@ impl Job {
             resume: resume.as_deref(),
             on_log: Some(&on_log),
             verifier: task.harbor.as_ref(),
-            pool: self.pool.as_deref(),
+            // The pool holds one pod per attempt: a second try makes its own.
+            pool: self.pool.as_deref().filter(|_| tries == 1),
         };
         run_task(run, model, EventOutput::Observe(&mut observe)).await
     }

@@ -4,6 +4,11 @@
 //! `tests/` (the verifier, `tests/test.sh`, which writes a reward to
 //! `/logs/verifier/reward.txt` or `reward.json`).
 //!
+//! The network is the task's to decide, off unless it allows it: `[agent] network_mode` (for
+//! the verifier, `[verifier] network_mode`), then `[environment] network_mode`, then
+//! `[environment] allow_internet`. The agent and the verifier share one sandbox, whose
+//! network is the agent's.
+//!
 //! Owns: reading such a folder into [`BatchTask`]s ([`read_tasks`]), and the verifier run
 //! after the agent ([`verify`]): the tests are copied into the sandbox's `/tests` only then
 //! (the agent never sees them), `/logs` is emptied first, `bash /tests/test.sh` runs in the
@@ -36,6 +41,59 @@ pub struct HarborTask {
     pub cpus: Option<f64>,
     /// `[environment] memory_mb` (or `memory`, as "2G").
     pub memory_mb: Option<u64>,
+    /// Whether the agent's sandbox has the network.
+    pub agent_network: Network,
+    /// Whether the verifier asks for the network (it runs in the agent's sandbox, with the
+    /// agent's network).
+    pub verifier_network: Network,
+}
+
+/// A sandbox with or without the network.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Network {
+    #[default]
+    Off,
+    On,
+}
+
+impl Network {
+    /// The Docker network mode of a sandbox with this network.
+    pub fn docker_mode(self) -> &'static str {
+        match self {
+            Self::Off => "none",
+            Self::On => "bridge",
+        }
+    }
+
+    /// A `network_mode` as Harbor's tasks write it: the modes that reach out are on;
+    /// `none` and anything not known are off.
+    fn of_mode(mode: &str) -> Self {
+        match mode.trim().to_ascii_lowercase().as_str() {
+            "bridge" | "host" | "default" | "public" | "internet" | "online" | "enabled" => {
+                Self::On
+            }
+            _ => Self::Off,
+        }
+    }
+
+    /// The network `section` (`agent` or `verifier`) of `task.toml` gets: its own
+    /// `network_mode`, then the environment's, then `allow_internet`; off when none says.
+    fn of_task(toml: &toml::Value, section: &str) -> Self {
+        let env = toml.get("environment");
+        fn mode(t: Option<&toml::Value>) -> Option<&str> {
+            t?.get("network_mode")?.as_str()
+        }
+        if let Some(m) = mode(toml.get(section)).or_else(|| mode(env)) {
+            return Self::of_mode(m);
+        }
+        match env
+            .and_then(|e| e.get("allow_internet"))
+            .and_then(toml::Value::as_bool)
+        {
+            Some(true) => Self::On,
+            _ => Self::Off,
+        }
+    }
 }
 
 impl HarborTask {
@@ -44,6 +102,17 @@ impl HarborTask {
     }
     pub fn environment(&self) -> PathBuf {
         self.dir.join("environment")
+    }
+
+    /// The agent's wall time: the run's when it set one of its own (`run_sets`: a flag or a
+    /// preset), as Leaf's run limit overrides a task's; else the task's `[agent]
+    /// timeout_sec`; else `run`, the defaults'.
+    pub fn agent_wall_time(&self, run_sets: bool, run: Option<u64>) -> Option<u64> {
+        if run_sets {
+            run
+        } else {
+            self.agent_timeout_secs.or(run)
+        }
     }
 }
 
@@ -104,6 +173,8 @@ fn read_task(dir: &Path) -> Result<BatchTask, SourceError> {
             .and_then(|e| e.get("cpus"))
             .and_then(|c| c.as_float().or(c.as_integer().map(|i| i as f64))),
         memory_mb: memory_mb(toml.get("environment")),
+        agent_network: Network::of_task(&toml, "agent"),
+        verifier_network: Network::of_task(&toml, "verifier"),
     };
     if !harbor.dockerfile().is_file() {
         return Err(bad(dir, "no environment/Dockerfile"));
@@ -265,7 +336,45 @@ mod tests {
         assert_eq!(h.verifier_timeout_secs, Some(60));
         assert_eq!(h.cpus, Some(2.0));
         assert_eq!(h.memory_mb, Some(2048));
+        assert_eq!(
+            (h.agent_network, h.verifier_network),
+            (Network::Off, Network::Off)
+        );
+        // The run's own wall time holds over the task's, shorter or longer; the task's holds
+        // over the defaults.
+        assert_eq!(h.agent_wall_time(true, Some(10_800)), Some(10_800));
+        assert_eq!(h.agent_wall_time(true, Some(60)), Some(60));
+        assert_eq!(h.agent_wall_time(false, Some(10_800)), Some(121));
         std::fs::remove_file(t.join("tests/test.sh")).unwrap();
         assert!(read_tasks(tmp.path()).is_err());
+    }
+
+    #[test]
+    fn the_task_decides_the_network_and_the_default_is_off() {
+        let net = |text: &str, section: &str| {
+            Network::of_task(&text.parse::<toml::Value>().unwrap(), section)
+        };
+        assert_eq!(net("", "agent"), Network::Off);
+        assert_eq!(
+            net("[environment]\nallow_internet = true\n", "agent"),
+            Network::On
+        );
+        assert_eq!(
+            net("[environment]\nallow_internet = false\n", "agent"),
+            Network::Off
+        );
+        // The section's own mode first, then the environment's, then allow_internet.
+        let t = "[agent]\nnetwork_mode = \"none\"\n[verifier]\nnetwork_mode = \"bridge\"\n\
+                 [environment]\nallow_internet = true\n";
+        assert_eq!(net(t, "agent"), Network::Off);
+        assert_eq!(net(t, "verifier"), Network::On);
+        let t = "[environment]\nnetwork_mode = \"bridge\"\nallow_internet = false\n";
+        assert_eq!(net(t, "agent"), Network::On);
+        assert_eq!(
+            net("[agent]\nnetwork_mode = \"something-else\"\n", "agent"),
+            Network::Off
+        );
+        assert_eq!(Network::On.docker_mode(), "bridge");
+        assert_eq!(Network::Off.docker_mode(), "none");
     }
 }

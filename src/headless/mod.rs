@@ -7,6 +7,7 @@
 pub mod attempts;
 pub mod batch;
 pub mod harbor;
+pub mod leaf;
 pub mod presets;
 mod print;
 pub mod progress;
@@ -56,6 +57,8 @@ pub struct Outcome {
     pub check: Option<CheckOutcome>,
     /// The reward of a Harbor task's verifier.
     pub reward: Option<f64>,
+    /// A Harbor task's verifier ran.
+    pub verified: bool,
     pub figures: TaskFigures,
     /// The trajectory, as written (pretty JSON).
     pub trajectory: Vec<u8>,
@@ -265,10 +268,12 @@ pub async fn run_task(
     let mut check = checked.transpose()?;
     let verified = verified.transpose()?;
     let reward = verified.as_ref().and_then(|v| v.reward);
+    let was_verified = verified.is_some();
     if let Some(v) = verified {
-        // A Harbor task passes on its reward, not on the verifier's exit status.
+        // A Harbor task passes on its reward (resolved at 1 or more, as Leaf counts), not on
+        // the verifier's exit status.
         check = Some(CheckOutcome {
-            passed: v.reward.is_some_and(|r| r > 0.0),
+            passed: v.reward.is_some_and(|r| r >= 1.0),
             ..v.run
         });
     }
@@ -300,6 +305,7 @@ pub async fn run_task(
         log_path: running.log_path,
         check,
         reward,
+        verified: was_verified,
         figures: TaskFigures::of(&events),
         trajectory,
     })

@@ -7,6 +7,7 @@
 //! with `n` checked attempts of which `c` passed, `1 - C(n-c, k) / C(n, k)`, averaged over the
 //! tasks with `n >= k`.
 
+use super::leaf::Summary;
 use super::results::{write_atomic, AttemptResult};
 use crate::session::SessionError;
 use serde::Serialize;
@@ -59,6 +60,10 @@ pub struct Report<'a> {
     /// `"1"`, `"2"`, ...: the mean pass@k over the tasks with at least k checked attempts;
     /// empty when no check ran.
     pub pass_at_k: BTreeMap<String, f64>,
+    /// Leaf's scoring of the same attempts (`summary.json`): errors counted apart from
+    /// unresolved attempts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaf: Option<Summary>,
 }
 
 fn reason_name(r: &AttemptResult) -> String {
@@ -71,8 +76,13 @@ fn reason_name(r: &AttemptResult) -> String {
     }
 }
 
-/// Build the report of `attempts` (in task order) under the `run` header.
-pub fn build<'a>(run: &'a serde_json::Value, attempts: &'a [AttemptResult]) -> Report<'a> {
+/// Build the report of `attempts` (in task order) under the `run` header, with Leaf's
+/// summary of them when there is one.
+pub fn build<'a>(
+    run: &'a serde_json::Value,
+    attempts: &'a [AttemptResult],
+    leaf: Option<&Summary>,
+) -> Report<'a> {
     let mut t = Totals::default();
     // instance id -> (checked attempts, passed), in first-seen order of ids.
     let mut per_task: Vec<(&str, u64, u64)> = Vec::new();
@@ -126,6 +136,7 @@ pub fn build<'a>(run: &'a serde_json::Value, attempts: &'a [AttemptResult]) -> R
         attempts,
         totals: t,
         pass_at_k: pass,
+        leaf: leaf.cloned(),
     }
 }
 
@@ -149,6 +160,20 @@ impl Report<'_> {
             "{} tasks, {} attempts: {} finished, {} errors; {} steps, {} prompt tokens, {} generated tokens, {:.1} s\n",
             t.tasks, t.attempts, t.finished, t.errors, t.steps, t.prompt_tokens, t.generated_tokens, t.seconds
         );
+        if let Some(l) = &self.leaf {
+            let _ = writeln!(
+                s,
+                "Leaf's scoring: {} resolved, {} unresolved, {} errors (counted apart) of {} jobs; \
+                 resolve rate {:.4}, error rate {:.4}, pass@3 {:.4}\n",
+                l.resolved,
+                l.unresolved,
+                l.jobs_failed,
+                l.jobs_total,
+                l.resolve_rate,
+                l.error_rate,
+                l.pass_at_3
+            );
+        }
         if t.checked > 0 {
             let _ = writeln!(s, "Checks: {} of {} passed\n", t.passed, t.checked);
             for (k, v) in &self.pass_at_k {
@@ -239,6 +264,8 @@ mod tests {
                 seconds: 0.0,
             }),
             reward: None,
+            verified: false,
+            tries: 1,
             steps: 3,
             prompt_tokens: 100,
             generated_tokens: 10,
@@ -258,13 +285,13 @@ mod tests {
             attempt("b", 1, Some(false)),
             attempt("b", 2, Some(false)),
         ];
-        let r = build(&run, &a);
+        let r = build(&run, &a, None);
         assert_eq!(r.totals.tasks, 2);
         assert_eq!((r.totals.checked, r.totals.passed), (4, 1));
         assert_eq!(r.pass_at_k["1"], 0.25);
         assert_eq!(r.pass_at_k["2"], 0.5);
         assert!(r.markdown().contains("pass@2: 0.5000"));
         let none = [attempt("a", 1, None)];
-        assert!(build(&run, &none).pass_at_k.is_empty());
+        assert!(build(&run, &none, None).pass_at_k.is_empty());
     }
 }

@@ -31,9 +31,16 @@ pub struct AttemptResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check: Option<CheckOutcome>,
     /// The reward a Harbor task's verifier wrote (its run is `check`, passed when the
-    /// reward is above 0).
+    /// reward is at least 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reward: Option<f64>,
+    /// A Harbor task's verifier ran (so a missing reward is an error, not a failed check).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub verified: bool,
+    /// Tries this attempt took in its run: an attempt that ended in an error is run again
+    /// from scratch, up to the run's `max_attempts` (absent in older results: 1).
+    #[serde(default = "one")]
+    pub tries: u32,
     /// Model turns.
     pub steps: u32,
     /// Prompt tokens the engine read (reused ones not counted), over all turns.
@@ -48,6 +55,10 @@ pub struct AttemptResult {
     pub session_id: Option<String>,
     /// Bytes of `patch.diff`.
     pub patch_bytes: u64,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl AttemptResult {
@@ -138,6 +149,15 @@ impl ResultStore {
     /// mid-run never leaves the old result beside the new run's files.
     pub fn clear(&self, instance_id: &str, attempt: u32) {
         let _ = std::fs::remove_file(self.dir(instance_id, attempt).join("result.json"));
+    }
+
+    /// Forget what an attempt's earlier try left (its session, which the next try would
+    /// otherwise continue, and its trajectory), so that the next try starts from scratch.
+    pub fn forget_try(&self, instance_id: &str, attempt: u32) {
+        let dir = self.dir(instance_id, attempt);
+        for name in ["session.json", "trajectory.json"] {
+            let _ = std::fs::remove_file(dir.join(name));
+        }
     }
 
     /// Record a result: its patch and trajectory first, `result.json` last.
@@ -237,6 +257,8 @@ mod tests {
             error: None,
             check: None,
             reward: None,
+            verified: false,
+            tries: 1,
             steps: 2,
             prompt_tokens: 10,
             generated_tokens: 5,

@@ -129,6 +129,7 @@ pub fn basic(config: &AgentConfig, spec: &SandboxSpec, engine: &EngineChoice) ->
         harness_sha256: Some(harness_sha256(&config.system_prompt, &config.tools)),
         preset: None,
         attempt: None,
+        limits: None,
     }
 }
 

@@ -31,6 +31,8 @@ pub struct RunFacts {
     pub model: Option<crate::session::ModelIdentity>,
     pub preset: Option<String>,
     pub attempt: Option<u32>,
+    /// The limits the run was made under (recorded in the provenance).
+    pub limits: Option<crate::session::RunLimits>,
 }
 
 /// How a session begins.
@@ -247,6 +249,7 @@ impl<'a> SessionBuilder<'a> {
                     }
                     p.preset.clone_from(&self.facts.preset);
                     p.attempt = self.facts.attempt;
+                    p.limits.clone_from(&self.facts.limits);
                 }
                 let log = SessionLog::create(&session_dir(self.opts)?, &header)?;
                 let system_prompt = config.system_prompt.clone();

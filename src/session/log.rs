@@ -95,6 +95,29 @@ pub struct Provenance {
     /// The batch attempt (1-based) this session is, if it is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attempt: Option<u32>,
+    /// The limits the run was made under (a headless run's resolved settings, preset or
+    /// not); absent in logs written before they were recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limits: Option<RunLimits>,
+}
+
+/// The limits a headless run was made under, so that a result says which ones they were.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunLimits {
+    /// Model turns at most.
+    pub steps: u32,
+    /// Context, in tokens.
+    pub context: u32,
+    /// Tokens one turn may generate at most.
+    pub max_turn_tokens: u32,
+    /// Wall time of the agent, in seconds (absent: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wall_time_secs: Option<u64>,
+    /// Tries of an attempt that ends in an error, inside one run.
+    pub max_attempts: u32,
+    /// Attempts (seeds) per task.
+    pub seeds: u32,
 }
 
 /// Which model a session ran on.

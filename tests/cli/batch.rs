@@ -551,6 +551,26 @@ fn a_preset_sets_the_run_and_flags_override_it() {
     assert_eq!(json_lines(&out_dir.join("predictions.jsonl")).len(), 3);
     let traj = read_json(&out_dir.join("results/a/2/trajectory.json"));
     assert_eq!(traj["provenance"]["preset"], "patch-eval-verified");
+    let limits = &traj["provenance"]["limits"];
+    assert_eq!(
+        (
+            &limits["steps"],
+            &limits["context"],
+            &limits["max_turn_tokens"]
+        ),
+        (&5.into(), &131_072.into(), &8192.into()),
+        "{limits}"
+    );
+    assert_eq!(
+        (
+            &limits["wall_time_secs"],
+            &limits["max_attempts"],
+            &limits["seeds"]
+        ),
+        (&10_800.into(), &2.into(), &3.into()),
+        "{limits}"
+    );
+    assert_eq!(run["max_attempts"], 2);
     assert_eq!(
         traj["provenance"]["seed"],
         lilypad::launch::attempts::attempt_seed(0, 1),

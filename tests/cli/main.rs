@@ -17,6 +17,7 @@ mod batch;
 mod batch_harbor;
 mod batch_image;
 mod batch_kube;
+mod batch_leaf;
 mod bench_cli;
 mod cli_model;
 #[path = "../common/mod.rs"]
