@@ -271,6 +271,27 @@ fn diff_review_with_a_hunk_deselected() {
     }
 }
 
+/// `n` declines a proposal, as Esc does (and as in Codex): the rejection's feedback line opens,
+/// and Enter sends the rejection with what was typed.
+#[test]
+fn n_declines_a_change_like_esc() {
+    use crossterm::event::{KeyCode, KeyEvent};
+    let mut app = app();
+    feed(&mut app, vec![change_request()]);
+    assert!(app.on_key(KeyEvent::from(KeyCode::Char('n'))).is_empty());
+    for c in "use sum".chars() {
+        app.on_key(KeyEvent::from(KeyCode::Char(c)));
+    }
+    let fx = app.on_key(KeyEvent::from(KeyCode::Enter));
+    match &fx[..] {
+        [Effect::Send(lilypad::protocol::Op::Review {
+            id: 7,
+            decision: lilypad::protocol::ReviewDecision::Reject { feedback },
+        })] => assert_eq!(feedback, "use sum"),
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn command_approval() {
     let mut app = app();

@@ -48,7 +48,7 @@ pub const BINDINGS: &[Binding] = &[
     ),
     b(
         C::Diff,
-        &[code(KeyCode::Esc), ch('x')],
+        &[code(KeyCode::Esc), ch('n'), ch('x')],
         A::Reject,
         Some("reject"),
         "reject, and tell the model why",
@@ -140,7 +140,7 @@ pub const BINDINGS: &[Binding] = &[
     ),
     b(
         C::Command,
-        &[code(KeyCode::Esc), ch('x')],
+        &[code(KeyCode::Esc), ch('n'), ch('x')],
         A::Reject,
         Some("reject"),
         "do not run it, and tell the model why",
