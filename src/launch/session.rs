@@ -271,14 +271,14 @@ impl<'a> SessionBuilder<'a> {
         }
         self.step(StartStep::RestoringMemory);
         let m = model.clone();
-        match tokio::task::spawn_blocking(move || m.load_state(&state)).await {
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => tracing::warn!(
+        let loaded = tokio::task::spawn_blocking(move || m.load_state(&state).map(|_| ()))
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.map_err(|e| e.to_string()));
+        if let Err(e) = loaded {
+            tracing::warn!(
                 "the saved model memory was not used ({e}); the conversation is read again"
-            ),
-            Err(e) => tracing::warn!(
-                "the saved model memory was not used ({e}); the conversation is read again"
-            ),
+            );
         }
     }
 }

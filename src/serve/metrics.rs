@@ -104,14 +104,13 @@ pub struct Metrics {
 
 impl Metrics {
     pub fn new(model_name: &str) -> Self {
-        let mut registry = Registry::default();
-        let base = Base {
-            model_name: model_name.to_string(),
-            replica: "0".into(),
-            key_id: "default".into(),
-        };
-        let m = Self {
-            base,
+        let mut m = Self {
+            registry: Registry::default(),
+            base: Base {
+                model_name: model_name.to_string(),
+                replica: "0".into(),
+                key_id: "default".into(),
+            },
             running: Family::default(),
             waiting: Family::default(),
             prompt_tokens: Family::default(),
@@ -126,9 +125,9 @@ impl Metrics {
             itl: Family::new_with_constructor(Seconds),
             e2e: Family::new_with_constructor(Seconds),
             queue: Family::new_with_constructor(Seconds),
-            registry: Registry::default(),
         };
-        let r = &mut registry;
+        // Families are shared handles: the registry encodes the same series the fields update.
+        let r = &mut m.registry;
         r.register(
             "lilypad:num_requests_running",
             "Requests producing tokens",
@@ -199,7 +198,7 @@ impl Metrics {
             "Waiting before the prompt was read",
             m.queue.clone(),
         );
-        Self { registry, ..m }
+        m
     }
 
     /// The exposition text.
