@@ -128,6 +128,17 @@ fn is_not_found(e: &bollard::errors::Error) -> bool {
     )
 }
 
+/// Docker's answer when two clients remove the same container at once: 409 with this text.
+fn is_removal_in_progress(e: &bollard::errors::Error) -> bool {
+    matches!(
+        e,
+        bollard::errors::Error::DockerResponseServerError {
+            status_code: 409,
+            message,
+        } if message.contains("already in progress")
+    )
+}
+
 /// A connection to the Docker engine. Outside the sandbox module it is only handed back to the
 /// sandbox's own functions (the image build, the sweep) and asked the little its methods
 /// answer: bollard's client and types stay inside this module.
@@ -200,7 +211,9 @@ async fn remove(docker: &Docker, id: &str) -> Result<(), SandboxError> {
         .build();
     match docker.remove_container(id, Some(opts)).await {
         Ok(()) => Ok(()),
-        Err(e) if is_not_found(&e) => Ok(()),
+        // Gone already, or another process (a second sweep, the owner's own close) is
+        // removing it: either way it will not be left behind.
+        Err(e) if is_not_found(&e) || is_removal_in_progress(&e) => Ok(()),
         Err(e) => Err(runtime_err(format!("removing container {id}"))(e)),
     }
 }
