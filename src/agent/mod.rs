@@ -16,10 +16,12 @@
 mod approval;
 mod rules;
 mod run;
+mod tokens;
 
 pub use crate::engine::{TemplatedModel, TurnRequest};
 pub use approval::{ApprovalPolicy, Policy, PolicyParseError};
 pub use rules::{suggested_prefix_words, CommandRule, SavedCommandRule};
+pub use tokens::{TokenLog, TurnTokens};
 
 use crate::engine::{SamplingParams, SequenceId};
 use crate::prompt::ToolSpec;
@@ -56,6 +58,9 @@ pub struct AgentConfig {
     /// The engine sequence the conversation lives in: the default one, or one per task when
     /// several tasks share an engine (`lilypad run --tasks F --parallel N`).
     pub sequence: SequenceId,
+    /// Keep every turn's prompt tokens and sampled tokens with their log-probabilities here
+    /// (rollouts); `None`: the engine is not asked for them.
+    pub tokens: Option<TokenLog>,
 }
 
 impl AgentConfig {
@@ -76,6 +81,7 @@ impl AgentConfig {
             tool_limits: crate::tools::ToolLimits::default(),
             harness: String::new(),
             sequence: SequenceId::DEFAULT,
+            tokens: None,
         }
     }
 }

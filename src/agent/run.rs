@@ -5,7 +5,7 @@
 
 use super::AgentConfig;
 use crate::engine::{EngineError, TemplatedModel, TurnRequest};
-use crate::engine::{EngineEvent, Generation, ParsedOutput};
+use crate::engine::{EngineEvent, Generation, ParsedOutput, TokenReport};
 use crate::prompt::{CallEnd, ParseEvent, Parser, Start, ToolSchemas};
 use crate::protocol::{
     Event, FinishReason, Message, Op, RequestId, Resolution, StopReason, ToolCall, ToolCategory,
@@ -335,6 +335,11 @@ impl Agent {
             figures: generation.figures.clone(),
             context_tokens: f.prompt_tokens + f.generated_tokens,
         };
+        if generation.stop != StopReason::Cancelled {
+            if let Some(log) = &self.config.tokens {
+                log.record(self.step, generation);
+            }
+        }
         if generation.stop == StopReason::Cancelled {
             // A cancelled turn is shown but not kept: the model starts afresh next time.
             self.emit(finished);
@@ -513,6 +518,13 @@ impl Agent {
             sampling: self.config.sampling.clone(),
             sequence: self.config.sequence,
             pin_turn: true,
+            report: match self.config.tokens {
+                Some(_) => TokenReport {
+                    logprobs: Some(0),
+                    prompt_tokens: true,
+                },
+                None => TokenReport::default(),
+            },
         };
         let mut stream = self.model.start(&request)?;
         let mut parser = Parser::new(self.schemas.clone(), Start::Reasoning)
@@ -531,6 +543,8 @@ impl Agent {
                         }
                     }
                     Some(EngineEvent::Parsed(p)) => self.apply_parsed(&mut live, p),
+                    // The ratings come again, all of them, with `Done`.
+                    Some(EngineEvent::Sampled(_)) => {}
                     Some(EngineEvent::Done(g)) => break g,
                     Some(EngineEvent::Failed(e)) => return Err(e),
                     None => return Err(EngineError::Ended),

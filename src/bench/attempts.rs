@@ -72,6 +72,7 @@ pub fn run(
             sampling,
             sequence: attempt_sequence(i),
             pin_turn: false,
+            report: Default::default(),
         }
     };
     let wait = |s: crate::engine::GenerationStream| -> Result<usize, EngineError> {

@@ -51,6 +51,8 @@ pub(super) fn run(args: &GenerateArgs, settings: &Settings) -> anyhow::Result<Ex
                 out.flush()?;
             }
             EngineEvent::Parsed(p) => writeln!(out, "{p:?}")?,
+            // Not asked for here.
+            EngineEvent::Sampled(_) => {}
             EngineEvent::Done(g) => {
                 writeln!(out)?;
                 let f = &g.figures;

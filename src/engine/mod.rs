@@ -15,6 +15,7 @@
 
 mod backend;
 pub mod llama;
+pub mod logprob;
 mod placement;
 pub mod remote;
 pub mod script;
@@ -35,6 +36,6 @@ pub use templated::{TemplatedModel, TurnRequest};
 pub use traits::Engine;
 pub use types::{
     DraftFigures, EngineError, EngineEvent, Figures, GenerateRequest, Generation, ParsedOutput,
-    Prompt, PromptForm, Reuse, SamplingParams, SequenceId, StopReason,
+    Prompt, PromptForm, Reuse, SampledToken, SamplingParams, SequenceId, StopReason, TokenReport,
 };
 pub use utf8::Utf8Stream;

@@ -201,11 +201,7 @@ impl ScriptEngine {
                 dropped_pin: None,
                 draft: None,
             };
-            let _ = tx.send(EngineEvent::Done(Generation {
-                stop,
-                figures,
-                tokens: Vec::new(),
-            }));
+            let _ = tx.send(EngineEvent::Done(Generation::empty(stop, figures)));
         });
         Ok(GenerationStream::new(rx, cancel))
     }

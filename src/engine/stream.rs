@@ -34,7 +34,7 @@ impl GenerationStream {
             match ev {
                 EngineEvent::Piece(p) => text.push_str(&p),
                 // Raw text only: parsed output has no single text form.
-                EngineEvent::Parsed(_) => {}
+                EngineEvent::Parsed(_) | EngineEvent::Sampled(_) => {}
                 EngineEvent::Done(g) => return Ok((text, g)),
                 EngineEvent::Failed(e) => return Err(e),
             }

@@ -13,7 +13,9 @@
 
 use super::stream::GenerationStream;
 use super::traits::Engine;
-use super::types::{EngineError, GenerateRequest, Prompt, PromptForm, SamplingParams, SequenceId};
+use super::types::{
+    EngineError, GenerateRequest, Prompt, PromptForm, SamplingParams, SequenceId, TokenReport,
+};
 use crate::prompt::{GenerationPrompt, Renderer, ToolSpec};
 use crate::protocol::Message;
 use std::path::Path;
@@ -32,6 +34,9 @@ pub struct TurnRequest {
     /// message) beyond the rolling ones, so that a rewind to this turn is served from it
     /// ([`GenerateRequest::pin_turn`]). The agent sets it on every turn.
     pub pin_turn: bool,
+    /// What to report of the tokens besides their text (rollouts ask for log-probabilities
+    /// and the prompt's tokens).
+    pub report: TokenReport,
 }
 
 /// An engine and the template that turns conversations into its prompts.
@@ -70,7 +75,7 @@ impl TemplatedModel {
     /// The prompt the engine reads for `request`.
     fn prompt(&self, request: &TurnRequest) -> Result<Prompt, EngineError> {
         match (self.engine.reads(), &self.renderer) {
-            (PromptForm::Text, Some(r)) => Ok(Prompt::Text(r.render(
+            (PromptForm::Text | PromptForm::Tokens, Some(r)) => Ok(Prompt::Text(r.render(
                 &request.messages,
                 &request.tools,
                 GenerationPrompt::Add,
@@ -79,7 +84,7 @@ impl TemplatedModel {
                 messages: request.messages.clone(),
                 tools: request.tools.clone(),
             }),
-            (PromptForm::Text, None) => Err(EngineError::PromptForm {
+            (PromptForm::Text | PromptForm::Tokens, None) => Err(EngineError::PromptForm {
                 engine: "this engine",
                 reads: PromptForm::Text,
                 given: PromptForm::Chat,
@@ -95,6 +100,7 @@ impl TemplatedModel {
             max_tokens: turn.max_tokens,
             sampling: turn.sampling.clone(),
             pin_turn: turn.pin_turn,
+            report: turn.report,
             tool_grammar: if turn.sampling.tool_grammar {
                 crate::prompt::tool_call_grammar(&turn.tools)
             } else {

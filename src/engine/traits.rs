@@ -29,6 +29,30 @@ pub trait Engine: Send + Sync {
         None
     }
 
+    /// Whether the engine also reads prompts given as token ids ([`super::Prompt::Tokens`]).
+    fn reads_tokens(&self) -> bool {
+        false
+    }
+
+    /// How many tokens the vocabulary has, for engines that tokenise here.
+    fn vocabulary(&self) -> Option<u32> {
+        None
+    }
+
+    /// The token ids the model reads for `text` (special tokens written out parsed), for
+    /// engines that tokenise here; `Ok(None)` for the others.
+    fn tokenize(&self, text: &str) -> Result<Option<Vec<u32>>, EngineError> {
+        let _ = text;
+        Ok(None)
+    }
+
+    /// Each token's bytes, special tokens written out; `Ok(None)` for engines that do not
+    /// tokenise here.
+    fn token_bytes(&self, tokens: &[u32]) -> Result<Option<Vec<Vec<u8>>>, EngineError> {
+        let _ = tokens;
+        Ok(None)
+    }
+
     /// Start generating. Raw engines stream `Piece`s; engines that parse themselves may
     /// stream `Parsed` output.
     fn generate(&self, request: GenerateRequest) -> Result<GenerationStream, EngineError>;

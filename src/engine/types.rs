@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use super::logprob::SampledToken;
+
 pub use crate::protocol::{DraftFigures, Figures, Reuse, StopReason};
 use std::path::PathBuf;
 use thiserror::Error;
@@ -33,6 +35,8 @@ pub enum EngineError {
         at_least: usize,
         ctx: u32,
     },
+    #[error("{id} is not a token id: the vocabulary has {vocabulary} tokens")]
+    NotAToken { id: u32, vocabulary: u32 },
     #[error("the prompt is empty")]
     EmptyPrompt,
     #[error("llama.cpp failed while {doing}: {source}")]
@@ -72,6 +76,8 @@ pub enum PromptForm {
     Text,
     /// The conversation's messages and tools (a remote server applies its own template).
     Chat,
+    /// Token ids (the in-process engine also reads these).
+    Tokens,
 }
 
 impl std::fmt::Display for PromptForm {
@@ -79,6 +85,7 @@ impl std::fmt::Display for PromptForm {
         f.write_str(match self {
             PromptForm::Text => "prompt text",
             PromptForm::Chat => "chat messages",
+            PromptForm::Tokens => "token ids",
         })
     }
 }
@@ -99,6 +106,9 @@ impl SequenceId {
 pub enum Prompt {
     /// The full prompt text (special tokens written out, as the template renders them).
     Text(String),
+    /// Token ids, read exactly as given (no template, no tokenising): a trainer sends the
+    /// ids it holds (in-process engine only).
+    Tokens(Vec<u32>),
     /// The conversation itself, for engines that apply the chat template themselves.
     Chat {
         messages: Vec<crate::protocol::Message>,
@@ -110,6 +120,7 @@ impl Prompt {
     pub fn form(&self) -> PromptForm {
         match self {
             Prompt::Text(_) => PromptForm::Text,
+            Prompt::Tokens(_) => PromptForm::Tokens,
             Prompt::Chat { .. } => PromptForm::Chat,
         }
     }
@@ -205,6 +216,19 @@ pub struct GenerateRequest {
     /// (`pinned_snapshots`, oldest first), so a conversation can go back to any pinned turn and
     /// have its next prompt served from memory. Engines without snapshots ignore it.
     pub pin_turn: bool,
+    /// What to report of the tokens besides their text (nothing by default).
+    pub report: TokenReport,
+}
+
+/// What a request asks to have reported of its tokens. Off by default: rating every token
+/// costs a pass over the vocabulary per token.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TokenReport {
+    /// Rate every sampled token ([`SampledToken`]) with this many alternatives (0-20); `None`:
+    /// no log-probabilities.
+    pub logprobs: Option<u8>,
+    /// Return the prompt as the engine tokenised it ([`Generation::prompt_tokens`]).
+    pub prompt_tokens: bool,
 }
 
 impl GenerateRequest {
@@ -217,10 +241,12 @@ impl GenerateRequest {
             sampling,
             tool_grammar: None,
             pin_turn: false,
+            report: TokenReport::default(),
         }
     }
 
     /// The prompt text, for engines that read text; an error naming `engine` otherwise.
+    /// (Token prompts are taken by [`Self::tokens`] first where an engine reads them.)
     pub fn text(&self, engine: &'static str) -> Result<&str, EngineError> {
         match &self.prompt {
             Prompt::Text(t) => Ok(t),
@@ -245,6 +271,9 @@ pub enum EngineEvent {
     Parsed(ParsedOutput),
     /// The request failed; nothing more follows.
     Failed(EngineError),
+    /// A sampled token and its rating, sent just before the text it adds (only when the
+    /// request asked for log-probabilities; an ending token comes just before `Done`).
+    Sampled(SampledToken),
 }
 
 /// Events compare by content; errors (which carry sources that have no equality) by their
@@ -256,6 +285,7 @@ impl PartialEq for EngineEvent {
             (Self::Done(a), Self::Done(b)) => a == b,
             (Self::Parsed(a), Self::Parsed(b)) => a == b,
             (Self::Failed(a), Self::Failed(b)) => a.to_string() == b.to_string(),
+            (Self::Sampled(a), Self::Sampled(b)) => a == b,
             _ => false,
         }
     }
@@ -276,6 +306,26 @@ pub struct Generation {
     pub figures: Figures,
     /// The generated token ids (without the end-of-generation token).
     pub tokens: Vec<u32>,
+    /// Every sampled token rated, the end-of-generation token included (so one longer than
+    /// `tokens` when the generation ended there); empty unless the request asked
+    /// ([`TokenReport::logprobs`]).
+    pub sampled: Vec<SampledToken>,
+    /// The prompt as the engine read it, when the request asked
+    /// ([`TokenReport::prompt_tokens`]) and the engine tokenises.
+    pub prompt_tokens: Option<Vec<u32>>,
+}
+
+impl Generation {
+    /// A generation that produced nothing (cancelled before it started).
+    pub fn empty(stop: StopReason, figures: Figures) -> Self {
+        Self {
+            stop,
+            figures,
+            tokens: Vec::new(),
+            sampled: Vec::new(),
+            prompt_tokens: None,
+        }
+    }
 }
 
 #[cfg(test)]

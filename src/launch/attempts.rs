@@ -218,6 +218,7 @@ async fn share_first_prompt(
         sampling: c.sampling.clone(),
         sequence: c.sequence,
         pin_turn: false,
+        report: crate::engine::TokenReport::default(),
     };
     let copies: Vec<SequenceId> = configs.iter().skip(1).map(|c| c.sequence).collect();
     let model = first.clone();

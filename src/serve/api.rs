@@ -4,10 +4,12 @@
 //! Request fields read: `messages` and `tools` (through `crate::prompt::parse_conversation`,
 //! with its leniencies), `stream`, `stream_options.include_usage`, `max_tokens` or
 //! `max_completion_tokens`, `temperature` (0 means greedy), `top_p`, `top_k`, `min_p`, `seed`,
-//! `n` (only 1), and `chat_template_kwargs.enable_thinking`. Others (`model`, `tool_choice`,
+//! `n` (only 1), `chat_template_kwargs.enable_thinking`, `logprobs` and `top_logprobs` (0-20,
+//! OpenAI's), and `return_token_ids` (vLLM's extension). Others (`model`, `tool_choice`,
 //! `stop`, ...) are accepted and ignored.
 
-use crate::engine::{Figures, SamplingParams, SamplingSettings, StopReason};
+use crate::engine::logprob::MAX_TOP;
+use crate::engine::{Figures, SamplingParams, SamplingSettings, StopReason, TokenReport};
 use crate::prompt::{parse_conversation, Thinking, ToolSpec};
 use crate::protocol::{Message, ToolCall};
 use axum::http::StatusCode;
@@ -24,6 +26,42 @@ pub(super) struct ChatParams {
     pub max_tokens: u32,
     pub sampling: SamplingParams,
     pub thinking: Thinking,
+    /// What the engine is asked to report of the tokens.
+    pub report: TokenReport,
+    /// Answer with log-probabilities (`choices[].logprobs`).
+    pub logprobs: bool,
+    /// Answer with token ids (`prompt_token_ids`, `choices[].token_ids`).
+    pub return_token_ids: bool,
+}
+
+/// `logprobs`, `top_logprobs` and `return_token_ids` of a request body: whether to answer
+/// with log-probabilities, with ids, and what the engine must report for that.
+pub(super) fn token_options(body: &Value) -> Result<(bool, bool, TokenReport), ApiError> {
+    let flag = |key: &str| match body.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(bad(format!("\"{key}\" must be true or false"))),
+    };
+    let logprobs = flag("logprobs")?;
+    let ids = flag("return_token_ids")?;
+    let top = match number(body, "top_logprobs")? {
+        None => 0,
+        Some(n) if (0.0..=MAX_TOP as f64).contains(&n) && n.fract() == 0.0 => n as u8,
+        Some(_) => {
+            return Err(bad(format!(
+                "\"top_logprobs\" must be an integer from 0 to {MAX_TOP}"
+            )))
+        }
+    };
+    if top > 0 && !logprobs {
+        return Err(bad("\"top_logprobs\" needs \"logprobs\": true"));
+    }
+    let report = TokenReport {
+        // Ids come with the ratings: one report of each sampled token carries both.
+        logprobs: (logprobs || ids).then_some(top),
+        prompt_tokens: ids,
+    };
+    Ok((logprobs, ids, report))
 }
 
 /// An error answered in OpenAI's form, `{"error": {"message", "type", ...}}`.
@@ -65,7 +103,7 @@ pub(super) fn now() -> u64 {
         .unwrap_or(0)
 }
 
-fn bad(message: impl Into<String>) -> ApiError {
+pub(super) fn bad(message: impl Into<String>) -> ApiError {
     ApiError {
         status: StatusCode::BAD_REQUEST,
         kind: "invalid_request_error",
@@ -73,7 +111,7 @@ fn bad(message: impl Into<String>) -> ApiError {
     }
 }
 
-fn number(body: &Value, key: &str) -> Result<Option<f64>, ApiError> {
+pub(super) fn number(body: &Value, key: &str) -> Result<Option<f64>, ApiError> {
     match body.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(v) => v
@@ -98,36 +136,8 @@ pub(super) fn parse_request(
     if conversation.messages.is_empty() {
         return Err(bad("\"messages\" must not be empty"));
     }
-    if number(&body, "n")?.is_some_and(|n| n != 1.0) {
-        return Err(bad("only n = 1 is supported"));
-    }
-    let mut s = defaults.clone();
-    if let Some(t) = number(&body, "temperature")? {
-        s.temperature = t as f32;
-        s.greedy = t <= 0.0;
-    }
-    if let Some(v) = number(&body, "top_p")? {
-        s.top_p = v as f32;
-    }
-    if let Some(v) = number(&body, "top_k")? {
-        // OpenAI-style clients send -1 or 0 for "no limit".
-        s.top_k = if v < 1.0 { 0 } else { v as i32 };
-    }
-    if let Some(v) = number(&body, "min_p")? {
-        s.min_p = v as f32;
-    }
-    if let Some(v) = number(&body, "seed")? {
-        s.seed = Some(v as i64 as u32);
-    }
-    let requested = match number(&body, "max_completion_tokens")? {
-        Some(v) => Some(v),
-        None => number(&body, "max_tokens")?,
-    };
-    let max_tokens = match requested {
-        Some(v) if v >= 1.0 => v as u32,
-        Some(_) => return Err(bad("\"max_tokens\" must be at least 1")),
-        None => max_tokens,
-    };
+    let (s, max_tokens) = sampling(&body, defaults, max_tokens)?;
+    let (logprobs, return_token_ids, report) = token_options(&body)?;
     let thinking = match body.pointer("/chat_template_kwargs/enable_thinking") {
         Some(Value::Bool(false)) => Thinking::Off,
         _ => Thinking::On,
@@ -143,7 +153,50 @@ pub(super) fn parse_request(
         max_tokens,
         sampling: SamplingParams::from_settings(&s),
         thinking,
+        report,
+        logprobs,
+        return_token_ids,
     })
+}
+
+/// The sampling fields and the token cap of a request body (`n` must be 1); `defaults` and
+/// `max_tokens` fill in what it leaves out.
+pub(super) fn sampling(
+    body: &Value,
+    defaults: &SamplingSettings,
+    max_tokens: u32,
+) -> Result<(SamplingSettings, u32), ApiError> {
+    if number(body, "n")?.is_some_and(|n| n != 1.0) {
+        return Err(bad("only n = 1 is supported"));
+    }
+    let mut s = defaults.clone();
+    if let Some(t) = number(body, "temperature")? {
+        s.temperature = t as f32;
+        s.greedy = t <= 0.0;
+    }
+    if let Some(v) = number(body, "top_p")? {
+        s.top_p = v as f32;
+    }
+    if let Some(v) = number(body, "top_k")? {
+        // OpenAI-style clients send -1 or 0 for "no limit".
+        s.top_k = if v < 1.0 { 0 } else { v as i32 };
+    }
+    if let Some(v) = number(body, "min_p")? {
+        s.min_p = v as f32;
+    }
+    if let Some(v) = number(body, "seed")? {
+        s.seed = Some(v as i64 as u32);
+    }
+    let requested = match number(body, "max_completion_tokens")? {
+        Some(v) => Some(v),
+        None => number(body, "max_tokens")?,
+    };
+    let max_tokens = match requested {
+        Some(v) if v >= 1.0 => v as u32,
+        Some(_) => return Err(bad("\"max_tokens\" must be at least 1")),
+        None => max_tokens,
+    };
+    Ok((s, max_tokens))
 }
 
 /// OpenAI's finish reason for a stop.

@@ -54,6 +54,11 @@ impl ServedModel {
         }
     }
 
+    /// The engine both templated models share.
+    pub fn engine(&self) -> &Arc<dyn Engine> {
+        self.thinking.engine()
+    }
+
     /// Start generating a request made by [`Self::request`].
     pub fn generate(&self, request: GenerateRequest) -> Result<GenerationStream, EngineError> {
         self.thinking.engine().generate(request)

@@ -6,8 +6,9 @@
 //! stay unique within it. A call the parser cannot read is left out (and logged).
 
 use super::api::{self, ApiError, Header};
+use super::Vocabulary;
 use super::{authorized, conversation_key, Rejection, Server};
-use crate::engine::{EngineError, EngineEvent, Generation, SequenceId, TurnRequest};
+use crate::engine::{EngineError, EngineEvent, Generation, SampledToken, SequenceId, TurnRequest};
 use crate::prompt::{ParseEvent, ParsedTurn, Parser, Start, Thinking, ToolSchemas};
 use crate::protocol::Message;
 use axum::body::{Body, Bytes};
@@ -64,6 +65,14 @@ pub(super) async fn completions(
         sampling: params.sampling.clone(),
         sequence: SequenceId(conversation_key(&params.messages)),
         pin_turn: false,
+        report: params.report,
+    };
+    let tokens = match TokensAsked::of(&server, params.logprobs, params.return_token_ids).await {
+        Ok(t) => t,
+        Err(e) => {
+            server.metrics.rejected(Rejection::InvalidRequest);
+            return e.into_response();
+        }
     };
     let request = match server.backend.request(params.thinking, &turn) {
         Ok(r) => r,
@@ -136,6 +145,8 @@ pub(super) async fn completions(
         model: server.model_name.clone(),
         parser,
         events,
+        tokens,
+        pending: Vec::new(),
         timing: Timing {
             server: server.clone(),
             arrived,
@@ -243,7 +254,61 @@ struct Reply {
     model: String,
     parser: Parser,
     events: tokio::sync::mpsc::UnboundedReceiver<EngineEvent>,
+    tokens: TokensAsked,
+    /// Tokens sampled and not yet sent with a chunk.
+    pending: Vec<SampledToken>,
     timing: Timing,
+}
+
+/// What a request asked to see of the tokens, and the vocabulary that shows them.
+pub(super) struct TokensAsked {
+    vocabulary: Option<Arc<Vocabulary>>,
+    logprobs: bool,
+    ids: bool,
+}
+
+impl TokensAsked {
+    /// For a request asking for log-probabilities and/or ids: an error when the engine
+    /// cannot report them.
+    pub(super) async fn of(server: &Server, logprobs: bool, ids: bool) -> Result<Self, ApiError> {
+        let vocabulary = if logprobs || ids {
+            match server.vocabulary().await {
+                Ok(Some(v)) => Some(v),
+                Ok(None) => {
+                    return Err(api::bad(
+                        "this server's engine does not report tokens (\"logprobs\", \"return_token_ids\"): only the in-process engine does",
+                    ))
+                }
+                Err(e) => return Err(ApiError::from_engine(&e)),
+            }
+        } else {
+            None
+        };
+        Ok(Self {
+            vocabulary,
+            logprobs,
+            ids,
+        })
+    }
+
+    /// Add what was asked of `sampled` to choice 0 of `body` (a response or a chunk).
+    fn decorate(&self, body: &mut Value, sampled: &[SampledToken]) {
+        let Some(v) = &self.vocabulary else { return };
+        let choice = &mut body["choices"][0];
+        if self.logprobs {
+            choice["logprobs"] = v.chat_logprobs(sampled);
+        }
+        if self.ids {
+            choice["token_ids"] = json!(sampled.iter().map(|t| t.id).collect::<Vec<_>>());
+        }
+    }
+
+    /// Add the prompt's ids to `body` when asked (vLLM's top-level `prompt_token_ids`).
+    fn prompt_ids(&self, body: &mut Value, g: &Generation) {
+        if self.ids {
+            body["prompt_token_ids"] = json!(g.prompt_tokens);
+        }
+    }
 }
 
 impl Reply {
@@ -266,6 +331,10 @@ impl Reply {
             }
             // The in-process engines send raw text only.
             EngineEvent::Parsed(_) => Ok((Vec::new(), None)),
+            EngineEvent::Sampled(t) => {
+                self.pending.push(t);
+                Ok((Vec::new(), None))
+            }
             EngineEvent::Done(g) => {
                 let tail = self.parser.finish();
                 Ok((tail, Some((g, self.parser.settle()))))
@@ -290,7 +359,9 @@ impl Reply {
                         log_done(&self.id, &g);
                         let reason = finished_reason(&g, !turn.tool_calls.is_empty());
                         self.timing.end(reason, Some(&g));
-                        let body = api::completion(&self.header(), &turn, g.stop, &g.figures);
+                        let mut body = api::completion(&self.header(), &turn, g.stop, &g.figures);
+                        self.tokens.decorate(&mut body, &g.sampled);
+                        self.tokens.prompt_ids(&mut body, &g);
                         return axum::Json(body).into_response();
                     }
                 }
@@ -298,6 +369,16 @@ impl Reply {
                 None => return ApiError::from_engine(&EngineError::Ended).into_response(),
             }
         }
+    }
+
+    /// A chunk carrying `delta`, and the tokens sampled since the last chunk when asked.
+    fn chunk(&mut self, delta: Value, finish: Option<&str>) -> Value {
+        let mut c = api::chunk(&self.header(), delta, finish);
+        if self.tokens.vocabulary.is_some() {
+            let sampled = std::mem::take(&mut self.pending);
+            self.tokens.decorate(&mut c, &sampled);
+        }
+        c
     }
 
     async fn stream(mut self, tx: UnboundedSender<Bytes>, cancel: Arc<AtomicBool>, usage: bool) {
@@ -348,7 +429,8 @@ impl Reply {
                     });
                     let live: Vec<Value> = live.collect();
                     for delta in live {
-                        send(&api::chunk(&self.header(), delta, None));
+                        let chunk = self.chunk(delta, None);
+                        send(&chunk);
                     }
                     for e in settled {
                         log_error(&e);
@@ -356,14 +438,19 @@ impl Reply {
                             calls += 1;
                             let delta =
                                 json!({"tool_calls": [api::tool_call(&call, Some(calls - 1))]});
-                            send(&api::chunk(&self.header(), delta, None));
+                            let chunk = self.chunk(delta, None);
+                            send(&chunk);
                         }
                     }
                     if let Some(g) = g {
                         log_done(&self.id, &g);
                         self.timing.end(finished_reason(&g, calls > 0), Some(&g));
                         let finish = api::finish_reason(g.stop, calls > 0);
-                        send(&api::chunk(&self.header(), json!({}), Some(finish)));
+                        // The tokens not sent yet (the end-of-turn token, text held back),
+                        // and the prompt's ids, come with the last chunk.
+                        let mut last = self.chunk(json!({}), Some(finish));
+                        self.tokens.prompt_ids(&mut last, &g);
+                        send(&last);
                         if usage {
                             send(&api::usage_chunk(&self.header(), &g.figures));
                         }

@@ -34,13 +34,18 @@
 mod api;
 mod backend;
 mod chat;
+mod completions;
 mod metrics;
 mod status;
+mod tokenize;
+mod vocabulary;
+
+pub use vocabulary::Vocabulary;
 
 pub use backend::{conversation_key, ServedModel};
 pub use metrics::{Metrics, Rejection};
 
-use crate::engine::{EngineSettings, SamplingSettings};
+use crate::engine::{EngineError, EngineSettings, SamplingSettings};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -114,6 +119,8 @@ pub struct Server {
     /// Server defaults for requests that leave sampling fields out.
     pub sampling: SamplingSettings,
     pub max_tokens: u32,
+    /// The engine's vocabulary, fetched when a request first needs it.
+    vocabulary: tokio::sync::OnceCell<Option<Arc<Vocabulary>>>,
 }
 
 impl Server {
@@ -135,7 +142,23 @@ impl Server {
             draining: AtomicBool::new(false),
             sampling: engine.sampling.clone(),
             max_tokens: engine.max_turn_tokens,
+            vocabulary: tokio::sync::OnceCell::new(),
         }
+    }
+
+    /// The engine's vocabulary; `None` for engines that do not tokenise here.
+    pub(crate) async fn vocabulary(&self) -> Result<Option<Arc<Vocabulary>>, EngineError> {
+        let engine = self.backend.engine().clone();
+        self.vocabulary
+            .get_or_try_init(|| async move {
+                // One engine job: the engine answers it between two decode steps.
+                tokio::task::spawn_blocking(move || Vocabulary::of(engine.as_ref()))
+                    .await
+                    .map_err(|_| EngineError::Stopped)?
+                    .map(|v| v.map(Arc::new))
+            })
+            .await
+            .cloned()
     }
 }
 
@@ -183,6 +206,9 @@ pub fn check_listen(addr: &str, allow_remote: bool) -> Result<std::net::SocketAd
 pub fn router(server: Arc<Server>) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(chat::completions))
+        .route("/v1/completions", post(completions::completions))
+        .route("/tokenize", post(tokenize::tokenize))
+        .route("/detokenize", post(tokenize::detokenize))
         .route("/v1/models", get(models))
         .route("/metrics", get(metrics))
         .route("/health/live", get(|| async { "ok" }))

@@ -13,7 +13,7 @@ impl ApiError {
     /// The answer for an engine error.
     pub(crate) fn from_engine(e: &EngineError) -> Self {
         let (status, kind) = match e {
-            EngineError::Prompt(_) | EngineError::EmptyPrompt => {
+            EngineError::Prompt(_) | EngineError::EmptyPrompt | EngineError::NotAToken { .. } => {
                 (StatusCode::BAD_REQUEST, "invalid_request_error")
             }
             EngineError::PromptTooLong { .. } | EngineError::PromptTooLarge { .. } => {

@@ -180,6 +180,7 @@ fn cancellation_stops_generation() {
             EngineEvent::Done(g) => break g,
             EngineEvent::Failed(e) => panic!("{e}"),
             EngineEvent::Parsed(p) => panic!("a raw engine sent parsed output {p:?}"),
+            EngineEvent::Sampled(t) => panic!("ratings were not asked for: {t:?}"),
         }
     };
     assert_eq!(done.stop, StopReason::Cancelled);
@@ -217,6 +218,7 @@ fn streamed_pieces_concatenate_to_the_detokenised_text() {
             },
             tool_grammar: None,
             pin_turn: false,
+            report: Default::default(),
         };
         let mut stream = e.generate(req).unwrap();
         let mut pieces = Vec::new();
@@ -226,6 +228,7 @@ fn streamed_pieces_concatenate_to_the_detokenised_text() {
                 EngineEvent::Done(g) => break g,
                 EngineEvent::Failed(e) => panic!("{e}"),
                 EngineEvent::Parsed(p) => panic!("a raw engine sent parsed output {p:?}"),
+                EngineEvent::Sampled(t) => panic!("ratings were not asked for: {t:?}"),
             }
         };
         assert!(!g.tokens.is_empty());
@@ -257,6 +260,7 @@ fn sampling_is_seedable() {
             },
             tool_grammar: None,
             pin_turn: false,
+            report: Default::default(),
         };
         e.generate(req).unwrap().wait().unwrap().1.tokens
     };

@@ -20,6 +20,7 @@ mod convert_fixture;
 mod engine;
 mod engine_real_vocab;
 mod ignore_eos;
+mod logprobs;
 mod mtp;
 mod offload;
 mod quant;

@@ -249,6 +249,7 @@ pub fn collect_stream(stream: lilypad::engine::GenerationStream) -> Collected {
             Err(_) => panic!("the stream closed without Done or Failed: {c:?}"),
         };
         match ev {
+            EngineEvent::Sampled(_) => c.order.push("sampled"),
             EngineEvent::Piece(p) => {
                 c.order.push("piece");
                 c.pieces.push_str(&p)

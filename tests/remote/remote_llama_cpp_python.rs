@@ -115,6 +115,7 @@ fn endpoint_engine_streams_raw_text_from_llama_cpp_python() {
         sampling: SamplingParams::greedy(),
         sequence: SequenceId::DEFAULT,
         pin_turn: false,
+        report: Default::default(),
     };
     // Cancelling after the first piece closes the stream at once.
     let stream = model.start(&turn).unwrap();

@@ -116,6 +116,7 @@ fn tool_calls_come_back_parsed_and_typed_by_the_server() {
         sampling: SamplingParams::greedy(),
         sequence: SequenceId::DEFAULT,
         pin_turn: false,
+        report: Default::default(),
     };
     let r = collect_stream(model.start(&turn).unwrap());
     let g = done(&r);

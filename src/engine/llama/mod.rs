@@ -122,6 +122,11 @@ pub(crate) enum Job {
         tokens: Vec<u32>,
         reply: mpsc::Sender<String>,
     },
+    /// Each token's bytes, special tokens written out.
+    Pieces {
+        tokens: Vec<u32>,
+        reply: mpsc::Sender<Vec<Vec<u8>>>,
+    },
     Reset {
         reply: mpsc::Sender<Result<(), EngineError>>,
     },
@@ -275,8 +280,10 @@ impl EngineHandle {
         request: GenerateRequest,
         trace: Option<mpsc::Sender<Vec<f32>>>,
     ) -> Result<GenerationStream, EngineError> {
-        if let Prompt::Text(text) = &request.prompt {
-            fits(text.len(), &self.model)?;
+        match &request.prompt {
+            Prompt::Text(text) => fits(text.len(), &self.model)?,
+            Prompt::Tokens(ids) => self.in_vocabulary(ids)?,
+            Prompt::Chat { .. } => {}
         }
         let (tx, rx) = unbounded_channel();
         let cancel = Arc::new(AtomicBool::new(false));
@@ -297,6 +304,7 @@ impl EngineHandle {
 
     /// Like [`Self::logits`], for a prompt given as token ids.
     pub fn logits_of_tokens(&self, tokens: &[u32]) -> Result<(Vec<f32>, Figures), EngineError> {
+        self.in_vocabulary(tokens)?;
         self.logits_of(SequenceId::DEFAULT, PromptInput::Tokens(tokens.to_vec()))
     }
 
@@ -372,12 +380,35 @@ impl EngineHandle {
 
     /// Text of `tokens` by llama.cpp's own detokeniser (control tokens omitted).
     pub fn detokenize(&self, tokens: &[u32]) -> Result<String, EngineError> {
+        self.in_vocabulary(tokens)?;
         let (tx, rx) = mpsc::channel();
         self.send(Job::Detokenize {
             tokens: tokens.to_vec(),
             reply: tx,
         })?;
         rx.recv().map_err(|_| EngineError::Stopped)
+    }
+
+    /// Each token's bytes as the vocabulary has them, special tokens written out (their
+    /// concatenation is the text the tokens stand for).
+    pub fn token_bytes(&self, tokens: &[u32]) -> Result<Vec<Vec<u8>>, EngineError> {
+        self.in_vocabulary(tokens)?;
+        let (tx, rx) = mpsc::channel();
+        self.send(Job::Pieces {
+            tokens: tokens.to_vec(),
+            reply: tx,
+        })?;
+        rx.recv().map_err(|_| EngineError::Stopped)
+    }
+
+    /// An error naming the first id that is not a token of the vocabulary (llama.cpp would
+    /// abort the process on it).
+    fn in_vocabulary(&self, tokens: &[u32]) -> Result<(), EngineError> {
+        let n = self.model.vocabulary;
+        match tokens.iter().find(|&&t| t >= n) {
+            Some(&id) => Err(EngineError::NotAToken { id, vocabulary: n }),
+            None => Ok(()),
+        }
     }
 
     /// Save what the default sequence holds (up to the start of the last prompt's last
@@ -453,8 +484,24 @@ impl Engine for EngineHandle {
         self.model.chat_template.clone()
     }
 
+    fn reads_tokens(&self) -> bool {
+        true
+    }
+
+    fn vocabulary(&self) -> Option<u32> {
+        Some(self.model.vocabulary)
+    }
+
     fn generate(&self, request: GenerateRequest) -> Result<GenerationStream, EngineError> {
         EngineHandle::generate(self, request)
+    }
+
+    fn tokenize(&self, text: &str) -> Result<Option<Vec<u32>>, EngineError> {
+        EngineHandle::tokenize(self, text).map(Some)
+    }
+
+    fn token_bytes(&self, tokens: &[u32]) -> Result<Option<Vec<Vec<u8>>>, EngineError> {
+        EngineHandle::token_bytes(self, tokens).map(Some)
     }
 
     fn save_state(&self, sequence: SequenceId, path: &Path) -> Result<Option<usize>, EngineError> {

@@ -18,7 +18,7 @@ use super::pool::Pool;
 use super::sampler::Sampler;
 use super::target::Target;
 use crate::engine::types::{
-    DraftFigures, EngineError, EngineEvent, Figures, Generation, StopReason,
+    DraftFigures, EngineError, EngineEvent, Figures, Generation, SampledToken, StopReason,
 };
 use crate::engine::Utf8Stream;
 use llama_cpp_2::llama_batch::LlamaBatch;
@@ -73,6 +73,11 @@ pub(super) struct Active {
     drafting: bool,
     /// What failed, when the generation ends in an error rather than a stop.
     failed: Option<&'static str>,
+    /// Rate every sampled token, with this many alternatives (`None`: do not rate).
+    logprobs: Option<u8>,
+    sampled: Vec<SampledToken>,
+    /// The prompt's tokens, returned with `Done` when the request asked for them.
+    prompt_tokens: Option<Vec<u32>>,
 }
 
 impl Active {
@@ -104,6 +109,24 @@ impl Active {
             accepted: 0,
             drafting: false,
             failed: None,
+            logprobs: None,
+            sampled: Vec::new(),
+            prompt_tokens: None,
+        }
+    }
+
+    /// What to report besides the text: ratings of the sampled tokens, the prompt's tokens.
+    pub(super) fn report(&mut self, logprobs: Option<u8>, prompt_tokens: Option<Vec<u32>>) {
+        self.logprobs = logprobs;
+        self.prompt_tokens = prompt_tokens;
+    }
+
+    /// Rate `tok`, sampled at row `idx`, from the raw logits there, and send the rating.
+    fn rate(&mut self, ctx: &Target<'_>, idx: i32, tok: LlamaToken) {
+        let Some(top) = self.logprobs else { return };
+        if let Some(r) = crate::engine::logprob::rate(ctx.get_logits_ith(idx), tok.0 as u32, top) {
+            let _ = self.out.events.send(EngineEvent::Sampled(r.clone()));
+            self.sampled.push(r);
         }
     }
 }
@@ -160,6 +183,9 @@ impl Step {
                     let _ = t.send(ctx.get_logits_ith(idx).to_vec());
                 }
                 let tok = a.sampler.sample(ctx, idx);
+                // Rated at the row it was sampled from: a token kept from a draft gets the
+                // target model's rating, as if it had been sampled without one.
+                a.rate(ctx, idx, tok);
                 if vocab.is_eog(tok) {
                     a.stop = Some(StopReason::EndOfGeneration);
                     break;
@@ -411,6 +437,8 @@ fn finish(mut a: Active, stop: StopReason, pool: &mut Pool) {
         stop,
         figures: a.figures,
         tokens: a.generated,
+        sampled: a.sampled,
+        prompt_tokens: a.prompt_tokens,
     }));
 }
 

@@ -13,7 +13,7 @@ use super::pool::{MemoryReport, Pool};
 use super::step::{Active, Outlet, Step};
 use super::target::Target;
 use super::{sampler, Job, LoadedModel, PromptInput, ScoredRows};
-use crate::engine::types::{EngineError, EngineEvent, Figures, Generation, StopReason};
+use crate::engine::types::{EngineError, EngineEvent, Figures, Generation, Prompt, StopReason};
 use crate::engine::EngineSettings;
 use crate::gguf::GgufFile;
 use llama_cpp_2::context::params::{LlamaContextParams, LlamaContextType};
@@ -486,6 +486,19 @@ impl Worker<'_> {
                 let _ = reply.send(String::from_utf8_lossy(&bytes).into_owned());
                 Start::Done
             }
+            Job::Pieces { tokens, reply } => {
+                let vocab = self.model.vocab();
+                let pieces = tokens
+                    .iter()
+                    .map(|&t| {
+                        let mut piece = Vec::new();
+                        vocab.token_to_piece_into(LlamaToken(t as i32), &mut piece, true, None);
+                        piece
+                    })
+                    .collect();
+                let _ = reply.send(pieces);
+                Start::Done
+            }
             Job::Reset { reply } => {
                 let _ = reply.send(self.pool.reset(&mut self.ctx));
                 Start::Done
@@ -524,9 +537,12 @@ impl Worker<'_> {
                 prompt: PromptInput::Tokens(ids),
                 ..
             } => ids.iter().map(|&t| LlamaToken(t as i32)).collect(),
-            Job::Generate { request, .. } => match request.text("llama.cpp") {
-                Ok(t) => tokenize(self.model, t),
-                Err(_) => Vec::new(),
+            Job::Generate { request, .. } => match &request.prompt {
+                Prompt::Tokens(ids) => ids.iter().map(|&t| LlamaToken(t as i32)).collect(),
+                _ => match request.text("llama.cpp") {
+                    Ok(t) => tokenize(self.model, t),
+                    Err(_) => Vec::new(),
+                },
             },
             _ => Vec::new(),
         };
@@ -550,9 +566,9 @@ impl Worker<'_> {
             trace: trace.clone(),
         };
         if out.abandoned() {
-            let _ = out.events.send(EngineEvent::Done(Generation {
-                stop: StopReason::Cancelled,
-                figures: Figures {
+            let _ = out.events.send(EngineEvent::Done(Generation::empty(
+                StopReason::Cancelled,
+                Figures {
                     prompt_tokens: 0,
                     reused_tokens: 0,
                     evaluated_tokens: 0,
@@ -563,13 +579,14 @@ impl Worker<'_> {
                     dropped_pin: None,
                     draft: None,
                 },
-                tokens: Vec::new(),
-            }));
+            )));
             return Start::Done;
         }
         if let Err(e) = request.text("llama.cpp") {
-            let _ = out.events.send(EngineEvent::Failed(e));
-            return Start::Done;
+            if !matches!(request.prompt, Prompt::Tokens(_)) {
+                let _ = out.events.send(EngineEvent::Failed(e));
+                return Start::Done;
+            }
         }
         let (key, max_tokens, pin) = (
             request.sequence.0,
@@ -578,6 +595,7 @@ impl Worker<'_> {
         );
         let sampling = request.sampling.clone();
         let grammar = request.tool_grammar.clone();
+        let report = request.report;
         let Some(i) = self.place(key) else {
             return Start::Wait(w);
         };
@@ -630,11 +648,10 @@ impl Worker<'_> {
             draft: None,
         };
         if pre.cancelled {
-            let _ = out.events.send(EngineEvent::Done(Generation {
-                stop: StopReason::Cancelled,
+            let _ = out.events.send(EngineEvent::Done(Generation::empty(
+                StopReason::Cancelled,
                 figures,
-                tokens: Vec::new(),
-            }));
+            )));
             return Start::Done;
         }
         let mut sampler = sampler::build(self.model, &sampling, grammar.as_deref());
@@ -643,9 +660,14 @@ impl Worker<'_> {
             sampler.accept(t);
         }
         self.pool.set_busy(i, true);
-        self.step.join(Active::new(
-            i, max_tokens, out, sampler, figures, started, pre.last,
-        ));
+        let mut active = Active::new(i, max_tokens, out, sampler, figures, started, pre.last);
+        active.report(
+            report.logprobs,
+            report
+                .prompt_tokens
+                .then(|| tokens.iter().map(|t| t.0 as u32).collect()),
+        );
+        self.step.join(active);
         Start::Done
     }
 
@@ -722,9 +744,11 @@ fn job_keys(job: &Job) -> Vec<u64> {
         | Job::LoadState { sequence, .. } => vec![sequence.0],
         Job::Score { .. } => vec![crate::engine::SequenceId::DEFAULT.0],
         Job::Fork { from, to, .. } => vec![from.0, to.0],
-        Job::Tokenize { .. } | Job::Detokenize { .. } | Job::Reset { .. } | Job::Memory { .. } => {
-            Vec::new()
-        }
+        Job::Tokenize { .. }
+        | Job::Detokenize { .. }
+        | Job::Pieces { .. }
+        | Job::Reset { .. }
+        | Job::Memory { .. } => Vec::new(),
     }
 }
 
@@ -747,7 +771,8 @@ fn fail(job: Job, e: EngineError) {
             let _ = reply.send(Err(e));
         }
         // These never wait.
-        Job::Tokenize { .. } | Job::Detokenize { .. } | Job::Memory { .. } => {}
+        Job::Tokenize { .. } | Job::Detokenize { .. } | Job::Pieces { .. } | Job::Memory { .. } => {
+        }
     }
 }
 

@@ -48,11 +48,10 @@ pub(crate) async fn run(
     };
     let event = match outcome {
         Ok(g) => EngineEvent::Done(g),
-        Err(Ok(Cancelled)) => EngineEvent::Done(Generation {
-            stop: StopReason::Cancelled,
-            figures: figures(None, 0, started, None),
-            tokens: Vec::new(),
-        }),
+        Err(Ok(Cancelled)) => EngineEvent::Done(Generation::empty(
+            StopReason::Cancelled,
+            figures(None, 0, started, None),
+        )),
         Err(Err(e)) => EngineEvent::Failed(e.into()),
     };
     let _ = tx.send(event);
@@ -327,11 +326,10 @@ fn snippet(bytes: &[u8]) -> String {
 }
 
 fn generation(decoder: &Decoder, started: Instant) -> Generation {
-    Generation {
-        stop: decoder.stop_reason(),
-        figures: figures(decoder.usage, decoder.deltas, started, decoder.first_output),
-        tokens: Vec::new(),
-    }
+    Generation::empty(
+        decoder.stop_reason(),
+        figures(decoder.usage, decoder.deltas, started, decoder.first_output),
+    )
 }
 
 /// Figures from the server's counts (reused = its cached prompt tokens) and the client's clock

@@ -1,0 +1,168 @@
+//! `POST /v1/completions`, the plain-text completions API, for trainers that hold token ids:
+//! `prompt` is a text (read as is, no chat template) or a list of token ids (read exactly, as
+//! the OpenAI API allows), and the answer is the raw generated text. `logprobs: N` (0-20) rates
+//! every generated token in the legacy form (`tokens`, `token_logprobs`, `top_logprobs`,
+//! `text_offset`); `return_token_ids: true` (vLLM's) adds `prompt_token_ids` and
+//! `choices[].token_ids`. An `X-Session-ID` header keeps the engine's memory of one session's
+//! prompts between calls (each call without one reads its prompt afresh). Whole answers only:
+//! `stream`, `echo`, `suffix` and several prompts are refused with a message.
+//!
+//! Does not own: the chat API (`super::chat`), the vocabulary (`super::vocabulary`).
+
+use super::api::{self, ApiError};
+use super::tokenize::token_ids;
+use super::{authorized, Rejection, Server};
+use crate::engine::{
+    EngineError, EngineEvent, GenerateRequest, Prompt, SamplingParams, SequenceId, TokenReport,
+};
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+/// OpenAI's default cap for this API.
+const DEFAULT_MAX_TOKENS: u32 = 16;
+
+/// The prompt of a request: text, or ids (a list, or a list holding one list).
+fn prompt_of(body: &Value) -> Result<Prompt, ApiError> {
+    match body.get("prompt") {
+        Some(Value::String(s)) => Ok(Prompt::Text(s.clone())),
+        Some(Value::Array(items)) => match items.as_slice() {
+            [Value::String(s)] => Ok(Prompt::Text(s.clone())),
+            [Value::Array(_)] => token_ids(&json!({"p": items[0]}), "p").map(Prompt::Tokens),
+            _ if items.iter().all(Value::is_number) && !items.is_empty() => {
+                token_ids(body, "prompt").map(Prompt::Tokens)
+            }
+            _ => Err(api::bad(
+                "\"prompt\" must be a text, a list of token ids, or one of either in a list (several prompts are not supported)",
+            )),
+        },
+        _ => Err(api::bad("\"prompt\" is required: a text or a list of token ids")),
+    }
+}
+
+/// The engine sequence for a request: one per `X-Session-ID`, else one of its own.
+fn sequence_of(headers: &HeaderMap, prompt: &Prompt) -> SequenceId {
+    #[expect(
+        deprecated,
+        reason = "SipHasher is the one std hasher with fixed keys: stable across runs and machines"
+    )]
+    let mut h = std::hash::SipHasher::new();
+    match headers.get("x-session-id").and_then(|v| v.to_str().ok()) {
+        Some(session) => ("session", session).hash(&mut h),
+        None => ("prompt", format!("{prompt:?}")).hash(&mut h),
+    }
+    SequenceId(h.finish().max(1))
+}
+
+fn refuse_unsupported(body: &Value) -> Result<(), ApiError> {
+    for key in ["stream", "echo"] {
+        if body.get(key) == Some(&Value::Bool(true)) {
+            return Err(api::bad(format!(
+                "\"{key}\": true is not supported on /v1/completions"
+            )));
+        }
+    }
+    if body.get("suffix").is_some_and(|v| !v.is_null()) {
+        return Err(api::bad("\"suffix\" is not supported"));
+    }
+    Ok(())
+}
+
+pub(super) async fn completions(
+    State(server): State<Arc<Server>>,
+    headers: HeaderMap,
+    text: String,
+) -> Response {
+    if let Err(e) = authorized(&server, &headers) {
+        server.metrics.rejected(Rejection::Unauthorized);
+        return e.into_response();
+    }
+    match answer(&server, &headers, &text).await {
+        Ok(r) => r,
+        Err(e) => {
+            server.metrics.rejected(Rejection::InvalidRequest);
+            e.into_response()
+        }
+    }
+}
+
+async fn answer(server: &Server, headers: &HeaderMap, text: &str) -> Result<Response, ApiError> {
+    let body: Value = serde_json::from_str(text)
+        .map_err(|e| api::bad(format!("the body is not valid JSON: {e}")))?;
+    refuse_unsupported(&body)?;
+    let prompt = prompt_of(&body)?;
+    if matches!(prompt, Prompt::Tokens(_)) && !server.backend.engine().reads_tokens() {
+        return Err(api::bad(
+            "this server's engine does not read token ids: send the prompt as text",
+        ));
+    }
+    let (settings, max_tokens) = api::sampling(&body, &server.sampling, DEFAULT_MAX_TOKENS)?;
+    let top = match api::number(&body, "logprobs")? {
+        None => None,
+        Some(n) if (0.0..=20.0).contains(&n) && n.fract() == 0.0 => Some(n as u8),
+        Some(_) => return Err(api::bad("\"logprobs\" must be an integer from 0 to 20")),
+    };
+    let ids = body.get("return_token_ids") == Some(&Value::Bool(true));
+    let vocabulary = if top.is_some() || ids {
+        match server.vocabulary().await {
+            Ok(Some(v)) => Some(v),
+            Ok(None) => return Err(api::bad("this server's engine does not report tokens")),
+            Err(e) => return Err(ApiError::from_engine(&e)),
+        }
+    } else {
+        None
+    };
+    let mut request = GenerateRequest::new(
+        prompt.clone(),
+        max_tokens,
+        SamplingParams::from_settings(&settings),
+    );
+    request.sequence = sequence_of(headers, &prompt);
+    request.report = TokenReport {
+        logprobs: (top.is_some() || ids).then_some(top.unwrap_or(0)),
+        prompt_tokens: ids,
+    };
+    let stream = server
+        .backend
+        .generate(request)
+        .map_err(|e| ApiError::from_engine(&e))?;
+    let mut events = stream.events;
+    let mut out = String::new();
+    let generation = loop {
+        match events.recv().await {
+            Some(EngineEvent::Piece(p)) => out.push_str(&p),
+            Some(EngineEvent::Done(g)) => break g,
+            Some(EngineEvent::Failed(e)) => return Err(ApiError::from_engine(&e)),
+            Some(EngineEvent::Parsed(_) | EngineEvent::Sampled(_)) => {}
+            None => return Err(ApiError::from_engine(&EngineError::Ended)),
+        }
+    };
+    let mut choice = json!({
+        "index": 0,
+        "text": out,
+        "logprobs": null,
+        "finish_reason": api::finish_reason(generation.stop, false),
+    });
+    let mut body = json!({
+        "id": format!("cmpl-{}", api::now()),
+        "object": "text_completion",
+        "created": api::now(),
+        "model": server.model_name,
+        "usage": api::usage(&generation.figures),
+    });
+    if let Some(v) = &vocabulary {
+        if top.is_some() {
+            choice["logprobs"] = v.completion_logprobs(&generation.sampled, 0);
+        }
+        if ids {
+            choice["token_ids"] =
+                json!(generation.sampled.iter().map(|t| t.id).collect::<Vec<_>>());
+            body["prompt_token_ids"] = json!(generation.prompt_tokens);
+        }
+    }
+    body["choices"] = json!([choice]);
+    Ok(axum::Json(body).into_response())
+}
