@@ -9,6 +9,9 @@ Modes:
             usage, two conversations interleaved (each keeps its cached prefix), the API key
   concurrent  the tiny model again: four clients at once (greedy, streamed and whole), then
             the same four requests one at a time; every reply must be the same
+  tokens    the tiny model: `logprobs`/`top_logprobs` whole and streamed, `return_token_ids`,
+            /tokenize and /detokenize, token-in /v1/completions equal to the chat reply and to
+            the text completion, and the refusals of bad token options
 
 Exits non-zero with a traceback when a check fails; prints `OK MODE` at the end.
 """
@@ -262,6 +265,131 @@ def concurrent_checks(client):
     print("together and alone:", [r[3] for r in together])
 
 
+class Answer:
+    def __init__(self, status, body):
+        self.status_code, self.body = status, body
+
+    def json(self):
+        return json.loads(self.body)
+
+
+def post(client, path, body):
+    """A request to one of the server's routes beside the OpenAI API (vLLM's)."""
+    import urllib.error
+    import urllib.request
+
+    root = str(client.base_url).rstrip("/").removesuffix("/v1")
+    req = urllib.request.Request(
+        root + path,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return Answer(r.status, r.read())
+    except urllib.error.HTTPError as e:
+        return Answer(e.code, e.read())
+
+
+def token_checks(client):
+    model = client.models.list().data[0].id
+    messages = [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "list the files, then read main.rs"},
+    ]
+    asked = dict(model=model, messages=messages, max_tokens=12, temperature=0)
+
+    # Whole: a rating per token, greedy picks rate highest, the ids beside them.
+    r = client.chat.completions.create(
+        **asked, logprobs=True, top_logprobs=2, extra_body={"return_token_ids": True}
+    )
+    choice = r.choices[0]
+    content = choice.logprobs.content
+    ids = choice.model_extra["token_ids"]
+    prompt_ids = r.model_extra["prompt_token_ids"]
+    assert len(content) == len(ids) > 0, (len(content), len(ids))
+    for t in content:
+        assert len(t.top_logprobs) == 2, t
+        assert t.logprob <= 0 and abs(t.logprob - t.top_logprobs[0].logprob) < 1e-6, t
+        assert bytes(t.bytes).decode("utf-8", "replace") == t.token, t
+    assert r.usage.prompt_tokens == len(prompt_ids), (r.usage, len(prompt_ids))
+    # The prompt's ids are what /tokenize gives for the same messages.
+    tok = post(client, "/tokenize", {"model": model, "messages": messages}).json()
+    assert tok["tokens"] == prompt_ids and tok["count"] == len(prompt_ids), tok
+    # The generated ids read back as the tokens' bytes.
+    text = post(client, "/detokenize", {"model": model, "tokens": ids}).json()["prompt"]
+    assert text == b"".join(bytes(t.bytes) for t in content).decode("utf-8", "replace"), text
+
+    # Streamed: the same tokens and ratings, spread over the chunks.
+    stream = client.chat.completions.create(
+        **asked,
+        logprobs=True,
+        top_logprobs=2,
+        stream=True,
+        extra_body={"return_token_ids": True},
+    )
+    streamed, streamed_ids, streamed_prompt = [], [], None
+    for chunk in stream:
+        if not chunk.choices:
+            continue
+        c = chunk.choices[0]
+        if c.logprobs is not None and c.logprobs.content:
+            streamed.extend(c.logprobs.content)
+        streamed_ids.extend(c.model_extra.get("token_ids") or [])
+        streamed_prompt = chunk.model_extra.get("prompt_token_ids") or streamed_prompt
+    assert streamed_ids == ids, (streamed_ids, ids)
+    assert streamed_prompt == prompt_ids
+    assert [t.token for t in streamed] == [t.token for t in content]
+    assert all(abs(a.logprob - b.logprob) < 1e-5 for a, b in zip(streamed, content))
+
+    # Token in: the chat's prompt ids as a completions prompt give the chat's tokens.
+    c = client.completions.create(
+        model=model,
+        prompt=prompt_ids,
+        max_tokens=12,
+        temperature=0,
+        logprobs=1,
+        extra_body={"return_token_ids": True},
+    )
+    assert c.choices[0].model_extra["token_ids"] == ids, (c.choices[0], ids)
+    assert c.usage.prompt_tokens == len(prompt_ids)
+    lp = c.choices[0].logprobs
+    assert len(lp.token_logprobs) == len(ids)
+    assert all(abs(a - b.logprob) < 1e-5 for a, b in zip(lp.token_logprobs, content))
+    # ... and so does the same prompt as text.
+    prompt_text = post(client, "/detokenize", {"tokens": prompt_ids}).json()["prompt"]
+    again = post(client, "/tokenize", {"prompt": prompt_text}).json()["tokens"]
+    assert again == prompt_ids, "detokenize then tokenize gives the ids back"
+    t = client.completions.create(
+        model=model,
+        prompt=prompt_text,
+        max_tokens=12,
+        temperature=0,
+        extra_body={"return_token_ids": True},
+    )
+    assert t.choices[0].model_extra["token_ids"] == ids
+    assert t.choices[0].text == c.choices[0].text
+
+    # Bad token options are refused with a message.
+    for bad in (
+        dict(logprobs=True, top_logprobs=21),
+        dict(top_logprobs=3),
+    ):
+        try:
+            client.chat.completions.create(**asked, **bad)
+        except openai.BadRequestError as e:
+            assert "top_logprobs" in str(e), e
+        else:
+            raise AssertionError(f"accepted {bad}")
+    try:
+        client.completions.create(model=model, prompt=[1, 2, 10**9], max_tokens=2)
+    except openai.BadRequestError as e:
+        assert "not a token id" in str(e), e
+    else:
+        raise AssertionError("an id outside the vocabulary was accepted")
+    print("tokens:", len(ids), "generated,", len(prompt_ids), "in the prompt")
+
+
 def main():
     mode, base = sys.argv[1], sys.argv[2]
     key = sys.argv[3] if len(sys.argv) > 3 else None
@@ -272,6 +400,8 @@ def main():
         model_checks(client, key)
     elif mode == "concurrent":
         concurrent_checks(client)
+    elif mode == "tokens":
+        token_checks(client)
     else:
         raise SystemExit(f"unknown mode {mode}")
     print(f"OK {mode} (openai {openai.__version__})")

@@ -20,3 +20,4 @@ mod remote_llama_cpp_python;
 mod remote_serve;
 mod serve_cli;
 mod serve_openai;
+mod serve_tokens;

@@ -65,3 +65,13 @@ fn four_concurrent_openai_clients_get_the_replies_of_one_at_a_time() {
     );
     run_peer(&py, &server, "concurrent", None);
 }
+
+#[test]
+fn openai_client_gets_logprobs_token_ids_and_token_in_completions() {
+    let Some(py) = python() else { return };
+    let server = serve(
+        &["--model", remote_common::tiny_model().to_str().unwrap()],
+        &[],
+    );
+    run_peer(&py, &server, "tokens", None);
+}
