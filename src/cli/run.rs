@@ -70,6 +70,12 @@ pub struct RunArgs {
     /// sampling; explicit flags win. `--preset list` prints them
     #[arg(long, value_name = "NAME")]
     pub preset: Option<String>,
+    /// Record every sampled token with its log-probability and write a rollout per attempt
+    /// (`rollout.json` and Harbor's ATIF `trajectory.atif.json` in a batch's attempt folder;
+    /// `ID.rollout.json` and `ID.atif.json` beside a single task's trajectory); the
+    /// in-process engine only
+    #[arg(long)]
+    pub rollout: bool,
     /// Write the agent's final answer (its last message) to FILE when a single task ends
     #[arg(long, value_name = "FILE", conflicts_with = "tasks")]
     pub output_last_message: Option<PathBuf>,
@@ -187,6 +193,7 @@ pub(super) fn run(
         preset: resolved.preset.clone(),
         progress: headless::ProgressMode::choose(args.json),
         header: serde_json::to_value(&resolved)?,
+        rollout: args.rollout,
     };
     let s = rt.block_on(headless::run_batch(&settings, &opts, plan))?;
     let checks = if s.checked > 0 {
@@ -289,6 +296,8 @@ fn single(
         on_log: None,
         verifier: None,
         pool: None,
+        rollout: args.rollout,
+        instance_id: None,
     };
     let outcome = rt.block_on(headless::run_task(run, model, events))?;
     eprintln!(

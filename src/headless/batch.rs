@@ -58,6 +58,8 @@ pub struct BatchPlan {
     pub progress: ProgressMode,
     /// The run's resolved settings, for the report's header (an object).
     pub header: serde_json::Value,
+    /// Write each attempt's rollout (`rollout.json`, `trajectory.atif.json`).
+    pub rollout: bool,
 }
 
 /// How a batch went.
@@ -466,7 +468,9 @@ impl Job {
                 result.context_tokens = o.figures.context_tokens;
                 result.session_id = Some(o.session_id);
                 result.patch_bytes = o.patch.len() as u64;
-                self.store.save(&result, &o.patch, Some(&o.trajectory))
+                self.store
+                    .save_rollout(&result, o.rollout.as_ref())
+                    .and_then(|()| self.store.save(&result, &o.patch, Some(&o.trajectory)))
             }
             Err(e) => {
                 result.error = Some(e.to_string());
@@ -548,6 +552,8 @@ impl Job {
             verifier: task.harbor.as_ref(),
             // The pool holds one pod per attempt: a second try makes its own.
             pool: self.pool.as_deref().filter(|_| tries == 1),
+            rollout: self.plan.rollout,
+            instance_id: Some(&task.instance_id),
         };
         run_task(run, model, EventOutput::Observe(&mut observe)).await
     }

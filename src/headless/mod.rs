@@ -4,6 +4,7 @@
 //! asking inside a Docker or Kubernetes sandbox; on the host, commands are refused unless the
 //! user allowed the host explicitly.
 
+pub mod atif;
 pub mod attempts;
 pub mod batch;
 pub mod harbor;
@@ -13,6 +14,7 @@ mod print;
 pub mod progress;
 pub mod report;
 pub mod results;
+pub mod rollout;
 pub mod sources;
 
 pub use crate::launch::check::{CheckOutcome, CheckSpec};
@@ -62,6 +64,17 @@ pub struct Outcome {
     pub figures: TaskFigures,
     /// The trajectory, as written (pretty JSON).
     pub trajectory: Vec<u8>,
+    /// The rollout and the ATIF trajectory (JSON), when the run asked for them.
+    pub rollout: Option<RolloutFiles>,
+}
+
+/// A rollout's two files.
+#[derive(Debug, Clone)]
+pub struct RolloutFiles {
+    /// `rollout.json` ([`rollout::Rollout`]).
+    pub rollout: Vec<u8>,
+    /// Harbor's ATIF trajectory with the same ids ([`atif::atif`]).
+    pub atif: Vec<u8>,
 }
 
 /// What a task cost, from its events.
@@ -132,6 +145,10 @@ pub struct TaskRun<'a> {
     pub verifier: Option<&'a harbor::HarborTask>,
     /// Pods created ahead of need (a Kubernetes batch): the sandbox is made on the next one.
     pub pool: Option<&'a crate::sandbox::SandboxPool>,
+    /// Record the tokens and write a rollout.
+    pub rollout: bool,
+    /// The batch task this run is an attempt at (a single task is named by its session id).
+    pub instance_id: Option<&'a str>,
 }
 
 /// Where a task's events are written while it runs.
@@ -184,7 +201,10 @@ pub async fn run_task(
         on_log,
         verifier,
         pool,
+        rollout,
+        instance_id,
     } = run;
+    let tokens = rollout.then(crate::agent::TokenLog::new);
     let spec = launch::sandbox_spec(settings, opts, repo, SandboxKind::Docker);
     // A session log to continue: only while its task has not finished.
     let earlier = match resume {
@@ -216,6 +236,7 @@ pub async fn run_task(
         .facts(facts.clone())
         .send_task(true)
         .pool(pool)
+        .tokens(tokens.clone())
         .progress(&report)
         .start(model, beginning)
         .await?;
@@ -279,7 +300,34 @@ pub async fn run_task(
     }
     let mut traj = session::trajectory(&session_id, &system_prompt, &events);
     traj.provenance = provenance;
-    let trajectory = serde_json::to_vec_pretty(&traj).unwrap_or_default();
+    let rollout = match &tokens {
+        Some(log) => {
+            let turns = log.turns();
+            let facts = rollout::RolloutFacts {
+                id: rollout::TrajectoryId {
+                    instance_id: instance_id.unwrap_or(&session_id).to_string(),
+                    attempt: facts.attempt.unwrap_or(1),
+                },
+                weight_version: traj
+                    .provenance
+                    .as_ref()
+                    .and_then(|p| p.model.as_ref())
+                    .and_then(|m| m.sha256.as_ref())
+                    .map(|h| format!("sha256:{h}")),
+                reward: reward.or_else(|| check.as_ref().map(|c| f64::from(u8::from(c.passed)))),
+                stop_reason: serde_json::to_value(finish.0)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_else(|| format!("{:?}", finish.0)),
+            };
+            Some(RolloutFiles {
+                rollout: to_json(&rollout::build(&turns, facts))?,
+                atif: to_json(&atif::atif(&traj, &turns))?,
+            })
+        }
+        None => None,
+    };
+    let trajectory = to_json(&traj)?;
     let base = match files {
         TaskFiles::Session(Some(d)) => Some(d.join(&session_id)),
         TaskFiles::Session(None) => Some(dir.join(&session_id)),
@@ -291,6 +339,10 @@ pub async fn run_task(
             let trajectory_path = base.with_extension("trajectory.json");
             results::write_atomic(&patch_path, &patch)?;
             results::write_atomic(&trajectory_path, &trajectory)?;
+            if let Some(r) = &rollout {
+                results::write_atomic(&base.with_extension("rollout.json"), &r.rollout)?;
+                results::write_atomic(&base.with_extension("atif.json"), &r.atif)?;
+            }
             (patch_path, trajectory_path)
         }
         None => Default::default(),
@@ -308,5 +360,13 @@ pub async fn run_task(
         verified: was_verified,
         figures: TaskFigures::of(&events),
         trajectory,
+        rollout,
     })
+}
+
+/// Pretty JSON of a result file; a value that cannot be written is an error, never an empty
+/// file.
+fn to_json(value: &impl serde::Serialize) -> Result<Vec<u8>, launch::LaunchError> {
+    serde_json::to_vec_pretty(value)
+        .map_err(|e| launch::LaunchError::Task(format!("writing a result file: {e}")))
 }

@@ -179,6 +179,19 @@ impl ResultStore {
         write_atomic(&dir.join("result.json"), &json)
     }
 
+    /// Write an attempt's rollout files (`rollout.json`, `trajectory.atif.json`), before its
+    /// `result.json` says it finished.
+    pub fn save_rollout(
+        &self,
+        result: &AttemptResult,
+        rollout: Option<&super::RolloutFiles>,
+    ) -> Result<(), SessionError> {
+        let Some(r) = rollout else { return Ok(()) };
+        let dir = self.dir(&result.instance_id, result.attempt);
+        write_atomic(&dir.join("rollout.json"), &r.rollout)?;
+        write_atomic(&dir.join("trajectory.atif.json"), &r.atif)
+    }
+
     /// The predictions line of a recorded result.
     pub fn prediction_line(&self, r: &AttemptResult) -> String {
         let patch = std::fs::read(self.dir(&r.instance_id, r.attempt).join("patch.diff"))

@@ -84,6 +84,7 @@ pub struct SessionBuilder<'a> {
     restore_memory: bool,
     pool: Option<&'a SandboxPool>,
     progress: Option<&'a (dyn Fn(StartStep) + Send + Sync)>,
+    tokens: Option<crate::agent::TokenLog>,
 }
 
 impl<'a> SessionBuilder<'a> {
@@ -107,7 +108,14 @@ impl<'a> SessionBuilder<'a> {
             restore_memory: false,
             pool: None,
             progress: None,
+            tokens: None,
         }
+    }
+
+    /// Keep every model turn's tokens and their log-probabilities in `log` (rollouts).
+    pub fn tokens(mut self, log: Option<crate::agent::TokenLog>) -> Self {
+        self.tokens = log;
+        self
     }
 
     /// The approval policy the session starts from (`--approve` goes over it).
@@ -219,6 +227,7 @@ impl<'a> SessionBuilder<'a> {
                     &rec.header.session_id,
                 )?;
                 config.sequence = self.sequence;
+                config.tokens.clone_from(&self.tokens);
                 let log = resume::reopen_log(&rec)?;
                 let rec = *rec;
                 let running = start(model, sandbox, config, history, log);
@@ -242,6 +251,7 @@ impl<'a> SessionBuilder<'a> {
                     &session_id,
                 )?;
                 config.sequence = self.sequence;
+                config.tokens.clone_from(&self.tokens);
                 let mut header = header(&config, &self.spec, self.choice, &task);
                 if let Some(p) = &mut header.provenance {
                     if self.facts.model.is_some() {

@@ -31,5 +31,6 @@ mod e2e_review;
 mod e2e_rewind;
 mod headless;
 mod prompt_cli;
+mod rollout_cli;
 mod sweep_cli;
 mod tools_cli;

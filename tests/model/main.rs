@@ -25,6 +25,7 @@ mod mtp;
 mod offload;
 mod quant;
 mod rewind_memory;
+mod rollout_turns;
 mod sequences;
 mod serve_slots;
 mod tool_grammar;
