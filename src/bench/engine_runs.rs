@@ -460,6 +460,69 @@ pub(super) fn grammar(
     Ok(())
 }
 
+/// `logprobs`: the grammar bench's model (the real vocabulary with `--vocab-dir`: rating costs
+/// a pass over the vocabulary per token), or `--gguf`, on the CPU unless `--gpu-layers` says
+/// otherwise.
+pub(super) fn logprobs(
+    opts: &Options,
+    settings: &EngineSettings,
+    dir: &Path,
+    threads: u32,
+    report: &mut Report,
+) -> Result<(), BenchError> {
+    let path = match (&opts.gguf, &opts.vocab_dir) {
+        (Some(p), _) => p.clone(),
+        (None, Some(vdir)) => {
+            let vocab = crate::testmodel::vocab::qwen35(vdir, 248_320).map_err(|source| {
+                BenchError::Vocab {
+                    dir: vdir.clone(),
+                    source,
+                }
+            })?;
+            let mut spec = super::bench_spec(opts.embd);
+            spec.vocab = vocab;
+            let path = dir.join("logprobs.gguf");
+            crate::testmodel::write(&path, &spec).map_err(|source| BenchError::WriteModel {
+                what: "writing the logprobs bench model",
+                source,
+            })?;
+            path
+        }
+        (None, None) => model_path(opts, dir, opts.embd)?,
+    };
+    let mut es = settings.clone();
+    es.ctx = 4096;
+    es.threads = threads;
+    es.gpu_layers = Some(es.gpu_layers.unwrap_or(0));
+    let engine = load(&path, &es)?;
+    let (tokens, runs) = if opts.quick {
+        (16, 1)
+    } else {
+        (128, opts.repeats.max(3))
+    };
+    eprintln!("bench logprobs: {runs} run(s) of {tokens} tokens, three ways...");
+    let o = super::logprobs::run(&engine, tokens, runs)?;
+    let m = engine.model();
+    report.notes.push(format!(
+        "logprobs: one rating takes {:.1} us on a {}-token vocabulary ({:.1} us with the top 20): {:.1}% of a token's time at 100 tokens/s, {:.1}% at 200; the three ways generated {} tokens",
+        o.rate_us,
+        o.vocabulary,
+        o.rate_top20_us,
+        100.0 * o.share_at(100.0),
+        100.0 * o.share_at(200.0),
+        if o.same_tokens { "the same" } else { "DIFFERENT" }
+    ));
+    report.notes.push(format!(
+        "logprobs model: {} ({} parameters, vocabulary {}), {threads} thread(s), {} layer(s) on the GPU",
+        path.display(),
+        m.parameters,
+        m.vocabulary,
+        m.gpu_layers
+    ));
+    report.figures.extend(o.figures());
+    Ok(())
+}
+
 /// Qwen3.5-4B's shape, with the real vocabulary when `--vocab-dir` is given.
 fn four_b(opts: &Options) -> Result<crate::testmodel::TinySpec, BenchError> {
     let vocab = match &opts.vocab_dir {

@@ -35,6 +35,7 @@ pub mod decode;
 pub mod engine;
 mod engine_runs;
 pub mod grammar;
+pub mod logprobs;
 pub mod mtp;
 pub mod peers;
 pub mod resume;

@@ -41,6 +41,8 @@ pub enum Which {
     Grammar,
     /// Decode with the MTP layer drafting against without, and a draft-and-verify step's cost
     Mtp,
+    /// Decode with every token's log-probability against without
+    Logprobs,
     /// Aggregate decode speed of 1, 2, 4 and 8 sequences together, and `lilypad serve` with 4
     /// concurrent clients against one at a time
     Sequences,
@@ -200,6 +202,9 @@ pub fn run(opts: &Options, settings: &EngineSettings) -> Result<Output, BenchErr
     }
     if opts.which == Which::Grammar {
         engine_runs::grammar(opts, settings, dir.path(), threads, &mut report)?;
+    }
+    if opts.which == Which::Logprobs {
+        engine_runs::logprobs(opts, settings, dir.path(), threads, &mut report)?;
     }
     if opts.which == Which::Mtp {
         engine_runs::mtp(opts, settings, dir.path(), threads, &mut report)?;

@@ -97,6 +97,9 @@ pub enum WhichArg {
     /// block: speed, the cost of a draft-and-verify step, and the ceiling with every draft
     /// accepted
     Mtp,
+    /// Decode with every token's log-probability (and the top 20) against without, and one
+    /// rating's time on the vocabulary (the real one with --vocab-dir)
+    Logprobs,
     /// Aggregate decode speed of 1, 2, 4 and 8 sequences together (the bench model), and
     /// `lilypad serve` with 4 concurrent clients against the same requests one at a time
     Sequences,
@@ -119,6 +122,7 @@ impl From<WhichArg> for bench::Which {
             WhichArg::EngineReference => bench::Which::EngineReference,
             WhichArg::Grammar => bench::Which::Grammar,
             WhichArg::Mtp => bench::Which::Mtp,
+            WhichArg::Logprobs => bench::Which::Logprobs,
             WhichArg::Sequences => bench::Which::Sequences,
             WhichArg::Batch => bench::Which::Batch,
         }
