@@ -1,20 +1,25 @@
-//! `POST /v1/chat/completions`: render, wait for the engine, generate in the conversation's
-//! slot, parse the output with Lilypad's parser, and answer streamed or whole.
+//! `POST /v1/chat/completions`: check the key (401 for a token no key has) and its limits (429
+//! with `Retry-After`), render, wait for a place to generate (by the key's priority), generate
+//! in the conversation's slot, parse the output with Lilypad's parser, and answer streamed or
+//! whole. Every answer carries `X-Request-Id`: the client's own, or a new one.
 //!
 //! Tool calls are sent whole (name and all arguments in one delta) when the parser completes
 //! them; ids are `call_{n}`, numbered after the calls already in the conversation so that they
 //! stay unique within it. A call the parser cannot read is left out (and logged).
 
 use super::api::{self, ApiError, Header};
+use super::limits::OverLimit;
+use super::track::{self, Tracking};
 use super::{authorized, conversation_key, Rejection, Server};
 use crate::engine::{EngineError, EngineEvent, Generation, SequenceId, TurnRequest};
 use crate::prompt::{ParseEvent, ParsedTurn, Parser, Start, Thinking, ToolSchemas};
 use crate::protocol::Message;
 use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::extract::{ConnectInfo, State};
+use axum::http::{header, Extensions, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -40,23 +45,110 @@ impl Drop for CancelOnDrop {
     }
 }
 
+/// The header a request's id comes in and goes back in.
+const REQUEST_ID: &str = "x-request-id";
+
+/// The client's `X-Request-Id` when it is a sensible one (1 to 200 visible ASCII characters),
+/// else a new one.
+fn request_id(headers: &HeaderMap) -> String {
+    let given = headers
+        .get(REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| (1..=200).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_graphic()));
+    match given {
+        Some(v) => v.to_string(),
+        None => {
+            let mut bytes = [0u8; 8];
+            use ring::rand::SecureRandom;
+            let n = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+            match ring::rand::SystemRandom::new().fill(&mut bytes) {
+                Ok(()) => format!("req-{}", super::keys::hex(&bytes)),
+                // Without randomness: unique within this process.
+                Err(_) => format!("req-{}-{n}", api::now()),
+            }
+        }
+    }
+}
+
+/// A `Retry-After` of `secs` seconds on `r`.
+fn retry_after(mut r: Response, secs: u64) -> Response {
+    if let Ok(v) = header::HeaderValue::from_str(&secs.to_string()) {
+        r.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    r
+}
+
 pub(super) async fn completions(
     State(server): State<Arc<Server>>,
+    extensions: Extensions,
     headers: HeaderMap,
     body: String,
 ) -> Response {
-    let arrived = Instant::now();
-    if let Err(e) = authorized(&server, &headers) {
-        server.metrics.rejected(Rejection::Unauthorized);
-        return e.into_response();
+    let id = request_id(&headers);
+    let client = extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.to_string())
+        .unwrap_or_default();
+    let mut r = answer(server, &headers, body, &id, &client).await;
+    if let Ok(v) = header::HeaderValue::from_str(&id) {
+        r.headers_mut().insert(REQUEST_ID, v);
     }
-    let params = match api::parse_request(&body, &server.sampling, server.max_tokens) {
-        Ok(p) => p,
+    r
+}
+
+async fn answer(
+    server: Arc<Server>,
+    headers: &HeaderMap,
+    body: String,
+    request_id: &str,
+    client: &str,
+) -> Response {
+    let arrived = Instant::now();
+    let mut record = track::draft(&server, request_id, client);
+    let caller = match authorized(&server, headers) {
+        Ok(c) => c,
         Err(e) => {
-            server.metrics.rejected(Rejection::InvalidRequest);
+            let status = e.status.as_u16();
+            track::refused(
+                &server,
+                record,
+                "unknown",
+                Rejection::Unauthorized,
+                status,
+                arrived,
+            );
             return e.into_response();
         }
     };
+    let key = caller.id.as_str();
+    let params = match api::parse_request(&body, &server.sampling, server.max_tokens) {
+        Ok(p) => p,
+        Err(e) => {
+            let status = e.status.as_u16();
+            track::refused(
+                &server,
+                record,
+                key,
+                Rejection::InvalidRequest,
+                status,
+                arrived,
+            );
+            return e.into_response();
+        }
+    };
+    drop(body);
+    if let Some(r) = record.as_mut() {
+        match serde_json::to_vec(&params.messages) {
+            Ok(bytes) => r.prompt_sha256 = Some(super::keys::hex(&super::keys::sha256(&bytes))),
+            Err(e) => tracing::warn!("the messages could not be hashed for the audit: {e}"),
+        }
+        if server.audit.as_ref().is_some_and(|a| a.content()) {
+            match serde_json::to_value(&params.messages) {
+                Ok(v) => r.messages = Some(v),
+                Err(e) => tracing::warn!("the messages could not be kept for the audit: {e}"),
+            }
+        }
+    }
     let turn = TurnRequest {
         messages: params.messages.clone(),
         tools: params.tools.clone(),
@@ -68,47 +160,93 @@ pub(super) async fn completions(
     let request = match server.backend.request(params.thinking, &turn) {
         Ok(r) => r,
         Err(e) => {
-            server.metrics.rejected(rejection(&e));
-            return ApiError::from_engine(&e).into_response();
+            let e2 = ApiError::from_engine(&e);
+            track::refused(
+                &server,
+                record,
+                key,
+                rejection(&e),
+                e2.status.as_u16(),
+                arrived,
+            );
+            return e2.into_response();
         }
     };
     if server.draining.load(Ordering::SeqCst) {
-        server.metrics.rejected(Rejection::Draining);
-        let mut r = api::error(
-            StatusCode::SERVICE_UNAVAILABLE,
+        let status = StatusCode::SERVICE_UNAVAILABLE;
+        track::refused(
+            &server,
+            record,
+            key,
+            Rejection::Draining,
+            status.as_u16(),
+            arrived,
+        );
+        let r = api::error(
+            status,
             "server_draining",
             "the server is shutting down; send the request to another one".into(),
         );
-        r.headers_mut()
-            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("5"));
-        return r;
+        return retry_after(r, 5);
     }
+    let held = match server.usages.admit(&caller) {
+        Ok(h) => h,
+        Err(over) => {
+            let status = StatusCode::TOO_MANY_REQUESTS;
+            track::refused(
+                &server,
+                record,
+                key,
+                Rejection::RateLimited,
+                status.as_u16(),
+                arrived,
+            );
+            let message = match over {
+                OverLimit::Parallel { limit } => format!(
+                    "the key {key:?} has {limit} requests in flight, its max_parallel_requests"
+                ),
+                OverLimit::Tokens { limit, .. } => {
+                    format!("the key {key:?} used its {limit} tokens per minute; try again later")
+                }
+            };
+            let r = api::error(status, "rate_limit_exceeded", message);
+            return retry_after(r, over.retry_after_secs());
+        }
+    };
     if server.in_line.fetch_add(1, Ordering::SeqCst) > server.max_queue {
         server.in_line.fetch_sub(1, Ordering::SeqCst);
-        server.metrics.rejected(Rejection::QueueFull);
-        let mut r = api::error(
-            StatusCode::SERVICE_UNAVAILABLE,
+        let status = StatusCode::SERVICE_UNAVAILABLE;
+        track::refused(
+            &server,
+            record,
+            key,
+            Rejection::QueueFull,
+            status.as_u16(),
+            arrived,
+        );
+        let r = api::error(
+            status,
             "server_busy",
             format!(
                 "{} requests are already waiting; try again later",
                 server.max_queue
             ),
         );
-        r.headers_mut()
-            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("5"));
-        return r;
+        return retry_after(r, 5);
     }
     let place = InLine(server.clone());
-    // No lock: the engine decodes concurrent requests together (one sequence each) and queues
-    // those beyond its sequences itself.
+    let tracking = Tracking::new(server.clone(), &caller, held, record, arrived);
+    // Wait for a place to generate, higher priorities first. A client that leaves meanwhile
+    // drops this future: its tracking ends as an abort.
+    let permit = server.gate.enter(caller.priority).await;
     let stream = match server.backend.generate(request) {
         Ok(s) => s,
         Err(e) => {
-            server.metrics.rejected(rejection(&e));
-            return ApiError::from_engine(&e).into_response();
+            let a = ApiError::from_engine(&e);
+            tracking.refused(rejection(&e), a.status.as_u16());
+            return a.into_response();
         }
     };
-    server.metrics.taken();
     let cancel = stream.canceller();
     let events = stream.events;
     let prior_calls = params
@@ -136,25 +274,19 @@ pub(super) async fn completions(
         model: server.model_name.clone(),
         parser,
         events,
-        timing: Timing {
-            server: server.clone(),
-            arrived,
-            first: None,
-            last: None,
-            ended: false,
-        },
+        tracking,
     };
     if !params.stream {
         let _cancel = CancelOnDrop(cancel);
         let r = reply.whole().await;
-        drop(place);
+        drop((permit, place));
         return r;
     }
     let (tx, rx) = unbounded_channel::<Bytes>();
     let include_usage = params.include_usage;
     tokio::spawn(async move {
         // The request holds its place in line until the generation has really ended.
-        let _held = place;
+        let _held = (permit, place);
         reply.stream(tx, cancel, include_usage).await;
     });
     let body = Body::from_stream(futures_util::stream::unfold(rx, |mut rx| async move {
@@ -185,49 +317,6 @@ fn rejection(e: &EngineError) -> Rejection {
     }
 }
 
-/// One reply's times, for the metrics; a reply dropped before its end counts as aborted.
-struct Timing {
-    server: Arc<Server>,
-    arrived: Instant,
-    first: Option<Instant>,
-    last: Option<Instant>,
-    ended: bool,
-}
-
-impl Timing {
-    fn token(&mut self) {
-        let now = Instant::now();
-        match self.last {
-            None => {
-                self.first = Some(now);
-                self.server.metrics.first_token(now - self.arrived);
-            }
-            Some(last) => self.server.metrics.next_token(now - last),
-        }
-        self.last = Some(now);
-    }
-
-    fn end(&mut self, reason: &str, g: Option<&Generation>) {
-        if std::mem::replace(&mut self.ended, true) {
-            return;
-        }
-        let to_first = self.first.map(|f| f - self.arrived);
-        self.server.metrics.ended(
-            self.first.is_some(),
-            reason,
-            self.arrived.elapsed(),
-            to_first,
-            g,
-        );
-    }
-}
-
-impl Drop for Timing {
-    fn drop(&mut self) {
-        self.end("abort", None);
-    }
-}
-
 /// The finish reason the metrics count: the API's, or `abort` for a cancelled reply.
 fn finished_reason(g: &Generation, has_calls: bool) -> &'static str {
     match g.stop {
@@ -243,7 +332,7 @@ struct Reply {
     model: String,
     parser: Parser,
     events: tokio::sync::mpsc::UnboundedReceiver<EngineEvent>,
-    timing: Timing,
+    tracking: Tracking,
 }
 
 impl Reply {
@@ -261,7 +350,7 @@ impl Reply {
         let ev = self.events.recv().await?;
         Some(match ev {
             EngineEvent::Piece(p) => {
-                self.timing.token();
+                self.tracking.token();
                 Ok((self.parser.push(&p), None))
             }
             // The in-process engines send raw text only.
@@ -271,7 +360,8 @@ impl Reply {
                 Ok((tail, Some((g, self.parser.settle()))))
             }
             EngineEvent::Failed(e) => {
-                self.timing.end("error", None);
+                let status = ApiError::from_engine(&e).status.as_u16();
+                self.tracking.end("error", status, None, Vec::new());
                 Err(e)
             }
         })
@@ -289,7 +379,8 @@ impl Reply {
                         let turn = ParsedTurn::from_events(settled);
                         log_done(&self.id, &g);
                         let reason = finished_reason(&g, !turn.tool_calls.is_empty());
-                        self.timing.end(reason, Some(&g));
+                        let names = turn.tool_calls.iter().map(|c| c.name.clone()).collect();
+                        self.tracking.end(reason, 200, Some(&g), names);
                         let body = api::completion(&self.header(), &turn, g.stop, &g.figures);
                         return axum::Json(body).into_response();
                     }
@@ -313,6 +404,7 @@ impl Reply {
             None,
         ));
         let mut calls = 0usize;
+        let mut names = Vec::new();
         // While the model's output is held back (whitespace the parser has not placed yet), an
         // SSE comment now and then lets a closed connection show, so a client that left stops
         // the engine even when nothing else would be written.
@@ -354,6 +446,7 @@ impl Reply {
                         log_error(&e);
                         if let ParseEvent::ToolCallComplete { call, .. } = e {
                             calls += 1;
+                            names.push(call.name.clone());
                             let delta =
                                 json!({"tool_calls": [api::tool_call(&call, Some(calls - 1))]});
                             send(&api::chunk(&self.header(), delta, None));
@@ -361,7 +454,9 @@ impl Reply {
                     }
                     if let Some(g) = g {
                         log_done(&self.id, &g);
-                        self.timing.end(finished_reason(&g, calls > 0), Some(&g));
+                        let reason = finished_reason(&g, calls > 0);
+                        self.tracking
+                            .end(reason, 200, Some(&g), std::mem::take(&mut names));
                         let finish = api::finish_reason(g.stop, calls > 0);
                         send(&api::chunk(&self.header(), json!({}), Some(finish)));
                         if usage {

@@ -18,5 +18,7 @@ mod remote_common;
 mod remote_errors;
 mod remote_llama_cpp_python;
 mod remote_serve;
+mod serve_audit;
 mod serve_cli;
+mod serve_keys;
 mod serve_openai;
