@@ -3,7 +3,7 @@
 //! connections (with the real port when `--listen` asked for port 0).
 
 use crate::config::{ModelSource, Settings};
-use crate::engine::{Engine, EngineHandle, ScriptEngine};
+use crate::engine::{Engine, EngineHandle, OccupancyReading, ScriptEngine};
 use crate::serve::{check_listen, AuditLog, KeyStore, ServeError, ServedModel, Server};
 use anyhow::Context;
 use std::path::PathBuf;
@@ -70,40 +70,47 @@ pub(super) fn run(args: &ServeArgs, settings: &Settings) -> anyhow::Result<ExitC
         )?),
         None => None,
     };
-    let (engine, template, default_name) = match args.engine.as_deref() {
-        Some(s) if s.starts_with("script:") => {
-            let path = PathBuf::from(&s["script:".len()..]);
-            let mut engine = ScriptEngine::from_file(&path)?;
-            // As for sessions: slows the replay down (for watching, and for queueing tests).
-            engine.piece_delay = std::time::Duration::from_millis(settings.script.piece_delay_ms);
-            let engine: Arc<dyn Engine> = Arc::new(engine);
-            (engine, None, "script".to_string())
-        }
-        None | Some("llama") => {
-            let path = match settings.model_source() {
-                ModelSource::Configured(p) | ModelSource::Discovered(p) => p,
-                ModelSource::Missing { .. } => {
-                    anyhow::bail!("no model: pass --model F.gguf (see `lilypad doctor`)")
-                }
-            };
-            eprintln!("loading {}", path.display());
-            let engine = EngineHandle::load(&path, &settings.engine, |_| {})
-                .with_context(|| format!("loading {}", path.display()))?;
-            let template = engine.model().chat_template.clone();
-            let name = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "lilypad".to_string());
-            let engine: Arc<dyn Engine> = Arc::new(engine);
-            (engine, template, name)
-        }
-        Some(other) => anyhow::bail!("unknown engine {other:?}: use `llama` or `script:FILE`"),
-    };
+    type Reader = Box<dyn Fn() -> OccupancyReading + Send + Sync>;
+    let (engine, template, default_name, occupancy): (_, _, _, Option<Reader>) =
+        match args.engine.as_deref() {
+            Some(s) if s.starts_with("script:") => {
+                let path = PathBuf::from(&s["script:".len()..]);
+                let mut engine = ScriptEngine::from_file(&path)?;
+                // As for sessions: slows the replay down (for watching, and for queueing tests).
+                engine.piece_delay =
+                    std::time::Duration::from_millis(settings.script.piece_delay_ms);
+                let engine: Arc<dyn Engine> = Arc::new(engine);
+                (engine, None, "script".to_string(), None)
+            }
+            None | Some("llama") => {
+                let path = match settings.model_source() {
+                    ModelSource::Configured(p) | ModelSource::Discovered(p) => p,
+                    ModelSource::Missing { .. } => {
+                        anyhow::bail!("no model: pass --model F.gguf (see `lilypad doctor`)")
+                    }
+                };
+                eprintln!("loading {}", path.display());
+                let engine = EngineHandle::load(&path, &settings.engine, |_| {})
+                    .with_context(|| format!("loading {}", path.display()))?;
+                let template = engine.model().chat_template.clone();
+                let name = path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "lilypad".to_string());
+                let engine = Arc::new(engine);
+                let handle = engine.clone();
+                let occupancy: Reader = Box::new(move || handle.occupancy());
+                let engine: Arc<dyn Engine> = engine;
+                (engine, template, name, Some(occupancy))
+            }
+            Some(other) => anyhow::bail!("unknown engine {other:?}: use `llama` or `script:FILE`"),
+        };
     let backend = ServedModel::new(engine, &settings.prompt, template)?;
     let model_name = serve.model_name.clone().unwrap_or(default_name);
     let mut server = Server::new(backend, model_name.clone(), &serve, &settings.engine);
     server.keys = keys;
     server.audit = audit;
+    server.occupancy = occupancy;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

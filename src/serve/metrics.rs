@@ -13,19 +13,23 @@
 //! `requests_rejected_total` by `reason`, `audit_write_failures_total` (audit lines that could
 //! not be written), and the MTP drafts
 //! (`spec_decode_num_draft_tokens_total`, `spec_decode_num_accepted_tokens_total`).
-//! Histograms (seconds): `time_to_first_token_seconds`, `inter_token_latency_seconds`,
+//! With the in-process engine, two engine-wide gauges labelled `model_name` and `replica` only:
+//! `kv_cache_usage_perc` (the share of the attention cache in use, 0 to 1, as vLLM reports
+//! it) and `conversations_parked` (conversations whose memory waits in host memory for a
+//! sequence). Histograms (seconds): `time_to_first_token_seconds`, `inter_token_latency_seconds`,
 //! `e2e_request_latency_seconds`, `request_queue_time_seconds` (the time to the first token
 //! less the prompt's reading, as the engine reports it).
 //!
 //! Does not own: when the events happen (`chat.rs` reports them).
 
-use crate::engine::Generation;
+use crate::engine::{Generation, OccupancyReading};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::{Family, MetricConstructor};
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 /// The labels every series has.
@@ -50,6 +54,13 @@ struct Rejected {
     replica: String,
     key_id: String,
     reason: String,
+}
+
+/// The labels of engine-wide series.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct EngineLabels {
+    model_name: String,
+    replica: String,
 }
 
 /// Buckets from 1 ms to about 65 s, doubling.
@@ -103,6 +114,8 @@ pub struct Metrics {
     success: Family<Finished, Counter>,
     rejected: Family<Rejected, Counter>,
     audit_failures: Family<Base, Counter>,
+    kv_usage: Family<EngineLabels, Gauge<f64, AtomicU64>>,
+    parked: Family<EngineLabels, Gauge>,
     ttft: Family<Base, Histogram, Seconds>,
     itl: Family<Base, Histogram, Seconds>,
     e2e: Family<Base, Histogram, Seconds>,
@@ -126,6 +139,8 @@ impl Metrics {
             success: Family::default(),
             rejected: Family::default(),
             audit_failures: Family::default(),
+            kv_usage: Family::default(),
+            parked: Family::default(),
             ttft: Family::new_with_constructor(Seconds),
             itl: Family::new_with_constructor(Seconds),
             e2e: Family::new_with_constructor(Seconds),
@@ -189,6 +204,16 @@ impl Metrics {
             m.audit_failures.clone(),
         );
         r.register(
+            "lilypad:kv_cache_usage_perc",
+            "Share of the attention cache in use, 0 to 1",
+            m.kv_usage.clone(),
+        );
+        r.register(
+            "lilypad:conversations_parked",
+            "Conversations whose memory is parked in host memory",
+            m.parked.clone(),
+        );
+        r.register(
             "lilypad:time_to_first_token_seconds",
             "From a request's arrival to its first token",
             m.ttft.clone(),
@@ -245,6 +270,16 @@ impl Metrics {
             reason: why.label().to_string(),
         };
         self.rejected.get_or_create(&labels).inc();
+    }
+
+    /// The engine's memory now (written before each scrape).
+    pub fn engine_memory(&self, now: OccupancyReading) {
+        let labels = EngineLabels {
+            model_name: self.model_name.clone(),
+            replica: self.replica.clone(),
+        };
+        self.kv_usage.get_or_create(&labels).set(now.usage());
+        self.parked.get_or_create(&labels).set(now.parked as i64);
     }
 
     /// The audit line of a request of `key` could not be written.

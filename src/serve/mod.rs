@@ -53,7 +53,7 @@ pub use backend::{conversation_key, ServedModel};
 pub use keys::{Caller, KeyStore, KeyTable, KeysError, Limits, DEFAULT_KEY_ID};
 pub use metrics::{Metrics, Rejection};
 
-use crate::engine::{EngineSettings, SamplingSettings};
+use crate::engine::{EngineSettings, OccupancyReading, SamplingSettings};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -145,6 +145,8 @@ pub struct Server {
     pub(crate) gate: Arc<queue::PriorityGate>,
     /// Where each request's audit line goes, if anywhere.
     pub audit: Option<AuditLog>,
+    /// How full the engine's memory is, where the engine can say (the in-process one).
+    pub occupancy: Option<Box<dyn Fn() -> OccupancyReading + Send + Sync>>,
     pub max_queue: usize,
     /// Requests in flight (generating or waiting for a sequence).
     pub(crate) in_line: AtomicUsize,
@@ -176,6 +178,7 @@ impl Server {
                 serve.parallel.unwrap_or(engine.sequences.max(1) as usize),
             ),
             audit: None,
+            occupancy: None,
             max_queue: serve.max_queue,
             in_line: AtomicUsize::new(0),
             draining: AtomicBool::new(false),
@@ -253,6 +256,9 @@ pub fn app(
 /// The metrics in the exposition format (see [`Metrics`]); like the probes, open to anyone who
 /// can reach the port.
 async fn metrics(State(server): State<Arc<Server>>) -> Response {
+    if let Some(read) = &server.occupancy {
+        server.metrics.engine_memory(read());
+    }
     match server.metrics.encode() {
         Ok(text) => (
             [(

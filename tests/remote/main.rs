@@ -21,4 +21,5 @@ mod remote_serve;
 mod serve_audit;
 mod serve_cli;
 mod serve_keys;
+mod serve_memory_metrics;
 mod serve_openai;

@@ -32,10 +32,10 @@ pub fn tiny_model() -> &'static Path {
 }
 
 /// A config file with the engine settings the other model tests use (small batches), plus
-/// `extra` TOML.
-fn test_config(dir: &Path, extra: &str) -> PathBuf {
+/// `extra` TOML; `engine` adds keys to the `[engine]` section.
+fn test_config(dir: &Path, extra: &str, engine: &str) -> PathBuf {
     let path = dir.join("config.toml");
-    let text = format!("{extra}\n[engine]\nbatch = 128\nubatch = 64\n");
+    let text = format!("{extra}\n[engine]\nbatch = 128\nubatch = 64\n{engine}\n");
     std::fs::write(&path, text).expect("write config");
     path
 }
@@ -132,8 +132,18 @@ pub fn serve(args: &[&str], envs: &[(&str, &str)]) -> Peer {
 
 /// [`serve`] with extra config-file TOML (e.g. a `[serve]` section).
 pub fn serve_with_config(args: &[&str], envs: &[(&str, &str)], config: &str) -> Peer {
+    serve_with_engine_config(args, envs, config, "")
+}
+
+/// [`serve_with_config`] with extra `[engine]` keys.
+pub fn serve_with_engine_config(
+    args: &[&str],
+    envs: &[(&str, &str)],
+    config: &str,
+    engine: &str,
+) -> Peer {
     let dir = tempfile::tempdir().expect("temp dir");
-    let config = test_config(dir.path(), config);
+    let config = test_config(dir.path(), config, engine);
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_lilypad"));
     // Global flags after the subcommand: before it they would be taken for a session's.
     cmd.args(["serve", "--config"])
