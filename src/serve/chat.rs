@@ -88,7 +88,8 @@ pub(super) async fn completions(
     let client = extensions
         .get::<ConnectInfo<SocketAddr>>()
         .map(|c| c.0.to_string())
-        .unwrap_or_default();
+        // Served without connection info (a router used directly): say so, not "".
+        .unwrap_or_else(|| "unknown".to_string());
     let mut r = answer(server, &headers, body, &id, &client).await;
     if let Ok(v) = header::HeaderValue::from_str(&id) {
         r.headers_mut().insert(REQUEST_ID, v);

@@ -9,6 +9,9 @@ Modes:
             usage, two conversations interleaved (each keeps its cached prefix), the API key
   concurrent  the tiny model again: four clients at once (greedy, streamed and whole), then
             the same four requests one at a time; every reply must be the same
+  keys      the server has a keys file whose key API_KEY allows few tokens per minute: a wrong
+            key is refused (AuthenticationError), the request id comes back, and the second
+            request is over the limit (RateLimitError with Retry-After)
 
 Exits non-zero with a traceback when a check fails; prints `OK MODE` at the end.
 """
@@ -262,6 +265,35 @@ def concurrent_checks(client):
     print("together and alone:", [r[3] for r in together])
 
 
+def keys_checks(base, key):
+    wrong = OpenAI(base_url=base, api_key="not-a-key", max_retries=0, timeout=120)
+    messages = [{"role": "user", "content": "hi"}]
+    try:
+        wrong.chat.completions.create(model="script", messages=messages)
+        raise AssertionError("a wrong key was let in")
+    except openai.AuthenticationError as e:
+        assert e.status_code == 401, e
+        assert e.body["type"] == "invalid_api_key", e.body
+    client = OpenAI(base_url=base, api_key=key, max_retries=0, timeout=120)
+    raw = client.chat.completions.with_raw_response.create(
+        model="script", messages=messages, extra_headers={"X-Request-Id": "py-req-1"}
+    )
+    assert raw.headers["x-request-id"] == "py-req-1", dict(raw.headers)
+    reply = raw.parse()
+    assert reply.usage.total_tokens > 0, reply
+    print("first:", reply.choices[0].message.content, reply.usage.total_tokens, "tokens")
+    try:
+        client.chat.completions.create(model="script", messages=messages)
+        raise AssertionError("the key's tokens per minute were not enforced")
+    except openai.RateLimitError as e:
+        assert e.status_code == 429, e
+        assert e.body["type"] == "rate_limit_exceeded", e.body
+        retry = int(e.response.headers["retry-after"])
+        assert 1 <= retry <= 60, retry
+        assert e.response.headers.get("x-request-id"), dict(e.response.headers)
+        print("over the limit: retry after", retry, "s")
+
+
 def main():
     mode, base = sys.argv[1], sys.argv[2]
     key = sys.argv[3] if len(sys.argv) > 3 else None
@@ -272,6 +304,8 @@ def main():
         model_checks(client, key)
     elif mode == "concurrent":
         concurrent_checks(client)
+    elif mode == "keys":
+        keys_checks(base, key)
     else:
         raise SystemExit(f"unknown mode {mode}")
     print(f"OK {mode} (openai {openai.__version__})")
