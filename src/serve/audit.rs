@@ -4,7 +4,7 @@
 //! the first line of a new day is written (and at start).
 //!
 //! A line holds who asked and what it cost, not what was said: `ts`, `request_id`, `key_id`,
-//! `client` (the peer address), `status` (the HTTP status), `prompt_sha256` (the SHA-256 of
+//! `client` (the peer address), `session_id` (the client's `X-Session-ID`, if sent), `status` (the HTTP status), `prompt_sha256` (the SHA-256 of
 //! the request's messages as the server read them, in JSON), `prompt_tokens`,
 //! `completion_tokens`, `cached_tokens`, `finish_reason`, `tool_names` (the tools the reply
 //! called) and `duration_ms`. With `--audit-content` (`[serve] audit_content`) it also holds
@@ -48,6 +48,7 @@ pub struct AuditRecord {
     pub request_id: String,
     pub key_id: String,
     pub client: String,
+    pub session_id: Option<String>,
     pub status: u16,
     pub prompt_sha256: Option<String>,
     pub prompt_tokens: usize,

@@ -48,14 +48,20 @@ impl Drop for CancelOnDrop {
 /// The header a request's id comes in and goes back in.
 const REQUEST_ID: &str = "x-request-id";
 
-/// The client's `X-Request-Id` when it is a sensible one (1 to 200 visible ASCII characters),
-/// else a new one.
-fn request_id(headers: &HeaderMap) -> String {
-    let given = headers
-        .get(REQUEST_ID)
+/// The header a client names its conversation in (for routers; recorded in the audit).
+const SESSION_ID: &str = "x-session-id";
+
+/// Header `name` when it is a sensible identifier: 1 to 200 visible ASCII characters.
+fn identifier<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get(name)
         .and_then(|v| v.to_str().ok())
-        .filter(|v| (1..=200).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_graphic()));
-    match given {
+        .filter(|v| (1..=200).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_graphic()))
+}
+
+/// The client's `X-Request-Id` when it is a sensible one, else a new one.
+fn request_id(headers: &HeaderMap) -> String {
+    match identifier(headers, REQUEST_ID) {
         Some(v) => v.to_string(),
         None => {
             let mut bytes = [0u8; 8];
@@ -90,7 +96,8 @@ pub(super) async fn completions(
         .map(|c| c.0.to_string())
         // Served without connection info (a router used directly): say so, not "".
         .unwrap_or_else(|| "unknown".to_string());
-    let mut r = answer(server, &headers, body, &id, &client).await;
+    let session = identifier(&headers, SESSION_ID).map(str::to_string);
+    let mut r = answer(server, &headers, body, &id, &client, session.as_deref()).await;
     if let Ok(v) = header::HeaderValue::from_str(&id) {
         r.headers_mut().insert(REQUEST_ID, v);
     }
@@ -103,9 +110,10 @@ async fn answer(
     body: String,
     request_id: &str,
     client: &str,
+    session: Option<&str>,
 ) -> Response {
     let arrived = Instant::now();
-    let mut record = track::draft(&server, request_id, client);
+    let mut record = track::draft(&server, request_id, client, session);
     let caller = match authorized(&server, headers) {
         Ok(c) => c,
         Err(e) => {

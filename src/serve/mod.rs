@@ -31,7 +31,7 @@
 //!   reuse: in a sequence of the context while there is room, parked in host memory otherwise
 //!   (`crate::engine::llama`, least recently used dropped first). A conversation is known by
 //!   its system prompt and first user message, which an agent never rewrites (see
-//!   `backend::conversation_key`);
+//!   `crate::protocol::conversation_key`);
 //! - the listening address is a loopback one unless `allow_remote` is set (checked by the
 //!   command, `crate::cli`).
 //!
@@ -48,8 +48,9 @@ mod queue;
 mod status;
 mod track;
 
+pub use crate::protocol::conversation_key;
 pub use audit::{AuditError, AuditLog, AuditRecord};
-pub use backend::{conversation_key, ServedModel};
+pub use backend::ServedModel;
 pub use keys::{Caller, KeyStore, KeyTable, KeysError, Limits, DEFAULT_KEY_ID};
 pub use metrics::{Metrics, Rejection};
 

@@ -21,10 +21,16 @@ use std::time::Instant;
 const CLIENT_GONE: u16 = 499;
 
 /// The start of a request's audit line (`None` when there is no audit trail).
-pub(super) fn draft(server: &Server, request_id: &str, client: &str) -> Option<AuditRecord> {
+pub(super) fn draft(
+    server: &Server,
+    request_id: &str,
+    client: &str,
+    session_id: Option<&str>,
+) -> Option<AuditRecord> {
     server.audit.as_ref().map(|_| AuditRecord {
         request_id: request_id.to_string(),
         client: client.to_string(),
+        session_id: session_id.map(str::to_string),
         ..AuditRecord::default()
     })
 }

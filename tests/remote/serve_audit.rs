@@ -190,3 +190,56 @@ fn an_audit_line_that_cannot_be_written_is_logged_and_counted() {
         server.log()
     );
 }
+
+/// Lilypad's endpoint client names each conversation in `X-Session-ID` (for routers with
+/// session affinity), the same for all its turns; the server's audit lines record it.
+#[test]
+fn the_endpoint_client_sends_one_session_id_per_conversation() {
+    use lilypad::engine::remote::ChatRequest;
+    use lilypad::engine::SamplingParams;
+    use lilypad::protocol::Message;
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit");
+    let turns = [
+        "x\n</think>\n\none",
+        "x\n</think>\n\ntwo",
+        "x\n</think>\n\nthree",
+    ];
+    let script = remote_common::script(dir.path(), &turns);
+    let server = serve_with_config(
+        &[
+            "--engine",
+            &format!("script:{}", script.display()),
+            "--audit",
+            audit.to_str().unwrap(),
+        ],
+        &[],
+        "",
+    );
+    let engine = remote_common::client(&server.base, |s| s.model_name = Some("script".into()));
+    let ask = |messages: Vec<Message>| {
+        let r = remote_common::collect_stream(engine.chat(ChatRequest {
+            messages,
+            tools: Vec::new(),
+            max_tokens: 100,
+            sampling: SamplingParams::greedy(),
+        }));
+        assert!(r.failed.is_none(), "{r:?}");
+    };
+    let a1 = vec![Message::system("terse"), Message::user("task A")];
+    let mut a2 = a1.clone();
+    a2.push(Message::assistant(None, "one", vec![]));
+    a2.push(Message::user("go on"));
+    ask(a1);
+    ask(a2);
+    ask(vec![Message::system("terse"), Message::user("task B")]);
+    let (_, lines) = lines(&audit);
+    let ids: Vec<&str> = lines
+        .iter()
+        .map(|l| l["session_id"].as_str().unwrap_or_else(|| panic!("{l}")))
+        .collect();
+    assert_eq!(ids.len(), 3);
+    assert!(ids.iter().all(|i| i.len() == 16), "{ids:?}");
+    assert_eq!(ids[0], ids[1], "one conversation, one session id");
+    assert_ne!(ids[0], ids[2], "another conversation, another id");
+}
