@@ -117,10 +117,13 @@ impl AuditLog {
             self.sweep(now_millis());
         }
         let write = |path: &Path| -> std::io::Result<()> {
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)?;
+            let mut options = std::fs::OpenOptions::new();
+            options.create(true).append(true);
+            // Lines name who asked what (and with --audit-content, the messages): readable by
+            // the server's user only.
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            let mut f = options.open(path)?;
             // One write of the whole line, so that lines never interleave.
             f.write_all(line.as_bytes())
         };
@@ -197,13 +200,19 @@ mod tests {
         r.request_id = "r2".into();
         log.write(&r).unwrap();
         let day = dir.path().join(format!("{}.jsonl", &r.ts[..10]));
-        let text = std::fs::read_to_string(day).unwrap();
+        let text = std::fs::read_to_string(&day).unwrap();
         let ids: Vec<String> = text
             .lines()
             .map(|l| serde_json::from_str::<Value>(l).unwrap()["request_id"].to_string())
             .collect();
         assert_eq!(ids, ["\"r1\"", "\"r2\""]);
         assert!(!text.contains("messages"), "no content unless asked");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&day).unwrap().permissions().mode();
+            assert_eq!(mode & 0o077, 0, "{mode:o}");
+        }
     }
 
     #[test]

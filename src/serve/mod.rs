@@ -45,6 +45,7 @@ mod keys;
 mod limits;
 mod metrics;
 mod queue;
+mod reply;
 mod status;
 mod track;
 
