@@ -621,6 +621,11 @@ extra_body = { chat_template_kwargs = { enable_thinking = true } }
 listen = "0.0.0.0:9000"
 allow_remote = true
 max_queue = 3
+parallel = 2
+keys_file = "/etc/lilypad/keys.jsonl"
+audit_dir = "/var/log/lilypad"
+audit_content = true
+audit_retention_days = 30
 "#,
         )
         .unwrap();
@@ -636,6 +641,17 @@ max_queue = 3
             ("0.0.0.0:9000", 3)
         );
         assert!(s.serve.allow_remote);
+        assert_eq!(s.serve.parallel, Some(2));
+        assert_eq!(
+            s.serve.keys_file.as_deref(),
+            Some(Path::new("/etc/lilypad/keys.jsonl"))
+        );
+        assert_eq!(
+            s.serve.audit_dir.as_deref(),
+            Some(Path::new("/var/log/lilypad"))
+        );
+        assert!(s.serve.audit_content);
+        assert_eq!(s.serve.audit_retention_days, Some(30));
         let err = toml::from_str::<Settings>("[serve]\nlisten_on = 1\n");
         assert!(err.is_err(), "unknown keys are refused");
     }

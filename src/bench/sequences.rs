@@ -190,7 +190,11 @@ pub fn serve(
     let server = crate::serve::Server::new(
         backend,
         "bench".into(),
-        &crate::serve::ServeSettings::default(),
+        // All clients at once, as before requests waited in line for the engine.
+        &crate::serve::ServeSettings {
+            parallel: Some(clients.max(1)),
+            ..Default::default()
+        },
         &crate::engine::EngineSettings::default(),
     );
     let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;

@@ -27,7 +27,10 @@ mod types;
 mod utf8;
 
 pub use backend::{devices, BackendDevice};
-pub use llama::{EngineHandle, LoadedModel, MemoryReport, ScoreStream, ScoredRows, SequenceMemory};
+pub use llama::{
+    EngineHandle, LoadedModel, MemoryReport, OccupancyReading, ScoreStream, ScoredRows,
+    SequenceMemory,
+};
 pub use placement::{CacheType, FlashAttention, Mtp, SplitMode};
 pub use script::{ScriptEngine, ScriptSettings};
 pub use settings::{EngineSettings, SamplingSettings};

@@ -8,8 +8,6 @@ use crate::engine::{
     Engine, EngineError, GenerateRequest, GenerationStream, TemplatedModel, TurnRequest,
 };
 use crate::prompt::{PromptError, PromptSettings, Renderer, Thinking};
-use crate::protocol::Message;
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 /// One engine behind two templated models: thinking on and off.
@@ -62,46 +60,5 @@ impl ServedModel {
     /// Start generating a request made by [`Self::request`].
     pub fn generate(&self, request: GenerateRequest) -> Result<GenerationStream, EngineError> {
         self.thinking.engine().generate(request)
-    }
-}
-
-/// Which conversation a request belongs to: its system prompt and first user message, which
-/// stay the same for the life of an agent's task while everything after them grows (and the
-/// reasoning of earlier turns is dropped when a new user message comes). Two different tasks
-/// differ in their first user message. Never 0, the engine's default slot.
-pub fn conversation_key(messages: &[Message]) -> u64 {
-    // SipHash with fixed keys: stable across runs and machines.
-    #[expect(
-        deprecated,
-        reason = "SipHasher is the one std hasher with fixed keys: stable across runs and machines"
-    )]
-    let mut h = std::hash::SipHasher::new();
-    for m in messages {
-        match m {
-            Message::System { content } => ("system", content).hash(&mut h),
-            Message::User { content } => {
-                ("user", content).hash(&mut h);
-                break;
-            }
-            _ => {}
-        }
-    }
-    h.finish().max(1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn key_follows_system_and_first_user_message() {
-        let a = vec![Message::system("s"), Message::user("task A")];
-        let mut a2 = a.clone();
-        a2.push(Message::assistant(None, "x", vec![]));
-        a2.push(Message::user("more"));
-        let b = vec![Message::system("s"), Message::user("task B")];
-        assert_eq!(conversation_key(&a), conversation_key(&a2));
-        assert_ne!(conversation_key(&a), conversation_key(&b));
-        assert_ne!(conversation_key(&[]), 0);
     }
 }

@@ -1,25 +1,25 @@
-//! `POST /v1/chat/completions`: render, wait for the engine, generate in the conversation's
-//! slot, parse the output with Lilypad's parser, and answer streamed or whole.
-//!
-//! Tool calls are sent whole (name and all arguments in one delta) when the parser completes
-//! them; ids are `call_{n}`, numbered after the calls already in the conversation so that they
-//! stay unique within it. A call the parser cannot read is left out (and logged).
+//! `POST /v1/chat/completions`: check the key (401 for a token no key has) and its limits (429
+//! with `Retry-After`), render, wait for a place to generate (by the key's priority), generate
+//! in the conversation's slot, parse the output with Lilypad's parser, and answer streamed or
+//! whole (`reply.rs`). Every answer carries `X-Request-Id`: the client's own, or a new one.
 
-use super::api::{self, ApiError, Header};
-use super::Vocabulary;
+use super::api::{self, ApiError};
+use super::limits::OverLimit;
+use super::reply::{Reply, TokensAsked};
+use super::track::{self, Tracking};
 use super::{authorized, conversation_key, Rejection, Server};
-use crate::engine::{EngineError, EngineEvent, Generation, SampledToken, SequenceId, TurnRequest};
-use crate::prompt::{ParseEvent, ParsedTurn, Parser, Start, Thinking, ToolSchemas};
+use crate::engine::{EngineError, SequenceId, TurnRequest};
+use crate::prompt::{Parser, Start, Thinking, ToolSchemas};
 use crate::protocol::Message;
 use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::extract::{ConnectInfo, State};
+use axum::http::{header, Extensions, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde_json::{json, Value};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
+use tokio::sync::mpsc::unbounded_channel;
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -41,23 +41,119 @@ impl Drop for CancelOnDrop {
     }
 }
 
+/// The header a request's id comes in and goes back in.
+const REQUEST_ID: &str = "x-request-id";
+
+/// The header a client names its conversation in (for routers; recorded in the audit).
+const SESSION_ID: &str = "x-session-id";
+
+/// Header `name` when it is a sensible identifier: 1 to 200 visible ASCII characters.
+fn identifier<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| (1..=200).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_graphic()))
+}
+
+/// The client's `X-Request-Id` when it is a sensible one, else a new one.
+fn request_id(headers: &HeaderMap) -> String {
+    match identifier(headers, REQUEST_ID) {
+        Some(v) => v.to_string(),
+        None => {
+            let mut bytes = [0u8; 8];
+            use ring::rand::SecureRandom;
+            let n = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+            match ring::rand::SystemRandom::new().fill(&mut bytes) {
+                Ok(()) => format!("req-{}", super::keys::hex(&bytes)),
+                // Without randomness: unique within this process.
+                Err(_) => format!("req-{}-{n}", api::now()),
+            }
+        }
+    }
+}
+
+/// A `Retry-After` of `secs` seconds on `r`.
+fn retry_after(mut r: Response, secs: u64) -> Response {
+    if let Ok(v) = header::HeaderValue::from_str(&secs.to_string()) {
+        r.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    r
+}
+
 pub(super) async fn completions(
     State(server): State<Arc<Server>>,
+    extensions: Extensions,
     headers: HeaderMap,
     body: String,
 ) -> Response {
-    let arrived = Instant::now();
-    if let Err(e) = authorized(&server, &headers) {
-        server.metrics.rejected(Rejection::Unauthorized);
-        return e.into_response();
+    let id = request_id(&headers);
+    let client = extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.to_string())
+        // Served without connection info (a router used directly): say so, not "".
+        .unwrap_or_else(|| "unknown".to_string());
+    let session = identifier(&headers, SESSION_ID).map(str::to_string);
+    let mut r = answer(server, &headers, body, &id, &client, session.as_deref()).await;
+    if let Ok(v) = header::HeaderValue::from_str(&id) {
+        r.headers_mut().insert(REQUEST_ID, v);
     }
-    let params = match api::parse_request(&body, &server.sampling, server.max_tokens) {
-        Ok(p) => p,
+    r
+}
+
+async fn answer(
+    server: Arc<Server>,
+    headers: &HeaderMap,
+    body: String,
+    request_id: &str,
+    client: &str,
+    session: Option<&str>,
+) -> Response {
+    let arrived = Instant::now();
+    let mut record = track::draft(&server, request_id, client, session);
+    let caller = match authorized(&server, headers) {
+        Ok(c) => c,
         Err(e) => {
-            server.metrics.rejected(Rejection::InvalidRequest);
+            let status = e.status.as_u16();
+            track::refused(
+                &server,
+                record,
+                "unknown",
+                Rejection::Unauthorized,
+                status,
+                arrived,
+            );
             return e.into_response();
         }
     };
+    let key = caller.id.as_str();
+    let params = match api::parse_request(&body, &server.sampling, server.max_tokens) {
+        Ok(p) => p,
+        Err(e) => {
+            let status = e.status.as_u16();
+            track::refused(
+                &server,
+                record,
+                key,
+                Rejection::InvalidRequest,
+                status,
+                arrived,
+            );
+            return e.into_response();
+        }
+    };
+    drop(body);
+    if let Some(r) = record.as_mut() {
+        match serde_json::to_vec(&params.messages) {
+            Ok(bytes) => r.prompt_sha256 = Some(super::keys::hex(&super::keys::sha256(&bytes))),
+            Err(e) => tracing::warn!("the messages could not be hashed for the audit: {e}"),
+        }
+        if server.audit.as_ref().is_some_and(|a| a.content()) {
+            match serde_json::to_value(&params.messages) {
+                Ok(v) => r.messages = Some(v),
+                Err(e) => tracing::warn!("the messages could not be kept for the audit: {e}"),
+            }
+        }
+    }
     let turn = TurnRequest {
         messages: params.messages.clone(),
         tools: params.tools.clone(),
@@ -70,54 +166,107 @@ pub(super) async fn completions(
     let tokens = match TokensAsked::of(&server, params.logprobs, params.return_token_ids).await {
         Ok(t) => t,
         Err(e) => {
-            server.metrics.rejected(Rejection::InvalidRequest);
+            track::refused(
+                &server,
+                record,
+                key,
+                Rejection::InvalidRequest,
+                e.status.as_u16(),
+                arrived,
+            );
             return e.into_response();
         }
     };
     let request = match server.backend.request(params.thinking, &turn) {
         Ok(r) => r,
         Err(e) => {
-            server.metrics.rejected(rejection(&e));
-            return ApiError::from_engine(&e).into_response();
+            let e2 = ApiError::from_engine(&e);
+            track::refused(
+                &server,
+                record,
+                key,
+                rejection(&e),
+                e2.status.as_u16(),
+                arrived,
+            );
+            return e2.into_response();
         }
     };
     if server.draining.load(Ordering::SeqCst) {
-        server.metrics.rejected(Rejection::Draining);
-        let mut r = api::error(
-            StatusCode::SERVICE_UNAVAILABLE,
+        let status = StatusCode::SERVICE_UNAVAILABLE;
+        track::refused(
+            &server,
+            record,
+            key,
+            Rejection::Draining,
+            status.as_u16(),
+            arrived,
+        );
+        let r = api::error(
+            status,
             "server_draining",
             "the server is shutting down; send the request to another one".into(),
         );
-        r.headers_mut()
-            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("5"));
-        return r;
+        return retry_after(r, 5);
     }
+    let held = match server.usages.admit(&caller) {
+        Ok(h) => h,
+        Err(over) => {
+            let status = StatusCode::TOO_MANY_REQUESTS;
+            track::refused(
+                &server,
+                record,
+                key,
+                Rejection::RateLimited,
+                status.as_u16(),
+                arrived,
+            );
+            let message = match over {
+                OverLimit::Parallel { limit } => format!(
+                    "the key {key:?} has {limit} requests in flight, its max_parallel_requests"
+                ),
+                OverLimit::Tokens { limit, .. } => {
+                    format!("the key {key:?} used its {limit} tokens per minute; try again later")
+                }
+            };
+            let r = api::error(status, "rate_limit_exceeded", message);
+            return retry_after(r, over.retry_after_secs());
+        }
+    };
     if server.in_line.fetch_add(1, Ordering::SeqCst) > server.max_queue {
         server.in_line.fetch_sub(1, Ordering::SeqCst);
-        server.metrics.rejected(Rejection::QueueFull);
-        let mut r = api::error(
-            StatusCode::SERVICE_UNAVAILABLE,
+        let status = StatusCode::SERVICE_UNAVAILABLE;
+        track::refused(
+            &server,
+            record,
+            key,
+            Rejection::QueueFull,
+            status.as_u16(),
+            arrived,
+        );
+        let r = api::error(
+            status,
             "server_busy",
             format!(
                 "{} requests are already waiting; try again later",
                 server.max_queue
             ),
         );
-        r.headers_mut()
-            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("5"));
-        return r;
+        return retry_after(r, 5);
     }
     let place = InLine(server.clone());
-    // No lock: the engine decodes concurrent requests together (one sequence each) and queues
-    // those beyond its sequences itself.
+    let tracking = Tracking::new(server.clone(), &caller, held, record, arrived);
+    // Wait for a place to generate, higher priorities first. A client that leaves meanwhile
+    // drops this future: its tracking ends as an abort.
+    let permit = server.gate.enter(caller.priority).await;
     let stream = match server.backend.generate(request) {
         Ok(s) => s,
         Err(e) => {
-            server.metrics.rejected(rejection(&e));
-            return ApiError::from_engine(&e).into_response();
+            let a = ApiError::from_engine(&e);
+            tracking.refused(rejection(&e), a.status.as_u16());
+            return a.into_response();
         }
     };
-    server.metrics.taken();
     let cancel = stream.canceller();
     let events = stream.events;
     let prior_calls = params
@@ -147,25 +296,19 @@ pub(super) async fn completions(
         events,
         tokens,
         pending: Vec::new(),
-        timing: Timing {
-            server: server.clone(),
-            arrived,
-            first: None,
-            last: None,
-            ended: false,
-        },
+        tracking,
     };
     if !params.stream {
         let _cancel = CancelOnDrop(cancel);
         let r = reply.whole().await;
-        drop(place);
+        drop((permit, place));
         return r;
     }
     let (tx, rx) = unbounded_channel::<Bytes>();
     let include_usage = params.include_usage;
     tokio::spawn(async move {
         // The request holds its place in line until the generation has really ended.
-        let _held = place;
+        let _held = (permit, place);
         reply.stream(tx, cancel, include_usage).await;
     });
     let body = Body::from_stream(futures_util::stream::unfold(rx, |mut rx| async move {
@@ -183,9 +326,6 @@ pub(super) async fn completions(
         .into_response()
 }
 
-/// The end of a generation and the turn's settled events.
-type Settled = (Generation, Vec<ParseEvent>);
-
 /// The rejection reason of an engine's refusal.
 fn rejection(e: &EngineError) -> Rejection {
     match e {
@@ -194,299 +334,4 @@ fn rejection(e: &EngineError) -> Rejection {
         }
         _ => Rejection::InvalidRequest,
     }
-}
-
-/// One reply's times, for the metrics; a reply dropped before its end counts as aborted.
-struct Timing {
-    server: Arc<Server>,
-    arrived: Instant,
-    first: Option<Instant>,
-    last: Option<Instant>,
-    ended: bool,
-}
-
-impl Timing {
-    fn token(&mut self) {
-        let now = Instant::now();
-        match self.last {
-            None => {
-                self.first = Some(now);
-                self.server.metrics.first_token(now - self.arrived);
-            }
-            Some(last) => self.server.metrics.next_token(now - last),
-        }
-        self.last = Some(now);
-    }
-
-    fn end(&mut self, reason: &str, g: Option<&Generation>) {
-        if std::mem::replace(&mut self.ended, true) {
-            return;
-        }
-        let to_first = self.first.map(|f| f - self.arrived);
-        self.server.metrics.ended(
-            self.first.is_some(),
-            reason,
-            self.arrived.elapsed(),
-            to_first,
-            g,
-        );
-    }
-}
-
-impl Drop for Timing {
-    fn drop(&mut self) {
-        self.end("abort", None);
-    }
-}
-
-/// The finish reason the metrics count: the API's, or `abort` for a cancelled reply.
-fn finished_reason(g: &Generation, has_calls: bool) -> &'static str {
-    match g.stop {
-        crate::engine::StopReason::Cancelled => "abort",
-        stop => api::finish_reason(stop, has_calls),
-    }
-}
-
-/// One reply in progress.
-struct Reply {
-    id: String,
-    created: u64,
-    model: String,
-    parser: Parser,
-    events: tokio::sync::mpsc::UnboundedReceiver<EngineEvent>,
-    tokens: TokensAsked,
-    /// Tokens sampled and not yet sent with a chunk.
-    pending: Vec<SampledToken>,
-    timing: Timing,
-}
-
-/// What a request asked to see of the tokens, and the vocabulary that shows them.
-pub(super) struct TokensAsked {
-    vocabulary: Option<Arc<Vocabulary>>,
-    logprobs: bool,
-    ids: bool,
-}
-
-impl TokensAsked {
-    /// For a request asking for log-probabilities and/or ids: an error when the engine
-    /// cannot report them.
-    pub(super) async fn of(server: &Server, logprobs: bool, ids: bool) -> Result<Self, ApiError> {
-        let vocabulary = if logprobs || ids {
-            match server.vocabulary().await {
-                Ok(Some(v)) => Some(v),
-                Ok(None) => {
-                    return Err(api::bad(
-                        "this server's engine does not report tokens (\"logprobs\", \"return_token_ids\"): only the in-process engine does",
-                    ))
-                }
-                Err(e) => return Err(ApiError::from_engine(&e)),
-            }
-        } else {
-            None
-        };
-        Ok(Self {
-            vocabulary,
-            logprobs,
-            ids,
-        })
-    }
-
-    /// Add what was asked of `sampled` to choice 0 of `body` (a response or a chunk).
-    fn decorate(&self, body: &mut Value, sampled: &[SampledToken]) {
-        let Some(v) = &self.vocabulary else { return };
-        let choice = &mut body["choices"][0];
-        if self.logprobs {
-            choice["logprobs"] = v.chat_logprobs(sampled);
-        }
-        if self.ids {
-            choice["token_ids"] = json!(sampled.iter().map(|t| t.id).collect::<Vec<_>>());
-        }
-    }
-
-    /// Add the prompt's ids to `body` when asked (vLLM's top-level `prompt_token_ids`).
-    fn prompt_ids(&self, body: &mut Value, g: &Generation) {
-        if self.ids {
-            body["prompt_token_ids"] = json!(g.prompt_tokens);
-        }
-    }
-}
-
-impl Reply {
-    fn header(&self) -> Header<'_> {
-        Header {
-            id: &self.id,
-            created: self.created,
-            model: &self.model,
-        }
-    }
-
-    /// Parse events until the end; `Err` carries the engine's failure.
-    /// The next live events; with the generation's end, also the settled turn's events.
-    async fn next(&mut self) -> Option<Result<(Vec<ParseEvent>, Option<Settled>), EngineError>> {
-        let ev = self.events.recv().await?;
-        Some(match ev {
-            EngineEvent::Piece(p) => {
-                self.timing.token();
-                Ok((self.parser.push(&p), None))
-            }
-            // The in-process engines send raw text only.
-            EngineEvent::Parsed(_) => Ok((Vec::new(), None)),
-            EngineEvent::Sampled(t) => {
-                self.pending.push(t);
-                Ok((Vec::new(), None))
-            }
-            EngineEvent::Done(g) => {
-                let tail = self.parser.finish();
-                Ok((tail, Some((g, self.parser.settle()))))
-            }
-            EngineEvent::Failed(e) => {
-                self.timing.end("error", None);
-                Err(e)
-            }
-        })
-    }
-
-    async fn whole(mut self) -> Response {
-        loop {
-            match self.next().await {
-                // Live events are only for streaming; the settled ones come with `done`.
-                Some(Ok((_, done))) => {
-                    if let Some((g, settled)) = done {
-                        for e in &settled {
-                            log_error(e);
-                        }
-                        let turn = ParsedTurn::from_events(settled);
-                        log_done(&self.id, &g);
-                        let reason = finished_reason(&g, !turn.tool_calls.is_empty());
-                        self.timing.end(reason, Some(&g));
-                        let mut body = api::completion(&self.header(), &turn, g.stop, &g.figures);
-                        self.tokens.decorate(&mut body, &g.sampled);
-                        self.tokens.prompt_ids(&mut body, &g);
-                        return axum::Json(body).into_response();
-                    }
-                }
-                Some(Err(e)) => return ApiError::from_engine(&e).into_response(),
-                None => return ApiError::from_engine(&EngineError::Ended).into_response(),
-            }
-        }
-    }
-
-    /// A chunk carrying `delta`, and the tokens sampled since the last chunk when asked.
-    fn chunk(&mut self, delta: Value, finish: Option<&str>) -> Value {
-        let mut c = api::chunk(&self.header(), delta, finish);
-        if self.tokens.vocabulary.is_some() {
-            let sampled = std::mem::take(&mut self.pending);
-            self.tokens.decorate(&mut c, &sampled);
-        }
-        c
-    }
-
-    async fn stream(mut self, tx: UnboundedSender<Bytes>, cancel: Arc<AtomicBool>, usage: bool) {
-        let send = |v: &Value| {
-            if tx.send(Bytes::from(format!("data: {v}\n\n"))).is_err() {
-                // The client went away: stop the engine, then drain to the end.
-                cancel.store(true, Ordering::Relaxed);
-            }
-        };
-        send(&api::chunk(
-            &self.header(),
-            json!({"role": "assistant", "content": ""}),
-            None,
-        ));
-        let mut calls = 0usize;
-        // While the model's output is held back (whitespace the parser has not placed yet), an
-        // SSE comment now and then lets a closed connection show, so a client that left stops
-        // the engine even when nothing else would be written.
-        let mut last_write = std::time::Instant::now();
-        loop {
-            match self.next().await {
-                Some(Ok((events, done))) => {
-                    // Only reasoning and content are written live: a piece inside a tool call
-                    // (argument deltas) writes nothing, so it counts as held back too.
-                    let writes = events
-                        .iter()
-                        .any(|e| matches!(e, ParseEvent::Reasoning(_) | ParseEvent::Content(_)));
-                    if !writes && done.is_none() {
-                        if last_write.elapsed() >= std::time::Duration::from_millis(200) {
-                            if tx.send(Bytes::from_static(b": waiting\n\n")).is_err() {
-                                cancel.store(true, Ordering::Relaxed);
-                            }
-                            last_write = std::time::Instant::now();
-                        }
-                        continue;
-                    }
-                    last_write = std::time::Instant::now();
-                    // Text streams as it comes; calls are sent once the turn is settled (a
-                    // later </think> can still make a call reasoning).
-                    let (g, settled) = match done {
-                        Some((g, settled)) => (Some(g), settled),
-                        None => (None, Vec::new()),
-                    };
-                    let live = events.into_iter().filter_map(|e| match e {
-                        ParseEvent::Reasoning(t) => Some(json!({"reasoning_content": t})),
-                        ParseEvent::Content(t) => Some(json!({"content": t})),
-                        _ => None,
-                    });
-                    let live: Vec<Value> = live.collect();
-                    for delta in live {
-                        let chunk = self.chunk(delta, None);
-                        send(&chunk);
-                    }
-                    for e in settled {
-                        log_error(&e);
-                        if let ParseEvent::ToolCallComplete { call, .. } = e {
-                            calls += 1;
-                            let delta =
-                                json!({"tool_calls": [api::tool_call(&call, Some(calls - 1))]});
-                            let chunk = self.chunk(delta, None);
-                            send(&chunk);
-                        }
-                    }
-                    if let Some(g) = g {
-                        log_done(&self.id, &g);
-                        self.timing.end(finished_reason(&g, calls > 0), Some(&g));
-                        let finish = api::finish_reason(g.stop, calls > 0);
-                        // The tokens not sent yet (the end-of-turn token, text held back),
-                        // and the prompt's ids, come with the last chunk.
-                        let mut last = self.chunk(json!({}), Some(finish));
-                        self.tokens.prompt_ids(&mut last, &g);
-                        send(&last);
-                        if usage {
-                            send(&api::usage_chunk(&self.header(), &g.figures));
-                        }
-                        break;
-                    }
-                }
-                Some(Err(e)) => {
-                    let e = ApiError::from_engine(&e);
-                    send(&api::error_body(e.kind, &e.message));
-                    break;
-                }
-                None => {
-                    let e = ApiError::from_engine(&EngineError::Ended);
-                    send(&api::error_body(e.kind, &e.message));
-                    break;
-                }
-            }
-        }
-        let _ = tx.send(Bytes::from_static(b"data: [DONE]\n\n"));
-    }
-}
-
-fn log_error(e: &ParseEvent) {
-    if let ParseEvent::ToolCallError(err) = e {
-        tracing::warn!("left out a malformed tool call: {}", err.message);
-    }
-}
-
-fn log_done(id: &str, g: &Generation) {
-    let f = &g.figures;
-    tracing::info!(
-        "{id}: {:?}; prompt {} tokens ({} reused, {:?}), generated {}",
-        g.stop,
-        f.prompt_tokens,
-        f.reused_tokens,
-        f.reuse,
-        f.generated_tokens
-    );
 }

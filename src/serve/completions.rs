@@ -11,6 +11,7 @@
 
 use super::api::{self, ApiError};
 use super::tokenize::token_ids;
+use super::track::Tracking;
 use super::{authorized, Rejection, Server};
 use crate::engine::{
     EngineError, EngineEvent, GenerateRequest, Prompt, SamplingParams, SequenceId, TokenReport,
@@ -76,20 +77,103 @@ pub(super) async fn completions(
     headers: HeaderMap,
     text: String,
 ) -> Response {
-    if let Err(e) = authorized(&server, &headers) {
-        server.metrics.rejected(Rejection::Unauthorized);
-        return e.into_response();
-    }
-    match answer(&server, &headers, &text).await {
-        Ok(r) => r,
+    let arrived = std::time::Instant::now();
+    let caller = match authorized(&server, &headers) {
+        Ok(c) => c,
         Err(e) => {
-            server.metrics.rejected(Rejection::InvalidRequest);
-            e.into_response()
+            server.metrics.rejected("unknown", Rejection::Unauthorized);
+            return e.into_response();
+        }
+    };
+    match answer(&server, &caller, &headers, &text, arrived).await {
+        Ok(r) => r,
+        Err((why, e)) => {
+            server.metrics.rejected(&caller.id, why);
+            let status = e.status;
+            let mut r = e.into_response();
+            if status == axum::http::StatusCode::TOO_MANY_REQUESTS {
+                r.headers_mut().insert(
+                    axum::http::header::RETRY_AFTER,
+                    axum::http::HeaderValue::from_static("1"),
+                );
+            }
+            r
         }
     }
 }
 
-async fn answer(server: &Server, headers: &HeaderMap, text: &str) -> Result<Response, ApiError> {
+async fn answer(
+    server: &Arc<Server>,
+    caller: &super::Caller,
+    headers: &HeaderMap,
+    text: &str,
+    arrived: std::time::Instant,
+) -> Result<Response, (Rejection, ApiError)> {
+    let invalid = |e: ApiError| (Rejection::InvalidRequest, e);
+    let body = read(server, text).await.map_err(invalid)?;
+    let (mut request, top, ids, vocabulary) = body;
+    request.sequence = sequence_of(headers, &request.prompt);
+    // The key's limits and the wait for a place, as for chat requests.
+    let held = server.usages.admit(caller).map_err(|over| {
+        (
+            Rejection::RateLimited,
+            ApiError {
+                status: axum::http::StatusCode::TOO_MANY_REQUESTS,
+                kind: "rate_limit_exceeded",
+                message: format!("the key {:?} is over its limits: {over:?}", caller.id),
+            },
+        )
+    })?;
+    let mut tracking = Tracking::new(server.clone(), caller, held, None, arrived);
+    let _permit = server.gate.enter(caller.priority).await;
+    let stream = match server.backend.generate(request) {
+        Ok(s) => s,
+        Err(e) => {
+            let a = ApiError::from_engine(&e);
+            tracking.refused(Rejection::InvalidRequest, a.status.as_u16());
+            return Ok(a.into_response());
+        }
+    };
+    let mut events = stream.events;
+    let mut out = String::new();
+    let generation = loop {
+        match events.recv().await {
+            Some(EngineEvent::Piece(p)) => {
+                tracking.token();
+                out.push_str(&p);
+            }
+            Some(EngineEvent::Done(g)) => break g,
+            Some(EngineEvent::Failed(e)) => {
+                let a = ApiError::from_engine(&e);
+                tracking.end("error", a.status.as_u16(), None, Vec::new());
+                return Ok(a.into_response());
+            }
+            Some(EngineEvent::Parsed(_) | EngineEvent::Sampled(_)) => {}
+            None => return Ok(ApiError::from_engine(&EngineError::Ended).into_response()),
+        }
+    };
+    let finish = api::finish_reason(generation.stop, false);
+    tracking.end(finish, 200, Some(&generation), Vec::new());
+    Ok(respond(
+        server,
+        out,
+        &generation,
+        top,
+        ids,
+        vocabulary.as_deref(),
+    ))
+}
+
+type Read = (
+    GenerateRequest,
+    Option<u8>,
+    bool,
+    Option<Arc<super::Vocabulary>>,
+);
+
+/// The request read: what to generate, the ratings and ids asked for, and the vocabulary
+/// that shows them.
+async fn read(server: &Server, text: &str) -> Result<Read, ApiError> {
     let body: Value = serde_json::from_str(text)
         .map_err(|e| api::bad(format!("the body is not valid JSON: {e}")))?;
     refuse_unsupported(&body)?;
@@ -120,26 +204,22 @@ async fn answer(server: &Server, headers: &HeaderMap, text: &str) -> Result<Resp
         max_tokens,
         SamplingParams::from_settings(&settings),
     );
-    request.sequence = sequence_of(headers, &prompt);
     request.report = TokenReport {
         logprobs: (top.is_some() || ids).then_some(top.unwrap_or(0)),
         prompt_tokens: ids,
     };
-    let stream = server
-        .backend
-        .generate(request)
-        .map_err(|e| ApiError::from_engine(&e))?;
-    let mut events = stream.events;
-    let mut out = String::new();
-    let generation = loop {
-        match events.recv().await {
-            Some(EngineEvent::Piece(p)) => out.push_str(&p),
-            Some(EngineEvent::Done(g)) => break g,
-            Some(EngineEvent::Failed(e)) => return Err(ApiError::from_engine(&e)),
-            Some(EngineEvent::Parsed(_) | EngineEvent::Sampled(_)) => {}
-            None => return Err(ApiError::from_engine(&EngineError::Ended)),
-        }
-    };
+    Ok((request, top, ids, vocabulary))
+}
+
+/// The answer's body.
+fn respond(
+    server: &Server,
+    out: String,
+    generation: &crate::engine::Generation,
+    top: Option<u8>,
+    ids: bool,
+    vocabulary: Option<&super::Vocabulary>,
+) -> Response {
     let mut choice = json!({
         "index": 0,
         "text": out,
@@ -153,7 +233,7 @@ async fn answer(server: &Server, headers: &HeaderMap, text: &str) -> Result<Resp
         "model": server.model_name,
         "usage": api::usage(&generation.figures),
     });
-    if let Some(v) = &vocabulary {
+    if let Some(v) = vocabulary {
         if top.is_some() {
             choice["logprobs"] = v.completion_logprobs(&generation.sampled, 0);
         }
@@ -164,5 +244,5 @@ async fn answer(server: &Server, headers: &HeaderMap, text: &str) -> Result<Resp
         }
     }
     body["choices"] = json!([choice]);
-    Ok(axum::Json(body).into_response())
+    axum::Json(body).into_response()
 }

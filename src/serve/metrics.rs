@@ -3,27 +3,33 @@
 //! its own with the prefix `lilypad:` so that dashboards carry over.
 //!
 //! Every series has the labels `model_name`, `replica` (one engine per server for now: `0`)
-//! and `key_id` (`default` for the single `--api-key-env` token or no key). Gauges:
+//! and `key_id` (the key's `id` in the keys file; `default` for the single `--api-key-env`
+//! token or when no key is required; `unknown` for a refused token). Gauges:
 //! `num_requests_running` (producing tokens), `num_requests_waiting` (taken, not producing
 //! yet). Counters: `prompt_tokens_total`, `generation_tokens_total`,
 //! `prefix_cache_queries_total` (prompt tokens looked up in memory) and
 //! `prefix_cache_hits_total` (those found, not read again), `request_success_total` by
 //! `finished_reason` (`stop`, `length`, `tool_calls`, `abort`, `error`),
-//! `requests_rejected_total` by `reason`, and the MTP drafts
+//! `requests_rejected_total` by `reason`, `audit_write_failures_total` (audit lines that could
+//! not be written), and the MTP drafts
 //! (`spec_decode_num_draft_tokens_total`, `spec_decode_num_accepted_tokens_total`).
-//! Histograms (seconds): `time_to_first_token_seconds`, `inter_token_latency_seconds`,
+//! With the in-process engine, two engine-wide gauges labelled `model_name` and `replica` only:
+//! `kv_cache_usage_perc` (the share of the attention cache in use, 0 to 1, as vLLM reports
+//! it) and `conversations_parked` (conversations whose memory waits in host memory for a
+//! sequence). Histograms (seconds): `time_to_first_token_seconds`, `inter_token_latency_seconds`,
 //! `e2e_request_latency_seconds`, `request_queue_time_seconds` (the time to the first token
 //! less the prompt's reading, as the engine reports it).
 //!
 //! Does not own: when the events happen (`chat.rs` reports them).
 
-use crate::engine::Generation;
+use crate::engine::{Generation, OccupancyReading};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::{Family, MetricConstructor};
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 /// The labels every series has.
@@ -50,6 +56,13 @@ struct Rejected {
     reason: String,
 }
 
+/// The labels of engine-wide series.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct EngineLabels {
+    model_name: String,
+    replica: String,
+}
+
 /// Buckets from 1 ms to about 65 s, doubling.
 #[derive(Clone)]
 struct Seconds;
@@ -68,16 +81,19 @@ pub enum Rejection {
     ContextLengthExceeded,
     QueueFull,
     Draining,
+    /// The key is over its `max_parallel_requests` or `tokens_per_minute`.
+    RateLimited,
 }
 
 impl Rejection {
-    fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Rejection::Unauthorized => "unauthorized",
             Rejection::InvalidRequest => "invalid_request",
             Rejection::ContextLengthExceeded => "context_length_exceeded",
             Rejection::QueueFull => "queue_full",
             Rejection::Draining => "draining",
+            Rejection::RateLimited => "rate_limited",
         }
     }
 }
@@ -85,7 +101,8 @@ impl Rejection {
 /// The server's metrics (see the module docs).
 pub struct Metrics {
     registry: Registry,
-    base: Base,
+    model_name: String,
+    replica: String,
     running: Family<Base, Gauge>,
     waiting: Family<Base, Gauge>,
     prompt_tokens: Family<Base, Counter>,
@@ -96,6 +113,9 @@ pub struct Metrics {
     accepted: Family<Base, Counter>,
     success: Family<Finished, Counter>,
     rejected: Family<Rejected, Counter>,
+    audit_failures: Family<Base, Counter>,
+    kv_usage: Family<EngineLabels, Gauge<f64, AtomicU64>>,
+    parked: Family<EngineLabels, Gauge>,
     ttft: Family<Base, Histogram, Seconds>,
     itl: Family<Base, Histogram, Seconds>,
     e2e: Family<Base, Histogram, Seconds>,
@@ -106,11 +126,8 @@ impl Metrics {
     pub fn new(model_name: &str) -> Self {
         let mut m = Self {
             registry: Registry::default(),
-            base: Base {
-                model_name: model_name.to_string(),
-                replica: "0".into(),
-                key_id: "default".into(),
-            },
+            model_name: model_name.to_string(),
+            replica: "0".into(),
             running: Family::default(),
             waiting: Family::default(),
             prompt_tokens: Family::default(),
@@ -121,6 +138,9 @@ impl Metrics {
             accepted: Family::default(),
             success: Family::default(),
             rejected: Family::default(),
+            audit_failures: Family::default(),
+            kv_usage: Family::default(),
+            parked: Family::default(),
             ttft: Family::new_with_constructor(Seconds),
             itl: Family::new_with_constructor(Seconds),
             e2e: Family::new_with_constructor(Seconds),
@@ -179,6 +199,21 @@ impl Metrics {
             m.rejected.clone(),
         );
         r.register(
+            "lilypad:audit_write_failures",
+            "Audit lines that could not be written",
+            m.audit_failures.clone(),
+        );
+        r.register(
+            "lilypad:kv_cache_usage_perc",
+            "Share of the attention cache in use, 0 to 1",
+            m.kv_usage.clone(),
+        );
+        r.register(
+            "lilypad:conversations_parked",
+            "Conversations whose memory is parked in host memory",
+            m.parked.clone(),
+        );
+        r.register(
             "lilypad:time_to_first_token_seconds",
             "From a request's arrival to its first token",
             m.ttft.clone(),
@@ -208,91 +243,122 @@ impl Metrics {
         Ok(text)
     }
 
-    fn finished(&self, reason: &str) -> Finished {
+    /// The labels of `key`'s series.
+    fn base(&self, key: &str) -> Base {
+        Base {
+            model_name: self.model_name.clone(),
+            replica: self.replica.clone(),
+            key_id: key.to_string(),
+        }
+    }
+
+    fn finished(&self, key: &str, reason: &str) -> Finished {
         Finished {
-            model_name: self.base.model_name.clone(),
-            replica: self.base.replica.clone(),
-            key_id: self.base.key_id.clone(),
+            model_name: self.model_name.clone(),
+            replica: self.replica.clone(),
+            key_id: key.to_string(),
             finished_reason: reason.to_string(),
         }
     }
 
-    pub fn rejected(&self, why: Rejection) {
+    /// A request of `key` (the key id, or `unknown` for a token no key has) was turned away.
+    pub fn rejected(&self, key: &str, why: Rejection) {
         let labels = Rejected {
-            model_name: self.base.model_name.clone(),
-            replica: self.base.replica.clone(),
-            key_id: self.base.key_id.clone(),
+            model_name: self.model_name.clone(),
+            replica: self.replica.clone(),
+            key_id: key.to_string(),
             reason: why.label().to_string(),
         };
         self.rejected.get_or_create(&labels).inc();
     }
 
+    /// The engine's memory now (written before each scrape).
+    pub fn engine_memory(&self, now: OccupancyReading) {
+        let labels = EngineLabels {
+            model_name: self.model_name.clone(),
+            replica: self.replica.clone(),
+        };
+        self.kv_usage.get_or_create(&labels).set(now.usage());
+        self.parked.get_or_create(&labels).set(now.parked as i64);
+    }
+
+    /// The audit line of a request of `key` could not be written.
+    pub fn audit_failed(&self, key: &str) {
+        self.audit_failures.get_or_create(&self.base(key)).inc();
+    }
+
     /// A request was taken; it waits until its first token.
-    pub fn taken(&self) {
-        self.waiting.get_or_create(&self.base).inc();
+    pub fn taken(&self, key: &str) {
+        self.waiting.get_or_create(&self.base(key)).inc();
+    }
+
+    /// It left the wait without producing (the engine refused it).
+    pub fn left_waiting(&self, key: &str) {
+        self.waiting.get_or_create(&self.base(key)).dec();
     }
 
     /// Its first token came, `since_arrival` after it arrived.
-    pub fn first_token(&self, since_arrival: Duration) {
-        self.waiting.get_or_create(&self.base).dec();
-        self.running.get_or_create(&self.base).inc();
+    pub fn first_token(&self, key: &str, since_arrival: Duration) {
+        let base = self.base(key);
+        self.waiting.get_or_create(&base).dec();
+        self.running.get_or_create(&base).inc();
         self.ttft
-            .get_or_create(&self.base)
+            .get_or_create(&base)
             .observe(since_arrival.as_secs_f64());
     }
 
     /// Another token came, `gap` after the one before.
-    pub fn next_token(&self, gap: Duration) {
+    pub fn next_token(&self, key: &str, gap: Duration) {
         self.itl
-            .get_or_create(&self.base)
+            .get_or_create(&self.base(key))
             .observe(gap.as_secs_f64());
     }
 
     /// The request ended (`produced`: it had its first token), `reason` as the API said it.
     pub fn ended(
         &self,
+        key: &str,
         produced: bool,
         reason: &str,
         since_arrival: Duration,
         time_to_first: Option<Duration>,
         g: Option<&Generation>,
     ) {
+        let base = self.base(key);
         if produced {
-            self.running.get_or_create(&self.base).dec();
+            self.running.get_or_create(&base).dec();
         } else {
-            self.waiting.get_or_create(&self.base).dec();
+            self.waiting.get_or_create(&base).dec();
         }
-        self.success.get_or_create(&self.finished(reason)).inc();
+        self.success
+            .get_or_create(&self.finished(key, reason))
+            .inc();
         self.e2e
-            .get_or_create(&self.base)
+            .get_or_create(&base)
             .observe(since_arrival.as_secs_f64());
         let Some(g) = g else {
             return;
         };
         let f = &g.figures;
         self.prompt_tokens
-            .get_or_create(&self.base)
+            .get_or_create(&base)
             .inc_by(f.prompt_tokens as u64);
         self.generation_tokens
-            .get_or_create(&self.base)
+            .get_or_create(&base)
             .inc_by(f.generated_tokens as u64);
         self.prefix_queries
-            .get_or_create(&self.base)
+            .get_or_create(&base)
             .inc_by(f.prompt_tokens as u64);
         self.prefix_hits
-            .get_or_create(&self.base)
+            .get_or_create(&base)
             .inc_by(f.reused_tokens as u64);
         if let Some(d) = &f.draft {
-            self.drafted
-                .get_or_create(&self.base)
-                .inc_by(d.drafted as u64);
-            self.accepted
-                .get_or_create(&self.base)
-                .inc_by(d.accepted as u64);
+            self.drafted.get_or_create(&base).inc_by(d.drafted as u64);
+            self.accepted.get_or_create(&base).inc_by(d.accepted as u64);
         }
         if let Some(first) = time_to_first {
             let queued = (first.as_secs_f64() - f.prefill_seconds).max(0.0);
-            self.queue.get_or_create(&self.base).observe(queued);
+            self.queue.get_or_create(&base).observe(queued);
         }
     }
 }

@@ -8,6 +8,12 @@
 //! with `Retry-After`, and not ready), lets those in flight finish, then returns so that the
 //! process exits 0, as Kubernetes expects of a pod it stops.
 //!
+//! Keys (`keys.rs`, `limits.rs`, `queue.rs`): with `--keys FILE` each bearer token belongs to a
+//! key with an id, limits (429 with `Retry-After` beyond them) and a priority (requests waiting
+//! for a place to generate go in higher first); SIGHUP reads the file again
+//! ([`reload_keys_on_hangup`]). The `--api-key-env` token is the key `default`. With `--audit
+//! DIR` each request leaves one JSON line (`audit.rs`, written by `track.rs`).
+//!
 //! Owns: the HTTP surface (request fields, response and chunk shapes, errors in OpenAI's
 //! `{"error": {...}}` form), the bearer-token check, the request queue, and the mapping of
 //! requests to conversation slots. Replies come back parsed the way SGLang's `qwen3` and
@@ -25,33 +31,43 @@
 //!   reuse: in a sequence of the context while there is room, parked in host memory otherwise
 //!   (`crate::engine::llama`, least recently used dropped first). A conversation is known by
 //!   its system prompt and first user message, which an agent never rewrites (see
-//!   `backend::conversation_key`);
+//!   `crate::protocol::conversation_key`);
 //! - the listening address is a loopback one unless `allow_remote` is set (checked by the
 //!   command, `crate::cli`).
 //!
 //! Does not own: the engine (`crate::engine`), rendering and parsing (`crate::prompt`).
 
 mod api;
+mod audit;
 mod backend;
 mod chat;
 mod completions;
+mod keys;
+mod limits;
 mod metrics;
+mod queue;
+mod reply;
 mod status;
 mod tokenize;
+mod track;
 mod vocabulary;
 
 pub use vocabulary::Vocabulary;
 
-pub use backend::{conversation_key, ServedModel};
+pub use crate::protocol::conversation_key;
+pub use audit::{AuditError, AuditLog, AuditRecord};
+pub use backend::ServedModel;
+pub use keys::{Caller, KeyStore, KeyTable, KeysError, Limits, DEFAULT_KEY_ID};
 pub use metrics::{Metrics, Rejection};
 
-use crate::engine::{EngineError, EngineSettings, SamplingSettings};
+use crate::engine::{EngineError, EngineSettings, OccupancyReading, SamplingSettings};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use thiserror::Error;
@@ -71,6 +87,18 @@ pub struct ServeSettings {
     /// Requests that may be in flight (generating or waiting for a sequence); more are turned
     /// away with 503.
     pub max_queue: usize,
+    /// Requests generating at once; the others wait, higher key priority first (default: the
+    /// engine's `sequences`).
+    pub parallel: Option<usize>,
+    /// API keys with their limits and priorities, JSON Lines (`--keys FILE`); re-read on
+    /// SIGHUP.
+    pub keys_file: Option<PathBuf>,
+    /// Directory of the audit trail, one JSON line per request (`--audit DIR`).
+    pub audit_dir: Option<PathBuf>,
+    /// Audit lines hold the request's messages too (`--audit-content`).
+    pub audit_content: bool,
+    /// Remove audit files of days older than this.
+    pub audit_retention_days: Option<u32>,
 }
 
 impl Default for ServeSettings {
@@ -81,6 +109,11 @@ impl Default for ServeSettings {
             api_key_env: None,
             model_name: None,
             max_queue: 64,
+            parallel: None,
+            keys_file: None,
+            audit_dir: None,
+            audit_content: false,
+            audit_retention_days: None,
         }
     }
 }
@@ -99,6 +132,10 @@ pub enum ServeError {
     NotLoopback { addr: String },
     #[error("environment variable {name} (from --api-key-env) is not set or empty")]
     MissingKey { name: String },
+    #[error(transparent)]
+    Keys(#[from] KeysError),
+    #[error(transparent)]
+    Audit(#[from] AuditError),
     #[error("the server stopped: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -107,8 +144,16 @@ pub enum ServeError {
 pub struct Server {
     pub backend: ServedModel,
     pub model_name: String,
-    /// The bearer token clients must present, if any.
-    pub api_key: Option<String>,
+    /// The keys clients must present (none: every request is the key `default`).
+    pub keys: KeyStore,
+    /// Each key's use against its limits.
+    pub(crate) usages: Arc<limits::Usages>,
+    /// The wait for a place to generate, by priority.
+    pub(crate) gate: Arc<queue::PriorityGate>,
+    /// Where each request's audit line goes, if anywhere.
+    pub audit: Option<AuditLog>,
+    /// How full the engine's memory is, where the engine can say (the in-process one).
+    pub occupancy: Option<Box<dyn Fn() -> OccupancyReading + Send + Sync>>,
     pub max_queue: usize,
     /// Requests in flight (generating or waiting for a sequence).
     pub(crate) in_line: AtomicUsize,
@@ -136,7 +181,13 @@ impl Server {
             backend,
             metrics: Metrics::new(&model_name),
             model_name,
-            api_key: None,
+            keys: KeyStore::open(),
+            usages: Arc::default(),
+            gate: queue::PriorityGate::new(
+                serve.parallel.unwrap_or(engine.sequences.max(1) as usize),
+            ),
+            audit: None,
+            occupancy: None,
             max_queue: serve.max_queue,
             in_line: AtomicUsize::new(0),
             draining: AtomicBool::new(false),
@@ -222,9 +273,20 @@ pub fn router(server: Arc<Server>) -> Router {
         .with_state(server)
 }
 
+/// [`router`] as a service that knows each connection's peer address (for the audit trail):
+/// give this to `axum::serve`.
+pub fn app(
+    server: Arc<Server>,
+) -> axum::extract::connect_info::IntoMakeServiceWithConnectInfo<Router, std::net::SocketAddr> {
+    router(server).into_make_service_with_connect_info::<std::net::SocketAddr>()
+}
+
 /// The metrics in the exposition format (see [`Metrics`]); like the probes, open to anyone who
 /// can reach the port.
 async fn metrics(State(server): State<Arc<Server>>) -> Response {
+    if let Some(read) = &server.occupancy {
+        server.metrics.engine_memory(read());
+    }
     match server.metrics.encode() {
         Ok(text) => (
             [(
@@ -295,31 +357,51 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     server: Arc<Server>,
 ) -> Result<(), ServeError> {
-    axum::serve(listener, router(server)).await?;
+    axum::serve(listener, app(server)).await?;
     Ok(())
 }
 
-/// `Authorization: Bearer KEY` matches, compared in constant time.
-pub(crate) fn authorized(server: &Server, headers: &HeaderMap) -> Result<(), api::ApiError> {
-    let Some(key) = &server.api_key else {
-        return Ok(());
-    };
-    let given = headers
+/// The key of `Authorization: Bearer TOKEN` (see [`KeyStore::caller`]), or 401.
+pub(crate) fn authorized(server: &Server, headers: &HeaderMap) -> Result<Caller, api::ApiError> {
+    let token = headers
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or("");
-    let (a, b) = (given.as_bytes(), key.as_bytes());
-    let same = a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0;
-    if same {
-        Ok(())
-    } else {
-        Err(api::ApiError {
-            status: StatusCode::UNAUTHORIZED,
-            kind: "invalid_api_key",
-            message: "missing or wrong API key (send Authorization: Bearer KEY)".into(),
-        })
+        .and_then(|v| v.strip_prefix("Bearer "));
+    server.keys.caller(token).ok_or_else(|| api::ApiError {
+        status: StatusCode::UNAUTHORIZED,
+        kind: "invalid_api_key",
+        message: "missing or unknown API key (send Authorization: Bearer KEY)".into(),
+    })
+}
+
+/// Read the keys file again on each SIGHUP, for the life of the process; a file that cannot be
+/// read keeps the keys in use (and says why in the log). Without a keys file, SIGHUP is logged
+/// and ignored (rather than ending the process).
+pub async fn reload_keys_on_hangup(server: Arc<Server>) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut hup = match signal(SignalKind::hangup()) {
+            Ok(h) => h,
+            Err(e) => {
+                tracing::warn!(
+                    "SIGHUP cannot be caught ({e}); the keys file is read only at start"
+                );
+                return;
+            }
+        };
+        while hup.recv().await.is_some() {
+            match server.keys.reload() {
+                Ok(_) if server.keys.file().is_none() => {
+                    tracing::info!("SIGHUP: no keys file to read")
+                }
+                Ok(n) => tracing::info!("SIGHUP: read {n} keys"),
+                Err(e) => tracing::warn!("SIGHUP: {e}; the keys in use stay"),
+            }
+        }
     }
+    #[cfg(not(unix))]
+    let _ = server;
 }
 
 async fn models(State(server): State<Arc<Server>>, headers: HeaderMap) -> Response {

@@ -18,7 +18,7 @@ pub use log::{
     SessionError, SessionHeader, SessionLog, SessionSummary,
 };
 pub use rebuild::{rebuild, rebuild_at, rebuild_messages, Rebuilt};
-pub use time::now_rfc3339;
+pub use time::{format_unix_millis, now_rfc3339};
 pub use trajectory::{trajectory, StepFigures, Trajectory};
 
 /// A new session id: UTC time plus a suffix, sortable by creation. The suffix is a per-process

@@ -11,7 +11,7 @@ pub fn now_rfc3339() -> String {
 }
 
 /// Format milliseconds since the Unix epoch.
-pub(super) fn format_unix_millis(ms: i64) -> String {
+pub fn format_unix_millis(ms: i64) -> String {
     let secs = ms.div_euclid(1000);
     let millis = ms.rem_euclid(1000);
     let days = secs.div_euclid(86_400);

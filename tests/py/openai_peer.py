@@ -12,6 +12,9 @@ Modes:
   tokens    the tiny model: `logprobs`/`top_logprobs` whole and streamed, `return_token_ids`,
             /tokenize and /detokenize, token-in /v1/completions equal to the chat reply and to
             the text completion, and the refusals of bad token options
+  keys      the server has a keys file whose key API_KEY allows few tokens per minute: a wrong
+            key is refused (AuthenticationError), the request id comes back, and the second
+            request is over the limit (RateLimitError with Retry-After)
 
 Exits non-zero with a traceback when a check fails; prints `OK MODE` at the end.
 """
@@ -388,6 +391,33 @@ def token_checks(client):
     else:
         raise AssertionError("an id outside the vocabulary was accepted")
     print("tokens:", len(ids), "generated,", len(prompt_ids), "in the prompt")
+def keys_checks(base, key):
+    wrong = OpenAI(base_url=base, api_key="not-a-key", max_retries=0, timeout=120)
+    messages = [{"role": "user", "content": "hi"}]
+    try:
+        wrong.chat.completions.create(model="script", messages=messages)
+        raise AssertionError("a wrong key was let in")
+    except openai.AuthenticationError as e:
+        assert e.status_code == 401, e
+        assert e.body["type"] == "invalid_api_key", e.body
+    client = OpenAI(base_url=base, api_key=key, max_retries=0, timeout=120)
+    raw = client.chat.completions.with_raw_response.create(
+        model="script", messages=messages, extra_headers={"X-Request-Id": "py-req-1"}
+    )
+    assert raw.headers["x-request-id"] == "py-req-1", dict(raw.headers)
+    reply = raw.parse()
+    assert reply.usage.total_tokens > 0, reply
+    print("first:", reply.choices[0].message.content, reply.usage.total_tokens, "tokens")
+    try:
+        client.chat.completions.create(model="script", messages=messages)
+        raise AssertionError("the key's tokens per minute were not enforced")
+    except openai.RateLimitError as e:
+        assert e.status_code == 429, e
+        assert e.body["type"] == "rate_limit_exceeded", e.body
+        retry = int(e.response.headers["retry-after"])
+        assert 1 <= retry <= 60, retry
+        assert e.response.headers.get("x-request-id"), dict(e.response.headers)
+        print("over the limit: retry after", retry, "s")
 
 
 def main():
@@ -402,6 +432,8 @@ def main():
         concurrent_checks(client)
     elif mode == "tokens":
         token_checks(client)
+    elif mode == "keys":
+        keys_checks(base, key)
     else:
         raise SystemExit(f"unknown mode {mode}")
     print(f"OK {mode} (openai {openai.__version__})")

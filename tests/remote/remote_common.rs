@@ -32,10 +32,10 @@ pub fn tiny_model() -> &'static Path {
 }
 
 /// A config file with the engine settings the other model tests use (small batches), plus
-/// `extra` TOML.
-fn test_config(dir: &Path, extra: &str) -> PathBuf {
+/// `extra` TOML; `engine` adds keys to the `[engine]` section.
+fn test_config(dir: &Path, extra: &str, engine: &str) -> PathBuf {
     let path = dir.join("config.toml");
-    let text = format!("{extra}\n[engine]\nbatch = 128\nubatch = 64\n");
+    let text = format!("{extra}\n[engine]\nbatch = 128\nubatch = 64\n{engine}\n");
     std::fs::write(&path, text).expect("write config");
     path
 }
@@ -68,6 +68,15 @@ impl Peer {
     pub fn terminate(&self) {
         let status = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success());
+    }
+
+    /// Send the process SIGHUP (`lilypad serve` reads its keys file again).
+    pub fn hangup(&self) {
+        let status = Command::new("kill")
+            .args(["-HUP", &self.child.id().to_string()])
             .status()
             .expect("run kill");
         assert!(status.success());
@@ -123,8 +132,18 @@ pub fn serve(args: &[&str], envs: &[(&str, &str)]) -> Peer {
 
 /// [`serve`] with extra config-file TOML (e.g. a `[serve]` section).
 pub fn serve_with_config(args: &[&str], envs: &[(&str, &str)], config: &str) -> Peer {
+    serve_with_engine_config(args, envs, config, "")
+}
+
+/// [`serve_with_config`] with extra `[engine]` keys.
+pub fn serve_with_engine_config(
+    args: &[&str],
+    envs: &[(&str, &str)],
+    config: &str,
+    engine: &str,
+) -> Peer {
     let dir = tempfile::tempdir().expect("temp dir");
-    let config = test_config(dir.path(), config);
+    let config = test_config(dir.path(), config, engine);
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_lilypad"));
     // Global flags after the subcommand: before it they would be taken for a session's.
     cmd.args(["serve", "--config"])
@@ -294,4 +313,140 @@ pub fn script(dir: &Path, turns: &[&str]) -> PathBuf {
     }
     std::fs::write(&path, text).expect("write script");
     path
+}
+
+/// An HTTP answer: status, headers (names lower-cased) and body.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Answer {
+    /// The value of header `name` (lower case), if sent.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+}
+
+/// `method path` on 127.0.0.1:port over HTTP/1.0 with extra `headers` and a JSON `body`.
+pub fn http_request(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Answer {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    let mut head = format!("{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str(&format!(
+        "Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    ));
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(body.as_bytes()).unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {text:?}"));
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    Answer {
+        status,
+        headers,
+        body: body.to_string(),
+    }
+}
+
+/// A whole (non-streamed) chat request with `messages` sent with bearer `token` (if any).
+pub fn chat(port: u16, token: Option<&str>, user: &str, extra: &[(&str, &str)]) -> Answer {
+    let auth = token.map(|t| format!("Bearer {t}"));
+    let mut headers: Vec<(&str, &str)> = extra.to_vec();
+    if let Some(a) = &auth {
+        headers.push(("Authorization", a));
+    }
+    let body = serde_json::json!({
+        "model": "script",
+        "messages": [{"role": "user", "content": user}],
+        "max_tokens": 1000,
+    });
+    http_request(
+        port,
+        "POST",
+        "/v1/chat/completions",
+        &headers,
+        &body.to_string(),
+    )
+}
+
+/// The sum of the samples of metric family `name` (as `/metrics` on `port` reports it, read by
+/// a Prometheus text parser) whose labels include all of `labels`; 0 when there is none.
+pub fn metric(port: u16, name: &str, labels: &[(&str, &str)]) -> f64 {
+    use openmetrics_parser::openmetrics::parse_openmetrics;
+    use openmetrics_parser::OpenMetricsValue;
+    let text = http_request(port, "GET", "/metrics", &[], "").body;
+    if text.trim() == "# EOF" {
+        // No series yet (the parser wants at least one family).
+        return 0.0;
+    }
+    let exposition = parse_openmetrics(&text).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+    let Some(family) = exposition.families.get(name) else {
+        return 0.0;
+    };
+    family
+        .iter_samples()
+        .filter(|s| {
+            let set = s.get_labelset().unwrap();
+            labels
+                .iter()
+                .all(|(k, v)| set.get_label_value(k) == Some(*v))
+        })
+        .map(|s| match &s.value {
+            OpenMetricsValue::Counter(c) => c.value.as_f64(),
+            OpenMetricsValue::Gauge(g) | OpenMetricsValue::Unknown(g) => g.as_f64(),
+            OpenMetricsValue::Histogram(h) => h.count.unwrap_or_default() as f64,
+            other => panic!("{name}: {other:?}"),
+        })
+        .sum()
+}
+
+/// Wait (up to two minutes) until `ready` holds, polling; panics with `what` and the server's
+/// log otherwise.
+pub fn wait_until(server: &Peer, what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !ready() {
+        assert!(
+            Instant::now() < deadline,
+            "gave up waiting for {what}:\n{}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A keys file line for `token`.
+pub fn key_line(id: &str, token: &str, extra: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, token.as_bytes());
+    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    format!(r#"{{"id": "{id}", "sha256": "{hex}"{extra}}}"#)
 }

@@ -59,3 +59,20 @@ fn unknown_engine_is_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("unknown engine"), "{err}");
 }
+
+#[test]
+fn a_bad_keys_file_at_start_names_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("keys.jsonl");
+    std::fs::write(
+        &keys,
+        "{\"id\": \"a\", \"sha256\": \"00000000000000000000000000000000000000000000000000000000000000aa\"}\n{\"id\": \"b\"}\n",
+    )
+    .unwrap();
+    let (ok, err) = serve(
+        &["--listen", "127.0.0.1:0", "--keys", keys.to_str().unwrap()],
+        &[],
+    );
+    assert!(!ok);
+    assert!(err.contains("keys.jsonl, line 2"), "{err}");
+}

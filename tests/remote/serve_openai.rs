@@ -75,3 +75,28 @@ fn openai_client_gets_logprobs_token_ids_and_token_in_completions() {
     );
     run_peer(&py, &server, "tokens", None);
 }
+
+/// The `openai` client against a server with a keys file: 401 as `AuthenticationError`, 429 as
+/// `RateLimitError` with `Retry-After`, `X-Request-Id` echoed.
+#[test]
+fn openai_client_sees_keys_and_limits() {
+    let Some(py) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("keys.jsonl");
+    let line = remote_common::key_line("py", "py-token", r#", "tokens_per_minute": 20"#);
+    std::fs::write(&keys, line + "\n").unwrap();
+    let script = remote_common::script(
+        dir.path(),
+        &["x\n</think>\n\nfirst", "x\n</think>\n\nsecond"],
+    );
+    let server = serve(
+        &[
+            "--engine",
+            &format!("script:{}", script.display()),
+            "--keys",
+            keys.to_str().unwrap(),
+        ],
+        &[],
+    );
+    run_peer(&py, &server, "keys", Some("py-token"));
+}

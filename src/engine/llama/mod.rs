@@ -9,6 +9,7 @@
 //! `memory`); [`EngineHandle::fork`] copies one conversation into another without reading.
 
 mod memory;
+mod occupancy;
 mod placement;
 mod pool;
 mod sampler;
@@ -17,6 +18,7 @@ mod target;
 mod vocab;
 mod worker;
 
+pub use occupancy::{Occupancy, OccupancyReading};
 pub use pool::{MemoryReport, SequenceMemory};
 pub use vocab::tokenize_texts;
 
@@ -204,6 +206,7 @@ pub(crate) fn fits(bytes: usize, model: &LoadedModel) -> Result<(), EngineError>
 /// A running engine. Dropping it stops the thread after the current job.
 pub struct EngineHandle {
     jobs: Option<mpsc::Sender<Job>>,
+    occupancy: std::sync::Arc<Occupancy>,
     thread: Option<std::thread::JoinHandle<()>>,
     model: LoadedModel,
 }
@@ -221,13 +224,16 @@ impl EngineHandle {
         drop(file);
         let (jobs_tx, jobs_rx) = mpsc::channel();
         let (ready_tx, ready_rx) = mpsc::channel();
+        let occupancy = std::sync::Arc::new(Occupancy::default());
+        let written = occupancy.clone();
         let thread = std::thread::Builder::new()
             .name("lilypad-engine".into())
-            .spawn(move || worker::run(plan, Box::new(progress), ready_tx, jobs_rx))
+            .spawn(move || worker::run(plan, Box::new(progress), ready_tx, jobs_rx, written))
             .map_err(EngineError::Thread)?;
         match ready_rx.recv() {
             Ok(Ok(model)) => Ok(Self {
                 jobs: Some(jobs_tx),
+                occupancy,
                 thread: Some(thread),
                 model,
             }),
@@ -344,6 +350,11 @@ impl EngineHandle {
             reply: tx,
         })?;
         rx.recv().map_err(|_| EngineError::Stopped)?
+    }
+
+    /// How full memory is now, without asking the engine thread (see [`Occupancy`]).
+    pub fn occupancy(&self) -> OccupancyReading {
+        self.occupancy.read()
     }
 
     /// Where memory goes: the shared attention cache and each conversation's share, with

@@ -358,6 +358,11 @@ impl Pool {
         self.residents.iter().map(|r| r.memory.len()).sum()
     }
 
+    /// Conversations parked in host memory.
+    pub(super) fn parked(&self) -> usize {
+        self.parked.len()
+    }
+
     pub(super) fn sequences(&self) -> usize {
         self.residents.len()
     }

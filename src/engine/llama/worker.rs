@@ -218,6 +218,7 @@ pub(super) fn run(
     mut progress: Box<dyn FnMut(f32) + Send>,
     ready: mpsc::Sender<Result<LoadedModel, EngineError>>,
     jobs: mpsc::Receiver<Job>,
+    occupancy: std::sync::Arc<super::Occupancy>,
 ) {
     let backend = match crate::engine::backend::get() {
         Ok(b) => b,
@@ -315,6 +316,7 @@ pub(super) fn run(
         waiting: VecDeque::new(),
         kv_bytes_per_token: plan.kv_bytes_per_token,
         recurrent_bytes: plan.recurrent_bytes,
+        occupancy,
     };
     worker.serve(&jobs);
 }
@@ -339,6 +341,7 @@ struct Worker<'m> {
     waiting: VecDeque<Waiting>,
     kv_bytes_per_token: u64,
     recurrent_bytes: u64,
+    occupancy: std::sync::Arc<super::Occupancy>,
 }
 
 impl Worker<'_> {
@@ -369,6 +372,11 @@ impl Worker<'_> {
             }
             self.start_waiting();
             self.step.decode(&mut self.ctx, &mut self.pool);
+            self.occupancy.write(
+                self.pool.used_tokens(),
+                self.ctx.n_ctx() as usize,
+                self.pool.parked(),
+            );
         }
     }
 

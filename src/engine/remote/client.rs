@@ -5,7 +5,8 @@
 //! retried `retries` times, waiting `backoff_ms` doubled each time (capped at 8 s) or the
 //! server's `Retry-After` (capped at 30 s). Nothing is retried once output was delivered.
 //! Cancellation is checked every 25 ms and when the receiver is dropped; it drops the response,
-//! which closes the connection.
+//! which closes the connection. Each request carries `X-Session-ID`, the same for every turn
+//! of a conversation (`crate::protocol::session_id`), for routers with session affinity.
 
 use super::decode::Decoder;
 use super::request::{body, ChatRequest};
@@ -27,6 +28,9 @@ enum Failure {
     },
     Fatal(RemoteError),
 }
+
+/// The header that names a request's conversation to routers (`crate::protocol::session_id`).
+const SESSION_HEADER: &str = "x-session-id";
 
 /// Why a request stopped early without an error.
 struct Cancelled;
@@ -78,10 +82,12 @@ async fn request_with_retries(
 ) -> Result<Generation, Result<Cancelled, RemoteError>> {
     let model = model_name(shared).await.map_err(Err)?;
     let payload = body(request, &model, &shared.settings.extra_body).to_string();
+    // The same for every turn of a conversation: a router keeps it on one server.
+    let session = crate::protocol::session_id(&request.messages);
     let mut delay = Duration::from_millis(shared.settings.backoff_ms.max(1));
     let mut attempt = 0;
     loop {
-        match attempt_once(shared, &payload, tx, started).await {
+        match attempt_once(shared, &payload, &session, tx, started).await {
             Ok((mut g, reply)) => {
                 if reply.usage.is_none() {
                     count_on_client(shared, request, &reply.text, &mut g.figures);
@@ -201,6 +207,7 @@ fn count_on_client(shared: &Shared, request: &ChatRequest, text: &str, f: &mut F
 async fn attempt_once(
     shared: &Shared,
     payload: &str,
+    session: &str,
     tx: &UnboundedSender<EngineEvent>,
     started: Instant,
 ) -> Result<(Generation, Reply), Failure> {
@@ -210,6 +217,7 @@ async fn attempt_once(
         .post(url)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .header(reqwest::header::ACCEPT, "text/event-stream")
+        .header(SESSION_HEADER, session)
         .body(payload.to_string());
     let resp = with_auth(shared, rb)
         .send()
