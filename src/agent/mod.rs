@@ -56,6 +56,17 @@ pub struct AgentConfig {
     /// The engine sequence the conversation lives in: the default one, or one per task when
     /// several tasks share an engine (`lilypad run --tasks F --parallel N`).
     pub sequence: SequenceId,
+    /// The project instructions read at the head of the conversation's first user message
+    /// (`None`: none found, or turned off).
+    pub instructions: Option<Instructions>,
+}
+
+/// Project instructions as the agent passes them on: the files (as named in the block) and
+/// the block, which ends where the person's message begins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Instructions {
+    pub files: Vec<String>,
+    pub block: String,
 }
 
 impl AgentConfig {
@@ -76,6 +87,7 @@ impl AgentConfig {
             tool_limits: crate::tools::ToolLimits::default(),
             harness: String::new(),
             sequence: SequenceId::DEFAULT,
+            instructions: None,
         }
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod attempts;
 pub mod check;
+mod instructions;
 mod options;
 pub mod provenance;
 mod recorder;
@@ -326,5 +327,6 @@ pub fn header(
         provenance: Some(provenance::basic(config, spec, engine)),
         parent: None,
         parent_turn: None,
+        project_docs: Vec::new(),
     }
 }

@@ -242,7 +242,12 @@ impl<'a> SessionBuilder<'a> {
                     &session_id,
                 )?;
                 config.sequence = self.sequence;
+                let docs = super::instructions::read(self.settings, self.opts, &self.spec.repo)?;
+                config.instructions = docs.as_ref().map(super::instructions::for_agent);
                 let mut header = header(&config, &self.spec, self.choice, &task);
+                if let Some(d) = &docs {
+                    header.project_docs = super::instructions::records(d);
+                }
                 if let Some(p) = &mut header.provenance {
                     if self.facts.model.is_some() {
                         p.model.clone_from(&self.facts.model);
