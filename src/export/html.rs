@@ -15,13 +15,13 @@ pre { background: #f6f8fa; padding: .6rem .8rem; overflow-x: auto; border-radius
 code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
 details { margin: .4rem 0; } summary { cursor: pointer; color: #59636e; }
 .meta { color: #59636e; }
-.diff { background: #ffffff; border: 1px solid #d0d7de; padding: 0; }
-.diff .file { background: #f6f8fa; padding: .3rem .8rem; font-weight: 600; border-bottom: 1px solid #d0d7de; }
-.diff .hunk { color: #59636e; background: #f1f8ff; padding: 0 .8rem; }
+.diff { background: #2b303b; color: #c0c5ce; border-radius: 6px; padding: 0; }
+.diff .file { background: #343d46; color: #eff1f5; padding: .3rem .8rem; font-weight: 600; }
+.diff .hunk { color: #8fa1b3; padding: 0 .8rem; }
 .diff .line { padding: 0 .8rem; white-space: pre; }
-.diff .add { background: #e6ffec; } .diff .del { background: #ffebe9; }
-.diff .add .em { background: #abf2bc; } .diff .del .em { background: #ff8182; }
-.diff .no { color: #8c959f; display: inline-block; min-width: 2.5rem; user-select: none; }
+.diff .add { background: #2d3f33; } .diff .del { background: #46303a; }
+.diff .add .em { background: #3f6b4a; } .diff .del .em { background: #7a3b48; }
+.diff .no { color: #65737e; display: inline-block; min-width: 2.5rem; user-select: none; }
 ";
 
 /// `text` with `&`, `<`, `>` and quotes escaped.
@@ -44,7 +44,8 @@ fn pre(text: &str) -> String {
     format!("<pre>{}</pre>\n", esc(text))
 }
 
-/// The page.
+/// The page. Diffs are drawn on the dark background of the syntax theme whose colours they
+/// carry (`crate::diff`'s default).
 pub(super) fn render(doc: &Document) -> String {
     let hl = Highlighter::default();
     let mut out = format!(
@@ -81,7 +82,7 @@ pub(super) fn render(doc: &Document) -> String {
         }
         out.push_str(&render_turn(turn));
     }
-    if let Some(a) = &doc.final_answer {
+    if let Some(a) = super::separate_answer(doc) {
         out.push_str("<h2>Final answer</h2>\n");
         out.push_str(&pre(a.trim()));
     }

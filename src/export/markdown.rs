@@ -44,7 +44,7 @@ pub(super) fn render(doc: &Document) -> String {
         }
         out.push_str(&render_turn(turn));
     }
-    if let Some(a) = &doc.final_answer {
+    if let Some(a) = super::separate_answer(doc) {
         out.push_str("\n## Final answer\n\n");
         out.push_str(a.trim());
         out.push('\n');

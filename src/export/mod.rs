@@ -87,6 +87,13 @@ fn resolution_text(r: Resolution) -> String {
     }
 }
 
+/// The final answer when the last turn's text does not already show it.
+fn separate_answer(doc: &Document) -> Option<&str> {
+    let answer = doc.final_answer.as_deref()?;
+    let last = doc.turns.last().map(|t| t.content.trim());
+    (last != Some(answer.trim())).then_some(answer)
+}
+
 /// A call's arguments, pretty JSON.
 fn arguments_json(call: &document::Call) -> String {
     serde_json::to_string_pretty(&call.arguments).unwrap_or_else(|e| format!("({e})"))
