@@ -15,6 +15,7 @@ pre { background: #f6f8fa; padding: .6rem .8rem; overflow-x: auto; border-radius
 code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
 details { margin: .4rem 0; } summary { cursor: pointer; color: #59636e; }
 .meta { color: #59636e; }
+.text { white-space: pre-wrap; margin: .6rem 0; }
 .diff { background: #2b303b; color: #c0c5ce; border-radius: 6px; padding: 0; }
 .diff .file { background: #343d46; color: #eff1f5; padding: .3rem .8rem; font-weight: 600; }
 .diff .hunk { color: #8fa1b3; padding: 0 .8rem; }
@@ -87,13 +88,14 @@ pub(super) fn render(doc: &Document) -> String {
         out.push_str(&pre(a.trim()));
     }
     out.push_str("<h2>Final patch</h2>\n");
-    match doc.patch.as_deref().filter(|p| !p.trim().is_empty()) {
-        Some(p) => {
+    match doc.patch.as_deref() {
+        Some(p) if !p.trim().is_empty() => {
             for file in crate::diff::patch::parse(p, &hl) {
                 out.push_str(&diff_block(&file));
             }
         }
-        None => out.push_str("<p>No changes.</p>\n"),
+        Some(_) => out.push_str("<p>No changes.</p>\n"),
+        None => out.push_str(&format!("<p>{}</p>\n", super::NO_PATCH)),
     }
     out.push_str("<h2>Provenance</h2>\n");
     out.push_str(&pre(&super::provenance_json(doc)));
@@ -109,7 +111,10 @@ fn render_turn(turn: &Turn) -> String {
         out.push_str("</details>\n");
     }
     if !turn.content.trim().is_empty() {
-        out.push_str(&format!("<p>{}</p>\n", esc(turn.content.trim())));
+        out.push_str(&format!(
+            "<div class=\"text\">{}</div>\n",
+            esc(turn.content.trim())
+        ));
     }
     for call in &turn.calls {
         out.push_str(&render_call(call));

@@ -50,9 +50,13 @@ pub(super) fn render(doc: &Document) -> String {
         out.push('\n');
     }
     out.push_str("\n## Final patch\n\n");
-    match doc.patch.as_deref().filter(|p| !p.trim().is_empty()) {
-        Some(p) => out.push_str(&fence("diff", p)),
-        None => out.push_str("No changes.\n"),
+    match doc.patch.as_deref() {
+        Some(p) if !p.trim().is_empty() => out.push_str(&fence("diff", p)),
+        Some(_) => out.push_str("No changes.\n"),
+        None => {
+            out.push_str(super::NO_PATCH);
+            out.push('\n');
+        }
     }
     out.push_str("\n## Provenance\n\n");
     out.push_str(&fence("json", &super::provenance_json(doc)));

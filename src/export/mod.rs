@@ -66,6 +66,10 @@ pub fn render(doc: &Document, format: Format) -> Result<String, ExportError> {
     })
 }
 
+/// Said where a session has no saved patch: the recorder saves one after each call that may
+/// change files, so none means no such call finished, or the save failed (logged then).
+const NO_PATCH: &str = "No session patch was saved with this session.";
+
 /// How a task ended, in words.
 fn finish_text(f: &FinishReason) -> &'static str {
     match f {
