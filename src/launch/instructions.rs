@@ -1,6 +1,7 @@
 //! The project instructions of a new session: whether they are read (`--no-project-doc` turns
 //! them off), the search from the settings' `[prompt]` section and the config directory, and
-//! what the agent and the session header receive.
+//! what the agent and the session header receive; a resumed session that has had no message
+//! yet reads them as a new one does.
 //!
 //! Does not own: finding and joining the files (`crate::prompt::project_doc`), or putting the
 //! block in the conversation (`crate::agent`).
@@ -9,6 +10,7 @@ use super::{LaunchError, SessionOptions};
 use crate::agent::Instructions;
 use crate::config::Settings;
 use crate::prompt::project_doc::{self, DocSearch, ProjectDocs};
+use crate::protocol::Message;
 use crate::session::ProjectDocRecord;
 use std::path::Path;
 
@@ -37,6 +39,20 @@ pub(super) fn read(
         );
     }
     Ok(docs)
+}
+
+/// The instructions a resumed session passes on: none once its conversation has a message
+/// from the person (they are in it already), else read now, as for a new session.
+pub fn for_resumed(
+    settings: &Settings,
+    opts: &SessionOptions,
+    workdir: &Path,
+    history: &[Message],
+) -> Result<Option<Instructions>, LaunchError> {
+    if history.iter().any(|m| matches!(m, Message::User { .. })) {
+        return Ok(None);
+    }
+    Ok(read(settings, opts, workdir)?.as_ref().map(for_agent))
 }
 
 /// What the agent passes on.

@@ -12,6 +12,7 @@ mod recorder;
 pub mod resume;
 mod session;
 
+pub use instructions::for_resumed as resumed_instructions;
 pub use options::{SandboxOptions, SessionOptions};
 pub use session::{Beginning, RunFacts, SessionBuilder, StartStep, Started};
 

@@ -219,6 +219,12 @@ impl<'a> SessionBuilder<'a> {
                     &rec.header.session_id,
                 )?;
                 config.sequence = self.sequence;
+                config.instructions = super::instructions::for_resumed(
+                    self.settings,
+                    self.opts,
+                    &self.spec.repo,
+                    &history.messages,
+                )?;
                 let log = resume::reopen_log(&rec)?;
                 let rec = *rec;
                 let running = start(model, sandbox, config, history, log);

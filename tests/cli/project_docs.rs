@@ -2,7 +2,8 @@
 //! scripted engine and the host sandbox on real git repositories: the `AGENTS.md` files head
 //! the first message the model reads (the trajectory shows it) and the session header records
 //! their hashes; `AGENTS.override.md` and the fallback names; the 32 KiB cap; batches leave
-//! them out unless asked, and `--no-project-doc` turns them off; a repository's
+//! them out unless asked, and `--no-project-doc` turns them off; a resumed session that had no
+//! message yet reads them once; a repository's
 //! `.lilypad/config.toml` that tries to loosen containment is refused, naming the file.
 
 use crate::common::git_repo;
@@ -253,4 +254,56 @@ fn a_repository_config_that_loosens_containment_is_refused_naming_the_file() {
     ]);
     let first = first_message(&env.session(&["--task", "go"]));
     assert!(first.contains("the repository's notes"), "{first}");
+}
+
+#[test]
+fn a_resumed_session_without_a_message_yet_reads_them_once() {
+    let env = Env::new(&[("app.py", "x = 1\n"), ("AGENTS.md", "resume rules\n")]);
+    // A session that was opened and left before any message: its header and nothing else.
+    let id = "20261203-000000-abcd";
+    let header = serde_json::json!({
+        "lilypad": "0.1.0",
+        "session_id": id,
+        "created": "2026-12-03T00:00:00.000Z",
+        "repo": env.path("repo"),
+        "sandbox": "host",
+        "engine": format!("script:{}", env.path("answer.script").display()),
+        "task": "",
+        "system_prompt": "You are a test.",
+    });
+    env.write(&format!("sessions/{id}.jsonl"), &format!("{header}\n"));
+    let resume = |message: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_lilypad"))
+            .args(["resume", id, "--json", "--message", message])
+            .env("XDG_CONFIG_HOME", env.path("config"))
+            .env("LILYPAD_SESSION_DIR", env.path("sessions"))
+            .env_remove("LILYPAD_CONFIG")
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    resume("first words");
+    resume("second words");
+    let text = std::fs::read_to_string(env.path(&format!("sessions/{id}.jsonl"))).unwrap();
+    let log: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        log.iter()
+            .filter(|e| e["event"] == "project_instructions")
+            .count(),
+        1,
+        "{text}"
+    );
+    let first = first_message(&log);
+    assert!(
+        first.contains("resume rules") && first.ends_with("first words"),
+        "{first}"
+    );
 }
