@@ -204,6 +204,9 @@ pub struct Settings {
     /// The config file these settings were read from, or would be (where rules are saved).
     #[serde(skip)]
     pub source: Option<PathBuf>,
+    /// The repository's `.lilypad/config.toml`, when one was laid over the file.
+    #[serde(skip)]
+    pub repo_source: Option<PathBuf>,
 }
 
 impl Settings {
@@ -268,6 +271,7 @@ impl Settings {
                     source,
                 })?;
         settings.command_rules.extend(layer.rules(workdir));
+        settings.repo_source = Some(layer.path.clone());
         Ok(settings)
     }
 

@@ -254,6 +254,22 @@ fn a_repository_config_that_loosens_containment_is_refused_naming_the_file() {
     ]);
     let first = first_message(&env.session(&["--task", "go"]));
     assert!(first.contains("the repository's notes"), "{first}");
+    // `lilypad doctor` in the repository names the file and what a session would read.
+    let out = Command::new(env!("CARGO_BIN_EXE_lilypad"))
+        .arg("doctor")
+        .current_dir(env.path("repo"))
+        .env("XDG_CONFIG_HOME", env.path("config"))
+        .env_remove("LILYPAD_CONFIG")
+        .env_remove("LILYPAD_MODEL")
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    let file = env.path("repo/.lilypad/config.toml");
+    assert!(
+        report.contains(&format!("repo config     {}", file.display())),
+        "{report}"
+    );
+    assert!(report.contains("instructions    NOTES.md ("), "{report}");
 }
 
 #[test]
