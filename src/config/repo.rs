@@ -4,7 +4,8 @@
 //! Owns: finding the file (at the root of the repository the session works in), what it may
 //! set (`[sandbox]`, `[prompt]` and `[[command_rules]]`), refusing what could loosen
 //! containment when it comes from a cloned repository (the host sandbox, the container's
-//! network, the Kubernetes runtime class and credentials, a rule that approves every command),
+//! network, the Kubernetes runtime class, credentials and namespace, a rule that approves
+//! every command, or a rule for another repository),
 //! each refusal naming the file and the key; and laying the allowed sections over the person's
 //! own. Its command rules need no `repo` key: they are the repository's.
 //!
@@ -158,6 +159,14 @@ fn check_sandbox(
             ));
         }
     }
+    if let Some(n) = t.get("build_network") {
+        if !matches!(n.as_str(), Some("none" | "default")) {
+            return Err(refuse(
+                "sandbox.build_network",
+                "only `default` or `none` may be asked for while the image is made",
+            ));
+        }
+    }
     if let Some(toml::Value::Table(kube)) = t.get("kube") {
         for (key, why) in [
             ("runtime_class", "it chooses how the pod is isolated"),
@@ -165,6 +174,10 @@ fn check_sandbox(
             ("runtimeClass", "it chooses how the pod is isolated"),
             ("kubeconfig", "it chooses the cluster credentials"),
             ("context", "it chooses the cluster credentials"),
+            (
+                "namespace",
+                "it chooses where in the cluster the pod runs, and under which admission rules",
+            ),
         ] {
             if kube.contains_key(key) {
                 return Err(refuse(&format!("sandbox.kube.{key}"), why));
@@ -237,6 +250,14 @@ mod tests {
             (
                 "[sandbox.kube]\nruntime_class = \"runc\"\n",
                 "sandbox.kube.runtime_class",
+            ),
+            (
+                "[sandbox]\nbuild_network = \"host\"\n",
+                "sandbox.build_network",
+            ),
+            (
+                "[sandbox.kube]\nnamespace = \"kube-system\"\n",
+                "sandbox.kube.namespace",
             ),
             ("[engine]\nctx = 4\n", "engine"),
             ("[remote]\nendpoint = \"http://x\"\n", "remote"),
