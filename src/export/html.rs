@@ -16,7 +16,7 @@ code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
 details { margin: .4rem 0; } summary { cursor: pointer; color: #59636e; }
 .meta { color: #59636e; }
 .text { white-space: pre-wrap; margin: .6rem 0; }
-.diff { background: #2b303b; color: #c0c5ce; border-radius: 6px; padding: 0; }
+.diff { background: #2b303b; color: #c0c5ce; border-radius: 6px; padding: 0 0 .3rem; margin: .6rem 0; overflow-x: auto; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .85rem; }
 .diff .file { background: #343d46; color: #eff1f5; padding: .3rem .8rem; font-weight: 600; }
 .diff .hunk { color: #8fa1b3; padding: 0 .8rem; }
 .diff .line { padding: 0 .8rem; white-space: pre; }
@@ -159,7 +159,7 @@ fn diff_block(file: &FileDiff) -> String {
         FileStatus::Binary => " (binary)".into(),
     };
     let mut out = format!(
-        "<pre class=\"diff\"><div class=\"file\">{}{}</div>",
+        "<div class=\"diff\"><div class=\"file\">{}{}</div>",
         esc(&file.path),
         esc(&what)
     );
@@ -189,7 +189,7 @@ fn diff_block(file: &FileDiff) -> String {
             out.push_str("</div>");
         }
     }
-    out.push_str("</pre>\n");
+    out.push_str("</div>\n");
     out
 }
 
