@@ -1,7 +1,8 @@
 //! `lilypad doctor`: what Lilypad would use and whether it will work: the model, GPU offload,
 //! llama.cpp's devices with their free and total memory, the layers that would be offloaded, the memory the configured context needs, whether the
 //! Docker and Kubernetes sandboxes answer, and whether the image a session in the current
-//! directory would start from holds what the repository needs (bash, git, its toolchains).
+//! directory would start from holds what the repository needs (bash, git, its toolchains),
+//! and the repository's own config and project instructions a session there would read.
 //!
 //! Owns: the checks and the report's wording, written line by line as each check finishes (a
 //! sandbox probe can take seconds). Invariant: every probe is bounded by [`PROBE_TIMEOUT`], so
@@ -135,6 +136,7 @@ pub fn run(settings: &Settings, out: &mut dyn Write) -> Result<Verdict, DoctorEr
         settings.log.filter()
     )?;
     command_rules(settings, out)?;
+    project(settings, out)?;
     sandboxes(settings, out)?;
     Ok(verdict)
 }
@@ -160,10 +162,17 @@ fn mtp_line(mtp: crate::engine::Mtp, k: u32, layer: Option<bool>, on_gpu: bool) 
 
 /// The saved command approval rules, per repository.
 fn command_rules(settings: &Settings, out: &mut dyn Write) -> Result<(), DoctorError> {
-    let from = settings
+    let mut files: Vec<String> = settings
         .source
-        .as_ref()
-        .map_or_else(String::new, |p| format!(" (in {})", p.display()));
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    files.extend(settings.repo_source.iter().map(|p| p.display().to_string()));
+    let from = if files.is_empty() {
+        String::new()
+    } else {
+        format!(" (in {})", files.join(" and "))
+    };
     if settings.command_rules.is_empty() {
         writeln!(out, "command rules   none saved{from}")?;
         return Ok(());
@@ -180,6 +189,48 @@ fn command_rules(settings: &Settings, out: &mut dyn Write) -> Result<(), DoctorE
             r.prefix,
             r.repo.display()
         )?;
+    }
+    Ok(())
+}
+
+/// The repository's own config file in force, and the project instructions a session in the
+/// current directory would read (docs/project.md).
+fn project(settings: &Settings, out: &mut dyn Write) -> Result<(), DoctorError> {
+    match &settings.repo_source {
+        Some(p) => writeln!(out, "repo config     {}", p.display())?,
+        None => writeln!(
+            out,
+            "repo config     none ({} at the repository's root)",
+            crate::config::REPO_CONFIG
+        )?,
+    }
+    let Ok(here) = std::env::current_dir() else {
+        return Ok(());
+    };
+    let user = crate::config::config_dir();
+    let search = crate::prompt::project_doc::DocSearch {
+        user_dir: user.as_deref(),
+        workdir: &here,
+        fallbacks: &settings.prompt.project_doc_fallback_filenames,
+        max_bytes: settings.prompt.project_doc_max_bytes,
+    };
+    match crate::prompt::project_doc::gather(&search) {
+        Ok(None) => writeln!(out, "instructions    none (no AGENTS.md here or above)")?,
+        Ok(Some(d)) => {
+            let names: Vec<&str> = d.files.iter().map(|f| f.label.as_str()).collect();
+            let cut = if d.cut_bytes > 0 {
+                format!("; {} bytes past the cap are left out", d.cut_bytes)
+            } else {
+                String::new()
+            };
+            writeln!(
+                out,
+                "instructions    {} ({} bytes in the first message{cut})",
+                names.join(", "),
+                d.block.len()
+            )?;
+        }
+        Err(e) => writeln!(out, "instructions    cannot be read: {e}")?,
     }
     Ok(())
 }

@@ -16,6 +16,7 @@ pub mod convert;
 pub mod diff;
 pub mod doctor;
 pub mod engine;
+pub mod export;
 pub mod gguf;
 pub mod headless;
 pub mod launch;

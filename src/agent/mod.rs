@@ -61,6 +61,17 @@ pub struct AgentConfig {
     /// Keep every turn's prompt tokens and sampled tokens with their log-probabilities here
     /// (rollouts); `None`: the engine is not asked for them.
     pub tokens: Option<TokenLog>,
+    /// The project instructions read at the head of the conversation's first user message
+    /// (`None`: none found, or turned off).
+    pub instructions: Option<Instructions>,
+}
+
+/// Project instructions as the agent passes them on: the files (as named in the block) and
+/// the block, which ends where the person's message begins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Instructions {
+    pub files: Vec<String>,
+    pub block: String,
 }
 
 impl AgentConfig {
@@ -82,6 +93,7 @@ impl AgentConfig {
             harness: String::new(),
             sequence: SequenceId::DEFAULT,
             tokens: None,
+            instructions: None,
         }
     }
 }

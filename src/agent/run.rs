@@ -193,8 +193,7 @@ impl Agent {
                 if unrun {
                     self.mark_turn_end();
                 }
-                self.messages.push(Message::user(text.clone()));
-                self.emit(Event::UserMessage { text });
+                self.push_user(text);
             }
             let (reason, answer) = self.task(&mut ops).await;
             self.full = reason == FinishReason::ContextLimit;
@@ -455,9 +454,29 @@ impl Agent {
     /// boundary, in the order they were typed.
     fn deliver_queued(&mut self) {
         while let Some(text) = self.queued.pop_front() {
-            self.messages.push(Message::user(text.clone()));
-            self.emit(Event::UserMessage { text });
+            self.push_user(text);
         }
+    }
+
+    /// Add the person's message to the conversation. The conversation's first message (only
+    /// the system prompt before it) starts with the project instructions, announced first.
+    pub(super) fn push_user(&mut self, text: String) {
+        let first = self
+            .messages
+            .iter()
+            .all(|m| matches!(m, Message::System { .. }));
+        match self.config.instructions.as_ref().filter(|_| first) {
+            Some(ins) => {
+                self.emit(Event::ProjectInstructions {
+                    files: ins.files.clone(),
+                    text: ins.block.clone(),
+                });
+                self.messages
+                    .push(Message::user(format!("{}{text}", ins.block)));
+            }
+            None => self.messages.push(Message::user(text.clone())),
+        }
+        self.emit(Event::UserMessage { text });
     }
 
     /// Handle an operation that arrives while something else is going on. Returns a halt for

@@ -90,6 +90,8 @@ pub(super) fn run(args: &DemoArgs, settings: &Settings) -> anyhow::Result<ExitCo
         step: args.step,
         engine: None,
         session_dir: args.session_dir.clone(),
+        // The bundled repository is not the person's project: no instructions of theirs.
+        no_project_doc: true,
     };
     let spec = crate::launch::sandbox_spec(settings, &opts, &repo, SandboxKind::Host);
     let plan = Plan {

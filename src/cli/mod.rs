@@ -6,6 +6,7 @@ mod bench;
 mod convert;
 mod demo;
 mod doctor;
+mod export;
 mod generate;
 mod harness;
 mod info;
@@ -84,6 +85,8 @@ pub enum Command {
     Resume(Box<resume::ResumeArgs>),
     /// List recorded sessions.
     Sessions(sessions::SessionsArgs),
+    /// Export a recorded session as Markdown, a self-contained HTML page, or JSON.
+    Export(export::ExportArgs),
     /// Write a tiny random-weight model (for tests and trying things out; its output is noise).
     TinyModel(tiny_model::TinyModelArgs),
     /// Print the exact prompt text the model would see for a conversation file.
@@ -111,6 +114,10 @@ pub fn main() -> ExitCode {
     // Settings first, so that the config file's `[log]` level applies to the diagnostics.
     let mut overrides: crate::config::Overrides = (&cli.engine).into();
     overrides.sandbox = sandbox_flags(&cli).into();
+    // The repository's own `.lilypad/config.toml` is a layer of the settings.
+    overrides.repo = session_repo(&cli)
+        .cloned()
+        .or_else(|| std::env::current_dir().ok());
     let settings = match Settings::load(&overrides) {
         Ok(s) => s,
         Err(err) => {
@@ -166,6 +173,7 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<ExitCode> {
         Command::Generate(args) => generate::run(&args, &settings),
         Command::Run(args) => run::run(&args, &settings, &cli.engine),
         Command::Sessions(args) => sessions::run(&args),
+        Command::Export(args) => export::run(&args),
         Command::Resume(args) => resume::run(&args, &settings, cli.theme.as_deref()),
         Command::Convert(args) => convert::run(&args),
         Command::Quantize(args) => quantize::run(&args),
@@ -187,6 +195,16 @@ fn sandbox_flags(cli: &Cli) -> &options::SandboxArgs {
         Some(Command::Bench(a)) => &a.sandbox,
         Some(Command::Sweep(a)) => &a.sandbox,
         Some(_) => &cli.session.sandbox,
+    }
+}
+
+/// The `--repo` of the command being run, if it takes one and was given it.
+fn session_repo(cli: &Cli) -> Option<&std::path::PathBuf> {
+    match &cli.command {
+        None => cli.session.repo.as_ref(),
+        Some(Command::Run(a)) => a.session.repo.as_ref(),
+        Some(Command::Resume(a)) => a.session.repo.as_ref(),
+        Some(_) => None,
     }
 }
 

@@ -110,6 +110,7 @@ impl From<&EngineArgs> for Overrides {
             config: a.config.clone(),
             log_level: a.log_level.clone(),
             sandbox: SandboxOverrides::default(),
+            repo: None,
         }
     }
 }
@@ -250,6 +251,9 @@ pub struct SessionArgs {
     /// Directory for session logs (default: the platform data dir's lilypad/sessions)
     #[arg(long, env = "LILYPAD_SESSION_DIR")]
     pub session_dir: Option<PathBuf>,
+    /// Do not put the project instructions (AGENTS.md files) at the head of the first message
+    #[arg(long)]
+    pub no_project_doc: bool,
 }
 
 impl From<&SessionArgs> for SessionOptions {
@@ -264,6 +268,7 @@ impl From<&SessionArgs> for SessionOptions {
             step: a.step,
             engine: a.engine.clone(),
             session_dir: a.session_dir.clone(),
+            no_project_doc: a.no_project_doc,
         }
     }
 }

@@ -157,13 +157,15 @@ fn headless(
         resume::restore_patch(sandbox.as_ref(), &rec.log_path.with_extension("patch")).await?;
         resume::seed_turns(sandbox.as_ref(), &rec.log_path).await?;
         let history = crate::session::rebuild(&rec.header.system_prompt, &rec.events);
-        let config = launch::agent_config(
+        let mut config = launch::agent_config(
             settings,
             &opts,
             &settings.prompt,
             policy,
             &rec.header.session_id,
         )?;
+        config.instructions =
+            launch::resumed_instructions(settings, &opts, &spec.repo, &history.messages)?;
         let log = resume::reopen_log(&rec)?;
         let mut running = launch::start(model, sandbox.clone(), config, history, log);
         let _ = running.ops.send(op);

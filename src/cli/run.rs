@@ -79,6 +79,10 @@ pub struct RunArgs {
     /// Write the agent's final answer (its last message) to FILE when a single task ends
     #[arg(long, value_name = "FILE", conflicts_with = "tasks")]
     pub output_last_message: Option<PathBuf>,
+    /// Put the project instructions (AGENTS.md files) in every batch task's first message
+    /// too [default: the config file's `[prompt] project_doc_in_batches`, else off]
+    #[arg(long, conflicts_with = "no_project_doc")]
+    pub project_doc: bool,
     #[command(flatten)]
     pub session: SessionArgs,
 }
@@ -95,6 +99,10 @@ pub(super) fn run(
         return Ok(ExitCode::SUCCESS);
     }
     let mut settings = settings.clone();
+    // The attempts of one task (a batch of one) read the instructions as a single run does.
+    if args.project_doc || args.tasks.is_none() {
+        settings.prompt.project_doc_in_batches = true;
+    }
     let mut opts = SessionOptions::from(&args.session);
     let preset = args.preset.as_deref().map(presets::find).transpose()?;
     let explicit = presets::Explicit {

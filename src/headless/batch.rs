@@ -87,6 +87,11 @@ pub async fn run_batch(
     plan: BatchPlan,
 ) -> Result<BatchSummary, LaunchError> {
     let began = std::time::Instant::now();
+    // The tasks of a batch leave the project instructions out unless the settings ask for
+    // them: a batch's task says all there is to do.
+    let mut batch_opts = opts.clone();
+    batch_opts.no_project_doc |= !settings.prompt.project_doc_in_batches;
+    let opts = &batch_opts;
     let choice = EngineChoice::from_options(opts, settings)?;
     // What a killed batch (or session) left behind goes first: its containers and pods, found
     // by their labels, and its workspaces.

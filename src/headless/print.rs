@@ -14,6 +14,9 @@ pub fn render_line(e: &Event) -> String {
         } => format!("session {session_id}: {model}; {sandbox}"),
         Event::UserMessage { text } => format!("task: {text}"),
         Event::MessageQueued { text } => format!("queued: {text}"),
+        Event::ProjectInstructions { files, .. } => {
+            format!("project instructions: {}", files.join(", "))
+        }
         Event::ConversationRestarted { old_context_tokens } => {
             format!("conversation restarted (the old one held {old_context_tokens} tokens)")
         }

@@ -4,7 +4,7 @@
 //!
 //! Owns: the seeds of attempts, the models of attempts (one shared engine, or one scripted
 //! engine per attempt so that each replays its own script), opening the sandboxes and
-//! starting the sessions. Does not own: showing the attempts (the interface), choosing
+//! starting the sessions (each with the same project instructions). Does not own: showing the attempts (the interface), choosing
 //! between them, or the check that runs when one finishes ([`super::check`]).
 
 use super::{
@@ -113,6 +113,7 @@ pub async fn start_attempts(
         }
     }
     let dir = super::session_dir(plan.opts)?;
+    let docs = super::instructions::read(plan.settings, plan.opts, &plan.spec.repo)?;
     let mut configs = Vec::with_capacity(n);
     for i in 0..n {
         let id = session::new_session_id();
@@ -125,6 +126,7 @@ pub async fn start_attempts(
         )?;
         c.sampling.seed = attempt_seed(plan.base_seed, i);
         c.sequence = attempt_sequence(i);
+        c.instructions = docs.as_ref().map(super::instructions::for_agent);
         configs.push(c);
     }
     share_first_prompt(&models[..n], &configs, plan.task).await;
@@ -133,6 +135,9 @@ pub async fn start_attempts(
         let seed = config.sampling.seed;
         let mut h = header(&config, plan.spec, plan.choice, plan.task);
         h.task = plan.task.to_string();
+        if let Some(d) = &docs {
+            h.project_docs = super::instructions::records(d);
+        }
         let log = SessionLog::create(&dir, &h)?;
         let running = start(
             models[i].clone(),
@@ -208,10 +213,12 @@ async fn share_first_prompt(
     if configs.len() < 2 || !models.iter().all(|m| Arc::ptr_eq(m, first)) {
         return;
     }
+    // The first message as the agent makes it: the project instructions, then the task.
+    let head = c.instructions.as_ref().map_or("", |i| i.block.as_str());
     let turn = TurnRequest {
         messages: vec![
             Message::system(c.system_prompt.clone()),
-            Message::user(task.to_string()),
+            Message::user(format!("{head}{task}")),
         ],
         tools: c.tools.clone(),
         max_tokens: c.max_turn_tokens,

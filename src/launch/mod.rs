@@ -5,12 +5,14 @@
 
 pub mod attempts;
 pub mod check;
+mod instructions;
 mod options;
 pub mod provenance;
 mod recorder;
 pub mod resume;
 mod session;
 
+pub use instructions::for_resumed as resumed_instructions;
 pub use options::{SandboxOptions, SessionOptions};
 pub use session::{Beginning, RunFacts, SessionBuilder, StartStep, Started};
 
@@ -326,5 +328,6 @@ pub fn header(
         provenance: Some(provenance::basic(config, spec, engine)),
         parent: None,
         parent_turn: None,
+        project_docs: Vec::new(),
     }
 }

@@ -52,4 +52,6 @@ pub struct SessionOptions {
     pub engine: Option<String>,
     /// Directory for session logs (default: the platform data dir's lilypad/sessions)
     pub session_dir: Option<PathBuf>,
+    /// Leave the project instructions (`AGENTS.md` files) out of the first message
+    pub no_project_doc: bool,
 }

@@ -228,6 +228,12 @@ impl<'a> SessionBuilder<'a> {
                 )?;
                 config.sequence = self.sequence;
                 config.tokens.clone_from(&self.tokens);
+                config.instructions = super::instructions::for_resumed(
+                    self.settings,
+                    self.opts,
+                    &self.spec.repo,
+                    &history.messages,
+                )?;
                 let log = resume::reopen_log(&rec)?;
                 let rec = *rec;
                 let running = start(model, sandbox, config, history, log);
@@ -252,7 +258,12 @@ impl<'a> SessionBuilder<'a> {
                 )?;
                 config.sequence = self.sequence;
                 config.tokens.clone_from(&self.tokens);
+                let docs = super::instructions::read(self.settings, self.opts, &self.spec.repo)?;
+                config.instructions = docs.as_ref().map(super::instructions::for_agent);
                 let mut header = header(&config, &self.spec, self.choice, &task);
+                if let Some(d) = &docs {
+                    header.project_docs = super::instructions::records(d);
+                }
                 if let Some(p) = &mut header.provenance {
                     if self.facts.model.is_some() {
                         p.model.clone_from(&self.facts.model);

@@ -9,6 +9,7 @@
 //!   (`assets/chat_template.jinja`) when the model has none (`render`, with Python-compatible
 //!   filters from `pyjson`);
 //! - reading OpenAI-style conversation files (`conversation`);
+//! - finding and joining the project instructions (`AGENTS.md` files: `project_doc`);
 //! - the streaming output parser (`parser`, values typed by `typing`, Python literals read by
 //!   `pyliteral`), and the grammar that keeps tool calls well formed (`grammar`).
 //!
@@ -21,6 +22,7 @@ mod conversation;
 mod grammar;
 mod harness;
 mod parser;
+pub mod project_doc;
 mod pyjson;
 mod pyliteral;
 mod render;
@@ -108,7 +110,7 @@ pub enum Thinking {
 
 /// Settings of this module. Plain data with defaults that match how the model was trained; the
 /// config layer fills it in.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PromptSettings {
     /// Harness profile file (system prompt and tools; `lilypad harness import` writes one from
@@ -128,6 +130,32 @@ pub struct PromptSettings {
     pub tools_form: ToolsForm,
     /// Thinking on (as trained) or off.
     pub thinking: Thinking,
+    /// Names read in a directory that has neither `AGENTS.override.md` nor `AGENTS.md`, in
+    /// order (default `["CLAUDE.md"]`); see `project_doc`.
+    pub project_doc_fallback_filenames: Vec<String>,
+    /// The cap on the project instructions' text, in bytes (default 32 KiB).
+    pub project_doc_max_bytes: usize,
+    /// Whether the tasks of a batch (`lilypad run --tasks`) read the project instructions too
+    /// (default: no; single runs and interactive sessions do).
+    pub project_doc_in_batches: bool,
+}
+
+impl Default for PromptSettings {
+    fn default() -> Self {
+        Self {
+            harness: None,
+            system_prompt: None,
+            system_prompt_file: None,
+            tools_file: None,
+            template_file: None,
+            template: TemplateChoice::default(),
+            tools_form: ToolsForm::default(),
+            thinking: Thinking::default(),
+            project_doc_fallback_filenames: vec!["CLAUDE.md".to_string()],
+            project_doc_max_bytes: project_doc::DEFAULT_MAX_BYTES,
+            project_doc_in_batches: false,
+        }
+    }
 }
 
 /// Where the template in use came from.

@@ -221,6 +221,15 @@ pub enum Event {
     UserMessage {
         text: String,
     },
+    /// The project instructions (`AGENTS.md` files) the model reads at the head of the
+    /// conversation's first message: the [`Event::UserMessage`] that follows is read as
+    /// `text` followed by its own text.
+    ProjectInstructions {
+        /// The files, as the block names them (root-relative, or `user:NAME`).
+        files: Vec<String>,
+        /// The block exactly as the model reads it.
+        text: String,
+    },
     /// A message that arrived while the agent was busy; it is delivered (as a
     /// [`Event::UserMessage`]) at the next turn boundary.
     MessageQueued {

@@ -62,6 +62,19 @@ pub struct SessionHeader {
     pub parent: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_turn: Option<u32>,
+    /// The project instructions (`AGENTS.md` files) the first message starts with, each with
+    /// its SHA-256; empty when none were read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub project_docs: Vec<ProjectDocRecord>,
+}
+
+/// One project instructions file a session read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectDocRecord {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// SHA-256 of its bytes, hex.
+    pub sha256: String,
 }
 
 /// The facts a run is reproduced from, recorded in the session header and the trajectory.

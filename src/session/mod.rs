@@ -14,8 +14,8 @@ mod time;
 mod trajectory;
 
 pub use log::{
-    list_sessions, read_log, read_turn_patches, turns_dir, ModelIdentity, Provenance, RunLimits,
-    SessionError, SessionHeader, SessionLog, SessionSummary,
+    list_sessions, read_log, read_turn_patches, turns_dir, ModelIdentity, ProjectDocRecord,
+    Provenance, RunLimits, SessionError, SessionHeader, SessionLog, SessionSummary,
 };
 pub use rebuild::{rebuild, rebuild_at, rebuild_messages, Rebuilt};
 pub use time::{format_unix_millis, now_rfc3339};

@@ -143,14 +143,18 @@ fn replay<'a>(system_prompt: &str, events: impl IntoIterator<Item = &'a Event>) 
     // The turn being answered, and the context it left.
     let mut last: Option<u32> = Some(0);
     let mut tokens = 0;
+    // Project instructions announced for the message that follows them.
+    let mut instructions: Option<&str> = None;
     for e in events {
         match e {
+            Event::ProjectInstructions { text, .. } => instructions = Some(text),
             Event::UserMessage { text } => {
                 if !unanswered.is_empty() {
                     close(&mut messages, std::mem::take(&mut unanswered));
                     mark(&mut turns, last, messages.len(), tokens);
                 }
-                messages.push(Message::user(text.clone()));
+                let head = instructions.take().unwrap_or_default();
+                messages.push(Message::user(format!("{head}{text}")));
             }
             Event::ConversationRestarted { .. } => {
                 unanswered.clear();

@@ -38,6 +38,13 @@ fn three_attempts_side_by_side_and_hunks_taken_from_two() {
         &[("calc.py", CALC), ("check.sh", check)],
     );
     let scripts = tmp.path();
+    // The person's own instructions: every attempt reads them.
+    std::fs::create_dir_all(scripts.join("config/lilypad")).unwrap();
+    std::fs::write(
+        scripts.join("config/lilypad/AGENTS.md"),
+        "Keep calc.py short.\n",
+    )
+    .unwrap();
     let add = (
         "def add(a, b):\n    return a - b",
         "def add(a, b):\n    return a + b",
@@ -120,13 +127,28 @@ fn three_attempts_side_by_side_and_hunks_taken_from_two() {
     );
     let stderr = std::fs::read_to_string(scripts.join("stderr")).unwrap();
     assert!(stderr.contains("applied"), "{stderr}");
-    // Three session logs, one per attempt, each with its own seed's session.
-    let logs = std::fs::read_dir(scripts.join("data/lilypad/sessions"))
+    // Three session logs, one per attempt, each with its own seed's session, each of which
+    // read the instructions ahead of the task.
+    let logs: Vec<_> = std::fs::read_dir(scripts.join("data/lilypad/sessions"))
         .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
-        })
-        .count();
-    assert_eq!(logs, 3);
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    assert_eq!(logs.len(), 3);
+    for log in logs {
+        let text = std::fs::read_to_string(&log).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines[0]["project_docs"].as_array().map(Vec::len), Some(1));
+        let read = lines
+            .iter()
+            .find(|e| e["event"] == "project_instructions")
+            .expect("instructions announced");
+        assert!(read["text"]
+            .as_str()
+            .unwrap()
+            .contains("Keep calc.py short."));
+    }
 }

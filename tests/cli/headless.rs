@@ -59,7 +59,9 @@ f now returns 2.
 
 fn lilypad(dir: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_lilypad"));
+    // The person's own AGENTS.md (in the config directory) stays out of the prompts.
     c.env("LILYPAD_CONFIG", dir.join("no-config.toml"))
+        .env("XDG_CONFIG_HOME", dir.join("config"))
         .env("LILYPAD_SESSION_DIR", dir.join("sessions"))
         .env_remove("LILYPAD_MODEL");
     c

@@ -15,6 +15,7 @@
 )]
 
 mod agent;
+mod agent_instructions;
 mod agent_review;
 #[path = "../common/mod.rs"]
 mod common;

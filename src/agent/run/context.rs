@@ -24,6 +24,11 @@ impl Agent {
     /// Replace the conversation with a fresh one carrying the task, the patch and `text`.
     pub(super) async fn restart_conversation(&mut self, text: String) {
         let task = original_task(&self.messages).unwrap_or_default();
+        // The instructions head the new conversation's first message again (`push_user`).
+        let task = match &self.config.instructions {
+            Some(ins) => task.strip_prefix(&ins.block).unwrap_or(&task).to_string(),
+            None => task,
+        };
         let patch = match crate::sandbox::workspace::Checkout::of(self.tools.sandbox().as_ref())
             .export_patch()
             .await
@@ -45,9 +50,7 @@ impl Agent {
         self.context_tokens = 0;
         // The turns before the restart are no longer in the conversation: none to go back to.
         self.turn_ends.clear();
-        let message = continuation_message(&task, &patch, &text);
-        self.messages.push(Message::user(message.clone()));
-        self.emit(Event::UserMessage { text: message });
+        self.push_user(continuation_message(&task, &patch, &text));
     }
 
     /// Drop the oldest tool results until the conversation should fit with room for a turn.

@@ -60,6 +60,11 @@ pub struct ToolOutcome {
 pub enum CellKind {
     /// A message from the person (the task first).
     User(String),
+    /// The project instructions the first message starts with (collapsed: the files).
+    Instructions {
+        files: Vec<String>,
+        text: String,
+    },
     TurnHeader(u32),
     Reasoning {
         text: String,
@@ -120,7 +125,10 @@ impl HistoryCell {
 
     /// Whether Enter does something on this item.
     pub fn expandable(&self) -> bool {
-        matches!(self.kind, CellKind::Reasoning { .. } | CellKind::Tool(_))
+        matches!(
+            self.kind,
+            CellKind::Reasoning { .. } | CellKind::Tool(_) | CellKind::Instructions { .. }
+        )
     }
 
     /// Whether Tab stops on this item (to expand it or copy it): not on hidden reasoning.
@@ -131,6 +139,7 @@ impl HistoryCell {
         matches!(
             self.kind,
             CellKind::User(_)
+                | CellKind::Instructions { .. }
                 | CellKind::Reasoning { .. }
                 | CellKind::Assistant { .. }
                 | CellKind::Tool(_)
@@ -143,6 +152,7 @@ impl HistoryCell {
     pub fn plain_text(&self) -> Option<String> {
         match &self.kind {
             CellKind::User(t) => Some(t.clone()),
+            CellKind::Instructions { text, .. } => Some(text.clone()),
             CellKind::Reasoning { text, .. } | CellKind::Assistant { text, .. } => {
                 Some(text.trim().to_string())
             }
@@ -156,6 +166,7 @@ impl HistoryCell {
     pub fn what(&self) -> String {
         match &self.kind {
             CellKind::User(_) => "your message".into(),
+            CellKind::Instructions { .. } => "the project instructions".into(),
             CellKind::Reasoning { .. } => "the reasoning".into(),
             CellKind::Assistant { .. } => "the answer".into(),
             CellKind::Tool(item) if item.diff.is_some() => format!("the {} diff", item.name),
@@ -234,6 +245,9 @@ impl HistoryCell {
                     t.dim(),
                 )]
             }
+            CellKind::Instructions { files, text } => {
+                instructions(files, text, self.is_expanded(ctx), width, ctx)
+            }
             CellKind::Reasoning { text, done } => self.reasoning(text, *done, width, ctx),
             CellKind::Assistant { text, done } => assistant(text, *done, width, ctx),
             CellKind::Tool(item) => tool_lines(item, self.is_expanded(ctx), width, ctx),
@@ -298,6 +312,35 @@ impl HistoryCell {
         }
         out
     }
+}
+
+/// The project instructions: one line naming the files, and their text when expanded.
+fn instructions(
+    files: &[String],
+    text: &str,
+    expanded: bool,
+    width: usize,
+    ctx: &RenderCtx<'_>,
+) -> Vec<Line<'static>> {
+    let t = ctx.theme;
+    let marker = if expanded { "▾ " } else { "▸ " };
+    let n = text.lines().count();
+    let head = format!(
+        "{marker}Project instructions: {} ({n} line{})",
+        files.join(", "),
+        if n == 1 { "" } else { "s" }
+    );
+    let mut out = wrap(&Line::styled(head, t.dim()), width, &[Span::raw("  ")]);
+    if expanded {
+        for l in text.lines() {
+            out.extend(wrap(
+                &Line::from(vec![Span::raw("  "), Span::styled(l.to_string(), t.dim())]),
+                width,
+                &[Span::raw("  ")],
+            ));
+        }
+    }
+    out
 }
 
 fn finish_text(r: FinishReason) -> &'static str {

@@ -106,6 +106,13 @@ impl Transcript {
                 self.finish_streaming();
                 self.push(CellKind::User(text.clone()));
             }
+            Event::ProjectInstructions { files, text } => {
+                self.finish_streaming();
+                self.push(CellKind::Instructions {
+                    files: files.clone(),
+                    text: text.clone(),
+                });
+            }
             Event::TurnStarted { turn: step } => {
                 self.finish_streaming();
                 self.push(CellKind::TurnHeader(*step));

@@ -1,4 +1,6 @@
-//! Layered settings: built-in defaults < config file < environment < command-line flags.
+//! Layered settings: built-in defaults < config file < the repository's `.lilypad/config.toml`
+//! (`repo`: `[sandbox]`, `[prompt]` and `[[command_rules]]`, nothing that loosens containment)
+//! < environment < command-line flags.
 //! This is the only module that reads settings (the file and the environment); everything
 //! else receives its part of a [`Settings`]. Each layer owns its own settings type
 //! (`crate::engine::EngineSettings`, `crate::engine::remote::RemoteSettings`,
@@ -8,6 +10,10 @@
 //! Paths (config file, models, sessions) come from `directories` so they follow each
 //! platform's conventions. Does not own: the command line (`crate::cli` turns its flags into
 //! [`Overrides`]).
+
+mod repo;
+
+pub use repo::REPO_CONFIG;
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -34,6 +40,13 @@ pub enum ConfigError {
     Write {
         path: PathBuf,
         source: std::io::Error,
+    },
+    /// A repository's config file sets what only the person may set.
+    #[error("{path}: `{key}` cannot be set in a repository's config ({why}); set it in your own config file or on the command line")]
+    Refused {
+        path: PathBuf,
+        key: String,
+        why: String,
     },
 }
 
@@ -83,6 +96,9 @@ pub struct Overrides {
     pub tokenizer: Option<PathBuf>,
     /// Config file (default: the platform config dir's lilypad/config.toml)
     pub config: Option<PathBuf>,
+    /// The directory the session works in: its repository's `.lilypad/config.toml` is a layer
+    /// (`None`: no repository layer).
+    pub repo: Option<PathBuf>,
     /// Diagnostics filter (`warn`, `info`, `debug`, or tracing directives such as
     /// `lilypad=debug,warn`)
     pub log_level: Option<String>,
@@ -188,16 +204,27 @@ pub struct Settings {
     /// The config file these settings were read from, or would be (where rules are saved).
     #[serde(skip)]
     pub source: Option<PathBuf>,
+    /// The repository's `.lilypad/config.toml`, when one was laid over the file.
+    #[serde(skip)]
+    pub repo_source: Option<PathBuf>,
 }
 
 impl Settings {
-    /// Defaults, then the config file (if any), then the environment, then `flags`.
+    /// Defaults, then the config file (if any), then the repository's (if any), then the
+    /// environment, then `flags`.
     pub fn load(flags: &Overrides) -> Result<Self, ConfigError> {
         let path = flags.config.clone().or_else(default_config_path);
-        let mut settings = match path {
-            Some(p) if p.exists() => Self::from_file(&p)?,
+        let mut settings = match &path {
+            Some(p) if p.exists() => Self::from_file(p)?,
             _ => Self::default(),
         };
+        let layer = match &flags.repo {
+            Some(dir) => repo::RepoLayer::find(dir)?,
+            None => None,
+        };
+        if let (Some(layer), Some(dir)) = (layer, &flags.repo) {
+            settings = Self::with_repo_layer(path.as_deref(), &layer, dir)?;
+        }
         settings.apply_env(|k| std::env::var(k).ok());
         settings.apply_flags(flags);
         settings.source = flags.config.clone().or_else(default_config_path);
@@ -212,6 +239,40 @@ impl Settings {
             .filter(|r| canonical(&r.repo) == repo)
             .map(|r| crate::agent::CommandRule::new(&r.prefix))
             .collect()
+    }
+
+    /// These settings (read from the person's file at `path`, if any) with the repository's
+    /// layer over them; its command rules are for `workdir`.
+    fn with_repo_layer(
+        path: Option<&Path>,
+        layer: &repo::RepoLayer,
+        workdir: &Path,
+    ) -> Result<Self, ConfigError> {
+        let own = match path.filter(|p| p.exists()) {
+            Some(p) => {
+                let text = std::fs::read_to_string(p).map_err(|source| ConfigError::Read {
+                    path: p.to_path_buf(),
+                    source,
+                })?;
+                toml::from_str(&text).map_err(|source| ConfigError::Parse {
+                    path: p.to_path_buf(),
+                    source,
+                })?
+            }
+            None => toml::Table::new(),
+        };
+        let mut table = own;
+        layer.over(&mut table);
+        let mut settings: Self =
+            toml::Value::Table(table)
+                .try_into()
+                .map_err(|source| ConfigError::Parse {
+                    path: layer.path.clone(),
+                    source,
+                })?;
+        settings.command_rules.extend(layer.rules(workdir));
+        settings.repo_source = Some(layer.path.clone());
+        Ok(settings)
     }
 
     /// Read one TOML config file (missing fields keep their defaults).
@@ -380,6 +441,11 @@ fn project_dirs() -> Option<directories::ProjectDirs> {
 /// writes profiles.
 pub fn harness_dir() -> Option<PathBuf> {
     project_dirs().map(|d| d.config_dir().join("harness"))
+}
+
+/// `…/lilypad/` in the platform's config directory: where the person's own `AGENTS.md` is.
+pub fn config_dir() -> Option<PathBuf> {
+    project_dirs().map(|d| d.config_dir().to_path_buf())
 }
 
 /// `…/lilypad/config.toml` in the platform's config directory.
@@ -587,6 +653,49 @@ runtime_class = "gvisor"
         );
         assert_eq!(s.command_rules_for(&b).len(), 1);
         assert!(s.command_rules_for(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn the_repository_layer_goes_between_the_file_and_the_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join(".lilypad")).unwrap();
+        std::fs::write(
+            repo.join(REPO_CONFIG),
+            "[sandbox]\nmemory = \"2g\"\n[[command_rules]]\nprefix = \"make test\"\n",
+        )
+        .unwrap();
+        let own = dir.path().join("config.toml");
+        std::fs::write(&own, "[sandbox]\nmemory = \"8g\"\ncpus = 3\n").unwrap();
+        let flags = Overrides {
+            config: Some(own),
+            repo: Some(repo.clone()),
+            ..Default::default()
+        };
+        let s = Settings::load(&flags).unwrap();
+        assert_eq!(s.sandbox.memory.map(|m| m.0), Some(2 << 30));
+        assert_eq!(s.sandbox.cpus, Some(3.0));
+        assert_eq!(
+            s.command_rules_for(&repo),
+            vec![crate::agent::CommandRule::new("make test")]
+        );
+        assert!(s.command_rules_for(dir.path()).is_empty());
+        let s = Settings::load(&Overrides {
+            sandbox: SandboxOverrides {
+                memory: Some("1g".parse().unwrap()),
+                ..Default::default()
+            },
+            ..flags.clone()
+        })
+        .unwrap();
+        assert_eq!(s.sandbox.memory.map(|m| m.0), Some(1 << 30), "flags win");
+        std::fs::write(repo.join(REPO_CONFIG), "[sandbox]\nnetwork = \"host\"\n").unwrap();
+        let err = Settings::load(&flags).unwrap_err().to_string();
+        assert!(
+            err.contains(".lilypad/config.toml") && err.contains("`sandbox.network`"),
+            "{err}"
+        );
     }
 
     #[test]
