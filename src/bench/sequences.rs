@@ -213,6 +213,7 @@ pub fn serve(
         tools: Vec::new(),
         max_tokens: tokens,
         sampling: SamplingParams::greedy(),
+        report: Default::default(),
     };
     let arm = |together: bool| -> Result<f64, EngineError> {
         engine.reset()?;

@@ -72,8 +72,9 @@ pub struct RunArgs {
     pub preset: Option<String>,
     /// Record every sampled token with its log-probability and write a rollout per attempt
     /// (`rollout.json` and Harbor's ATIF `trajectory.atif.json` in a batch's attempt folder;
-    /// `ID.rollout.json` and `ID.atif.json` beside a single task's trajectory); the
-    /// in-process engine only
+    /// `ID.rollout.json` and `ID.atif.json` beside a single task's trajectory): the in-process
+    /// engine, or an endpoint that returns token ids and log-probabilities (`lilypad serve`,
+    /// vLLM's `return_token_ids`)
     #[arg(long)]
     pub rollout: bool,
     /// Write the agent's final answer (its last message) to FILE when a single task ends

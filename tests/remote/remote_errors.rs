@@ -92,6 +92,7 @@ fn ask(base: &str, retries: u32) -> Collected {
         tools: Vec::new(),
         max_tokens: 16,
         sampling: SamplingParams::greedy(),
+        report: Default::default(),
     }))
 }
 
@@ -205,6 +206,7 @@ fn a_server_that_ignores_streaming_still_works_and_raw_text_stays_raw() {
         tools: Vec::new(),
         max_tokens: 16,
         sampling: SamplingParams::greedy(),
+        report: Default::default(),
     }));
     assert_eq!(r.pieces, "let me think</think>\n\ndone", "{r:?}");
     assert_eq!(r.done.expect("done").stop, StopReason::TokenCap);

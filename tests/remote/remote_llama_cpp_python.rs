@@ -70,6 +70,7 @@ fn request(max_tokens: u32) -> ChatRequest {
         tools: builtin_tools(),
         max_tokens,
         sampling: SamplingParams::greedy(),
+        report: Default::default(),
     }
 }
 

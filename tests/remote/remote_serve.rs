@@ -27,6 +27,7 @@ fn request(messages: Vec<Message>, max_tokens: u32) -> ChatRequest {
         tools: builtin_tools(),
         max_tokens,
         sampling: sampled(7),
+        report: Default::default(),
     }
 }
 
@@ -476,4 +477,55 @@ fn metrics_count_what_was_served() {
     assert_eq!(value("lilypad:num_requests_waiting", None), 0.0);
     assert_eq!(value("lilypad:time_to_first_token_seconds", None), 3.0);
     assert_eq!(value("lilypad:e2e_request_latency_seconds", None), 3.0);
+}
+
+/// Asked for a rollout's tokens, the endpoint engine requests `logprobs` and `return_token_ids`
+/// and hands back what the server sampled: the ids and ratings of the in-process engine on the
+/// other side, the same as that engine reports them itself for the same prompt.
+#[test]
+fn token_ids_and_logprobs_come_back_from_the_server() {
+    let model = remote_common::tiny_model();
+    let server = serve(&["--model", model.to_str().unwrap()], &[]);
+    let engine = client(&server.base, |_| {});
+    let mut req = request(
+        vec![
+            Message::system("You are terse."),
+            Message::user("task T: read main.rs"),
+        ],
+        10,
+    );
+    req.sampling = SamplingParams::greedy();
+    req.report = lilypad::engine::TokenReport {
+        logprobs: Some(0),
+        prompt_tokens: true,
+    };
+    let r = collect_stream(engine.chat(req));
+    let g = done(&r);
+    assert_eq!(g.sampled.len(), 10, "{g:?}");
+    assert!(g.sampled.iter().all(|t| t.logprob <= 0.0));
+    let prompt = g.prompt_tokens.clone().expect("the prompt's ids");
+    assert_eq!(prompt.len(), g.figures.prompt_tokens);
+    // The same prompt in this process: the same greedy tokens, rated alike.
+    let local = lilypad::engine::EngineHandle::load(
+        model,
+        &lilypad::config::EngineSettings {
+            ctx: 4096,
+            threads: 1,
+            ..Default::default()
+        },
+        |_| {},
+    )
+    .unwrap();
+    let mut direct = lilypad::engine::GenerateRequest::new(
+        lilypad::engine::Prompt::Tokens(prompt),
+        10,
+        SamplingParams::greedy(),
+    );
+    direct.report.logprobs = Some(0);
+    let (_, want) = local.generate(direct).unwrap().wait().unwrap();
+    let ids = |s: &[lilypad::engine::SampledToken]| s.iter().map(|t| t.id).collect::<Vec<_>>();
+    assert_eq!(ids(&g.sampled), ids(&want.sampled));
+    for (a, b) in g.sampled.iter().zip(&want.sampled) {
+        assert!((a.logprob - b.logprob).abs() < 1e-4, "{a:?} vs {b:?}");
+    }
 }

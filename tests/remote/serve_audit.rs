@@ -223,6 +223,7 @@ fn the_endpoint_client_sends_one_session_id_per_conversation() {
             tools: Vec::new(),
             max_tokens: 100,
             sampling: SamplingParams::greedy(),
+            report: Default::default(),
         }));
         assert!(r.failed.is_none(), "{r:?}");
     };

@@ -334,10 +334,13 @@ fn snippet(bytes: &[u8]) -> String {
 }
 
 fn generation(decoder: &Decoder, started: Instant) -> Generation {
-    Generation::empty(
+    let mut g = Generation::empty(
         decoder.stop_reason(),
         figures(decoder.usage, decoder.deltas, started, decoder.first_output),
-    )
+    );
+    g.sampled = decoder.sampled();
+    g.prompt_tokens.clone_from(&decoder.prompt_token_ids);
+    g
 }
 
 /// Figures from the server's counts (reused = its cached prompt tokens) and the client's clock

@@ -52,6 +52,12 @@ pub(super) struct Decoder {
     /// The reply's text as it arrived (reasoning, content, tool names and arguments), for
     /// counting its tokens on the client when the server reports no usage.
     pub text: String,
+    /// Token ids of the reply (`choices[].token_ids`, vLLM's) and their log-probabilities
+    /// (`choices[].logprobs.content[].logprob`), as far as the server sent them.
+    pub token_ids: Vec<u32>,
+    pub logprobs: Vec<f32>,
+    /// The prompt's ids (`prompt_token_ids`), when the server sent them.
+    pub prompt_token_ids: Option<Vec<u32>>,
 }
 
 fn as_str(v: Option<&Value>) -> Option<&str> {
@@ -75,6 +81,60 @@ impl Decoder {
             first_output: None,
             deltas: 0,
             text: String::new(),
+            token_ids: Vec::new(),
+            logprobs: Vec::new(),
+            prompt_token_ids: None,
+        }
+    }
+
+    /// The sampled tokens rated, when the server sent as many ids as log-probabilities
+    /// (empty otherwise: ids without ratings, or the other way round, cannot be paired).
+    pub(super) fn sampled(&self) -> Vec<crate::engine::SampledToken> {
+        if self.token_ids.len() != self.logprobs.len() {
+            if !self.token_ids.is_empty() || !self.logprobs.is_empty() {
+                tracing::warn!(
+                    ids = self.token_ids.len(),
+                    logprobs = self.logprobs.len(),
+                    "the server sent token ids and log-probabilities that do not pair up"
+                );
+            }
+            return Vec::new();
+        }
+        self.token_ids
+            .iter()
+            .zip(&self.logprobs)
+            .map(|(&id, &logprob)| crate::engine::SampledToken {
+                id,
+                logprob,
+                top: Vec::new(),
+            })
+            .collect()
+    }
+
+    /// Token ids and ratings a chunk carries.
+    fn tokens(&mut self, chunk: &Value, choice: &Value) {
+        if let Some(ids) = chunk.get("prompt_token_ids").and_then(Value::as_array) {
+            self.prompt_token_ids = ids
+                .iter()
+                .map(|v| v.as_u64().and_then(|n| u32::try_from(n).ok()))
+                .collect();
+        }
+        if let Some(ids) = choice.get("token_ids").and_then(Value::as_array) {
+            self.token_ids.extend(
+                ids.iter()
+                    .filter_map(|v| v.as_u64().and_then(|n| u32::try_from(n).ok())),
+            );
+        }
+        if let Some(content) = choice
+            .pointer("/logprobs/content")
+            .and_then(Value::as_array)
+        {
+            self.logprobs.extend(
+                content
+                    .iter()
+                    .filter_map(|t| t.get("logprob").and_then(Value::as_f64))
+                    .map(|l| l as f32),
+            );
         }
     }
 
@@ -120,6 +180,7 @@ impl Decoder {
         let Some(choice) = choice else {
             return out;
         };
+        self.tokens(chunk, choice);
         // Streams carry `delta`; a whole (non-streamed) response carries `message`.
         let delta = choice.get("delta").or_else(|| choice.get("message"));
         if let Some(d) = delta {

@@ -375,6 +375,7 @@ impl Engine for RemoteEngine {
                 tools,
                 max_tokens: request.max_tokens,
                 sampling: request.sampling,
+                report: request.report,
             })),
             other => Err(EngineError::PromptForm {
                 engine: "a remote server",

@@ -19,6 +19,9 @@ pub struct ChatRequest {
     pub tools: Vec<ToolSpec>,
     pub max_tokens: u32,
     pub sampling: SamplingParams,
+    /// Ask the server for log-probabilities (`logprobs`, `top_logprobs`) and token ids
+    /// (vLLM's `return_token_ids`, which `lilypad serve` answers too).
+    pub report: crate::engine::TokenReport,
 }
 
 pub use crate::protocol::message_json;
@@ -55,6 +58,15 @@ pub(super) fn body(request: &ChatRequest, model: &str, extra: &Map<String, Value
         b.insert("min_p".into(), json!(s.min_p));
     }
     b.insert("seed".into(), json!(s.seed));
+    if let Some(top) = request.report.logprobs {
+        b.insert("logprobs".into(), json!(true));
+        if top > 0 {
+            b.insert("top_logprobs".into(), json!(top));
+        }
+    }
+    if request.report.logprobs.is_some() || request.report.prompt_tokens {
+        b.insert("return_token_ids".into(), json!(true));
+    }
     b.insert("stream".into(), json!(true));
     b.insert("stream_options".into(), json!({"include_usage": true}));
     for (k, v) in extra {
@@ -99,6 +111,7 @@ mod tests {
             tools: crate::prompt::builtin_tools(),
             max_tokens: 77,
             sampling: SamplingParams::from_settings(&Default::default()),
+            report: Default::default(),
         };
         let mut extra = Map::new();
         extra.insert(
