@@ -214,6 +214,7 @@ pub fn serve(
         max_tokens: tokens,
         sampling: SamplingParams::greedy(),
         report: Default::default(),
+        session: None,
     };
     let arm = |together: bool| -> Result<f64, EngineError> {
         engine.reset()?;

@@ -77,6 +77,11 @@ pub struct RunArgs {
     /// vLLM's `return_token_ids`)
     #[arg(long)]
     pub rollout: bool,
+    /// Before each attempt of a batch, load the model file anew when another file has been
+    /// renamed over it (a trainer's next round of weights); each attempt records the weights
+    /// it ran with
+    #[arg(long, requires = "tasks")]
+    pub reload_weights: bool,
     /// Write the agent's final answer (its last message) to FILE when a single task ends
     #[arg(long, value_name = "FILE", conflicts_with = "tasks")]
     pub output_last_message: Option<PathBuf>,
@@ -203,6 +208,7 @@ pub(super) fn run(
         progress: headless::ProgressMode::choose(args.json),
         header: serde_json::to_value(&resolved)?,
         rollout: args.rollout,
+        reload_weights: args.reload_weights,
     };
     let s = rt.block_on(headless::run_batch(&settings, &opts, plan))?;
     let checks = if s.checked > 0 {

@@ -57,6 +57,13 @@ pub trait Engine: Send + Sync {
     /// stream `Parsed` output.
     fn generate(&self, request: GenerateRequest) -> Result<GenerationStream, EngineError>;
 
+    /// Name the conversation in `sequence` for the routers in front of a server (the remote
+    /// engine sends it as `X-Session-ID`, so that a router keeps it on one server); engines
+    /// without routers ignore it.
+    fn name_sequence(&self, sequence: SequenceId, name: &str) {
+        let _ = (sequence, name);
+    }
+
     /// Save what `sequence` holds so that a resumed session can skip reading its conversation
     /// again; `Ok(None)` for engines that keep no memory here. Returns the tokens saved.
     fn save_state(&self, sequence: SequenceId, path: &Path) -> Result<Option<usize>, EngineError> {

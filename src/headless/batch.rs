@@ -60,6 +60,9 @@ pub struct BatchPlan {
     pub header: serde_json::Value,
     /// Write each attempt's rollout (`rollout.json`, `trajectory.atif.json`).
     pub rollout: bool,
+    /// Look at the weight file before each attempt and load it anew when it was replaced
+    /// (`super::weights`).
+    pub reload_weights: bool,
 }
 
 /// How a batch went.
@@ -162,6 +165,22 @@ pub async fn run_batch(
     .await
     .ok();
     let model_name = choice.label();
+    let weights = match (&choice, &shared, plan.reload_weights) {
+        (EngineChoice::Llama(path), Some(model), true) => {
+            Some(Arc::new(super::weights::WeightWatch::new(
+                path.clone(),
+                settings.clone(),
+                model.clone(),
+                identity.clone(),
+            )?))
+        }
+        (_, _, true) => {
+            return Err(LaunchError::Task(
+                "--reload-weights needs the in-process engine (a model file)".into(),
+            ))
+        }
+        _ => None,
+    };
     let pending: Vec<usize> = (0..keys.len()).filter(|&i| earlier[i].is_none()).collect();
     let skipped = keys.len() - pending.len();
     let progress = Arc::new(Progress::start(plan.progress, pending.len(), skipped));
@@ -196,6 +215,7 @@ pub async fn run_batch(
             opts: opts.clone(),
             choice: choice.clone(),
             shared: shared.clone(),
+            weights: weights.clone(),
             facts: RunFacts {
                 model: identity.clone(),
                 preset: plan.preset.clone(),
@@ -356,6 +376,7 @@ struct Job {
     opts: SessionOptions,
     choice: EngineChoice,
     shared: Option<Arc<crate::engine::TemplatedModel>>,
+    weights: Option<Arc<super::weights::WeightWatch>>,
     facts: RunFacts,
     model_name: String,
     store: ResultStore,
@@ -495,9 +516,17 @@ impl Job {
         image: Option<&str>,
         tries: u32,
     ) -> Result<super::Outcome, LaunchError> {
-        let model = match &self.shared {
-            Some(m) => m.clone(),
-            None => launch::build_model(choice, &self.settings, &self.settings.prompt, |_| {})?,
+        let mut facts = self.facts.clone();
+        let model = match (&self.weights, &self.shared) {
+            (Some(w), _) => {
+                let (model, identity, _) = w.current().await?;
+                facts.model = identity;
+                model
+            }
+            (None, Some(m)) => m.clone(),
+            (None, None) => {
+                launch::build_model(choice, &self.settings, &self.settings.prompt, |_| {})?
+            }
         };
         let (t, default, dir) = (
             task.clone(),
@@ -542,6 +571,11 @@ impl Job {
                 tracing::warn!(error = %e, "the attempt's session could not be noted");
             }
         };
+        // Routers in front of several servers keep the attempt on one (`X-Session-ID`).
+        model.engine().name_sequence(
+            self.sequence,
+            &format!("{}-{}", task.instance_id, self.attempt),
+        );
         let run = TaskRun {
             settings: &settings,
             session: &opts,
@@ -551,7 +585,7 @@ impl Job {
             files: TaskFiles::Caller,
             sequence: self.sequence,
             check: self.plan.check.as_ref(),
-            facts: &self.facts,
+            facts: &facts,
             resume: resume.as_deref(),
             on_log: Some(&on_log),
             verifier: task.harbor.as_ref(),

@@ -16,6 +16,7 @@ pub mod report;
 pub mod results;
 pub mod rollout;
 pub mod sources;
+pub mod weights;
 
 pub use crate::launch::check::{CheckOutcome, CheckSpec};
 pub use crate::launch::RunFacts;

@@ -34,6 +34,7 @@ mod export_cli;
 mod headless;
 mod project_docs;
 mod prompt_cli;
+mod reload_weights_cli;
 mod rollout_cli;
 mod sweep_cli;
 mod tools_cli;

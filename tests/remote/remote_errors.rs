@@ -93,6 +93,7 @@ fn ask(base: &str, retries: u32) -> Collected {
         max_tokens: 16,
         sampling: SamplingParams::greedy(),
         report: Default::default(),
+        session: None,
     }))
 }
 
@@ -207,6 +208,7 @@ fn a_server_that_ignores_streaming_still_works_and_raw_text_stays_raw() {
         max_tokens: 16,
         sampling: SamplingParams::greedy(),
         report: Default::default(),
+        session: None,
     }));
     assert_eq!(r.pieces, "let me think</think>\n\ndone", "{r:?}");
     assert_eq!(r.done.expect("done").stop, StopReason::TokenCap);

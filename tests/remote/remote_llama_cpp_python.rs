@@ -71,6 +71,7 @@ fn request(max_tokens: u32) -> ChatRequest {
         max_tokens,
         sampling: SamplingParams::greedy(),
         report: Default::default(),
+        session: None,
     }
 }
 

@@ -28,6 +28,7 @@ fn request(messages: Vec<Message>, max_tokens: u32) -> ChatRequest {
         max_tokens,
         sampling: sampled(7),
         report: Default::default(),
+        session: None,
     }
 }
 

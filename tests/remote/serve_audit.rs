@@ -204,6 +204,7 @@ fn the_endpoint_client_sends_one_session_id_per_conversation() {
         "x\n</think>\n\none",
         "x\n</think>\n\ntwo",
         "x\n</think>\n\nthree",
+        "x\n</think>\n\nfour",
     ];
     let script = remote_common::script(dir.path(), &turns);
     let server = serve_with_config(
@@ -224,6 +225,7 @@ fn the_endpoint_client_sends_one_session_id_per_conversation() {
             max_tokens: 100,
             sampling: SamplingParams::greedy(),
             report: Default::default(),
+            session: None,
         }));
         assert!(r.failed.is_none(), "{r:?}");
     };
@@ -234,13 +236,30 @@ fn the_endpoint_client_sends_one_session_id_per_conversation() {
     ask(a1);
     ask(a2);
     ask(vec![Message::system("terse"), Message::user("task B")]);
+    // A named sequence (a batch names each attempt's `<instance_id>-<attempt>`) sends its name.
+    {
+        use lilypad::engine::{Engine, GenerateRequest, Prompt, SequenceId};
+        engine.name_sequence(SequenceId(7), "astropy__astropy-12907-2");
+        let mut request = GenerateRequest::new(
+            Prompt::Chat {
+                messages: vec![Message::system("terse"), Message::user("task A")],
+                tools: Vec::new(),
+            },
+            100,
+            SamplingParams::greedy(),
+        );
+        request.sequence = SequenceId(7);
+        let r = remote_common::collect_stream(engine.generate(request).unwrap());
+        assert!(r.failed.is_none(), "{r:?}");
+    }
     let (_, lines) = lines(&audit);
     let ids: Vec<&str> = lines
         .iter()
         .map(|l| l["session_id"].as_str().unwrap_or_else(|| panic!("{l}")))
         .collect();
-    assert_eq!(ids.len(), 3);
-    assert!(ids.iter().all(|i| i.len() == 16), "{ids:?}");
+    assert_eq!(ids.len(), 4);
+    assert_eq!(ids[3], "astropy__astropy-12907-2", "the sequence's name");
+    assert!(ids[..3].iter().all(|i| i.len() == 16), "{ids:?}");
     assert_eq!(ids[0], ids[1], "one conversation, one session id");
     assert_ne!(ids[0], ids[2], "another conversation, another id");
 }

@@ -6,7 +6,8 @@
 //! server's `Retry-After` (capped at 30 s). Nothing is retried once output was delivered.
 //! Cancellation is checked every 25 ms and when the receiver is dropped; it drops the response,
 //! which closes the connection. Each request carries `X-Session-ID`, the same for every turn
-//! of a conversation (`crate::protocol::session_id`), for routers with session affinity.
+//! of a conversation, for routers with session affinity: the sequence's name where the caller
+//! gave one (a batch's `<instance_id>-<attempt>`), else `crate::protocol::session_id`.
 
 use super::decode::Decoder;
 use super::request::{body, ChatRequest};
@@ -83,7 +84,10 @@ async fn request_with_retries(
     let model = model_name(shared).await.map_err(Err)?;
     let payload = body(request, &model, &shared.settings.extra_body).to_string();
     // The same for every turn of a conversation: a router keeps it on one server.
-    let session = crate::protocol::session_id(&request.messages);
+    let session = request
+        .session
+        .clone()
+        .unwrap_or_else(|| crate::protocol::session_id(&request.messages));
     let mut delay = Duration::from_millis(shared.settings.backoff_ms.max(1));
     let mut attempt = 0;
     loop {

@@ -32,6 +32,7 @@ pub use request::{message_json, ChatRequest};
 use super::stream::GenerationStream;
 use super::traits::Engine;
 use super::types::{EngineError, GenerateRequest, Prompt, PromptForm};
+use super::SequenceId;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -205,6 +206,8 @@ pub(crate) struct Shared {
     pub learned: Learned,
     /// Counts tokens when the server does not (`settings.tokenizer`).
     pub counter: Option<TokenCounter>,
+    /// The `X-Session-ID` of each named sequence ([`Engine::name_sequence`]).
+    pub names: std::sync::Mutex<std::collections::HashMap<SequenceId, String>>,
 }
 
 /// A client of one OpenAI-compatible server. Cheap to share; owns a small runtime of its own
@@ -259,6 +262,7 @@ impl RemoteEngine {
                 api_key,
                 http,
                 model,
+                names: Default::default(),
                 learned: Learned::default(),
                 counter,
             }),
@@ -367,8 +371,21 @@ impl Engine for RemoteEngine {
         PromptForm::Chat
     }
 
-    /// The server keeps its own memory of conversations, so the sequence is not sent.
+    fn name_sequence(&self, sequence: SequenceId, name: &str) {
+        let mut names = self.shared.names.lock().unwrap_or_else(|p| p.into_inner());
+        names.insert(sequence, name.to_string());
+    }
+
+    /// The server keeps its own memory of conversations, so the sequence is not sent; its
+    /// name, when it has one, is the request's `X-Session-ID`.
     fn generate(&self, request: GenerateRequest) -> Result<GenerationStream, EngineError> {
+        let session = self
+            .shared
+            .names
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&request.sequence)
+            .cloned();
         match request.prompt {
             Prompt::Chat { messages, tools } => Ok(self.chat(ChatRequest {
                 messages,
@@ -376,6 +393,7 @@ impl Engine for RemoteEngine {
                 max_tokens: request.max_tokens,
                 sampling: request.sampling,
                 report: request.report,
+                session,
             })),
             other => Err(EngineError::PromptForm {
                 engine: "a remote server",

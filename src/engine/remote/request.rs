@@ -22,6 +22,9 @@ pub struct ChatRequest {
     /// Ask the server for log-probabilities (`logprobs`, `top_logprobs`) and token ids
     /// (vLLM's `return_token_ids`, which `lilypad serve` answers too).
     pub report: crate::engine::TokenReport,
+    /// The `X-Session-ID` to send; `None`: a hash of the conversation's start
+    /// (`crate::protocol::session_id`).
+    pub session: Option<String>,
 }
 
 pub use crate::protocol::message_json;
@@ -112,6 +115,7 @@ mod tests {
             max_tokens: 77,
             sampling: SamplingParams::from_settings(&Default::default()),
             report: Default::default(),
+            session: None,
         };
         let mut extra = Map::new();
         extra.insert(

@@ -1,0 +1,108 @@
+//! New weights between attempts (`lilypad run --reload-weights`): before each attempt of a
+//! batch the weight file is looked at again, and when another file has taken its place (its
+//! size, modification time or inode changed: a trainer writes the new round's weights beside it
+//! and renames them over it) the model is loaded anew and hashed. Attempts that started on the
+//! old weights finish on them (they hold the old model until they end); the new model has no
+//! memory of conversations read with the old one, so none is reused across weight versions.
+//! Each attempt's provenance (and rollout) records the weights it ran with.
+//!
+//! Never write a new round's weights into the file in place: the running engine maps it.
+//!
+//! Owns: noticing the change and swapping the model. Does not own: loading
+//! (`crate::launch::build_model`) or hashing (`crate::launch::provenance`).
+
+use crate::config::Settings;
+use crate::engine::TemplatedModel;
+use crate::launch::{self, EngineChoice, LaunchError};
+use crate::session::ModelIdentity;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::Mutex;
+
+/// What tells one weight file from the next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Signature {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    inode: u64,
+}
+
+fn signature(path: &std::path::Path) -> Result<Signature, LaunchError> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).map_err(|e| {
+        LaunchError::Task(format!("reading the weight file {}: {e}", path.display()))
+    })?;
+    Ok(Signature {
+        len: m.len(),
+        modified: m.modified().ok(),
+        inode: m.ino(),
+    })
+}
+
+struct Loaded {
+    signature: Signature,
+    model: Arc<TemplatedModel>,
+    identity: Option<ModelIdentity>,
+    /// How many times the weights were loaded (1 for the batch's first model).
+    version: u32,
+}
+
+/// The batch's model, reloaded when its weight file is replaced.
+pub struct WeightWatch {
+    path: PathBuf,
+    settings: Settings,
+    current: Mutex<Loaded>,
+}
+
+impl WeightWatch {
+    /// Watch `path`, whose model `model` (with `identity`) is already loaded.
+    pub fn new(
+        path: PathBuf,
+        settings: Settings,
+        model: Arc<TemplatedModel>,
+        identity: Option<ModelIdentity>,
+    ) -> Result<Self, LaunchError> {
+        let signature = signature(&path)?;
+        Ok(Self {
+            path,
+            settings,
+            current: Mutex::new(Loaded {
+                signature,
+                model,
+                identity,
+                version: 1,
+            }),
+        })
+    }
+
+    /// The model to start an attempt with, loaded anew first if the file was replaced, with
+    /// its identity and how many loads it is.
+    pub async fn current(
+        &self,
+    ) -> Result<(Arc<TemplatedModel>, Option<ModelIdentity>, u32), LaunchError> {
+        // Held while loading: attempts that start meanwhile wait for the new weights.
+        let mut loaded = self.current.lock().await;
+        let now = signature(&self.path)?;
+        if now != loaded.signature {
+            let (path, settings) = (self.path.clone(), self.settings.clone());
+            let fresh = tokio::task::spawn_blocking(move || {
+                let choice = EngineChoice::Llama(path);
+                let model = launch::build_model(&choice, &settings, &settings.prompt, |_| {})?;
+                let identity = launch::provenance::model_identity(&choice, true, None);
+                Ok::<_, LaunchError>((model, identity))
+            })
+            .await
+            .map_err(|e| LaunchError::Task(format!("loading the new weights: {e}")))??;
+            tracing::info!(path = %self.path.display(), "new weights loaded");
+            loaded.signature = now;
+            loaded.model = fresh.0;
+            loaded.identity = Some(fresh.1);
+            loaded.version += 1;
+        }
+        Ok((
+            loaded.model.clone(),
+            loaded.identity.clone(),
+            loaded.version,
+        ))
+    }
+}
