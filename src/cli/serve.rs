@@ -3,8 +3,11 @@
 //! connections (with the real port when `--listen` asked for port 0).
 
 use crate::config::{ModelSource, Settings};
-use crate::engine::{Engine, EngineHandle, OccupancyReading, ScriptEngine};
-use crate::serve::{check_listen, AuditLog, KeyStore, ServeError, ServedModel, Server};
+use crate::engine::{Engine, EngineHandle, EngineSettings, ScriptEngine, SplitMode};
+use crate::serve::{
+    check_listen, AuditLog, KeyStore, LoadError, Replica, Replicas, ServeError, ServedModel,
+    Server, WeightLoader, Weights,
+};
 use anyhow::Context;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,6 +35,15 @@ pub struct ServeArgs {
     /// Audit lines hold the request's messages too
     #[arg(long)]
     pub audit_content: bool,
+    /// Engines behind the one front end, each with its own context: on its own GPU, or with
+    /// its share of the CPU threads [default: [serve] replicas, else one per GPU device, one
+    /// on a CPU-only build]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub replicas: Option<u16>,
+    /// Open `POST /update_weights` (and `/update_weights_from_disk`): new weights from a GGUF
+    /// file without a restart, for a trainer's rounds (needs a model file)
+    #[arg(long)]
+    pub weight_updates: bool,
 }
 
 pub(super) fn run(args: &ServeArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
@@ -70,47 +82,58 @@ pub(super) fn run(args: &ServeArgs, settings: &Settings) -> anyhow::Result<ExitC
         )?),
         None => None,
     };
-    type Reader = Box<dyn Fn() -> OccupancyReading + Send + Sync>;
-    let (engine, template, default_name, occupancy): (_, _, _, Option<Reader>) =
-        match args.engine.as_deref() {
-            Some(s) if s.starts_with("script:") => {
-                let path = PathBuf::from(&s["script:".len()..]);
-                let mut engine = ScriptEngine::from_file(&path)?;
-                // As for sessions: slows the replay down (for watching, and for queueing tests).
-                engine.piece_delay =
-                    std::time::Duration::from_millis(settings.script.piece_delay_ms);
-                let engine: Arc<dyn Engine> = Arc::new(engine);
-                (engine, None, "script".to_string(), None)
+    if let Some(n) = args.replicas {
+        serve.replicas = Some(n.into());
+    }
+    let (replicas, default_name, weights) = match args.engine.as_deref() {
+        Some(s) if s.starts_with("script:") => {
+            let path = PathBuf::from(&s["script:".len()..]);
+            let mut engine = ScriptEngine::from_file(&path)?;
+            // As for sessions: slows the replay down (for watching, and for queueing tests).
+            engine.piece_delay = std::time::Duration::from_millis(settings.script.piece_delay_ms);
+            let engine: Arc<dyn Engine> = Arc::new(engine);
+            let model = ServedModel::new(engine, &settings.prompt, None)?;
+            if args.weight_updates {
+                anyhow::bail!("--weight-updates needs the in-process engine and a model file");
             }
-            None | Some("llama") => {
-                let path = match settings.model_source() {
-                    ModelSource::Configured(p) | ModelSource::Discovered(p) => p,
-                    ModelSource::Missing { .. } => {
-                        anyhow::bail!("no model: pass --model F.gguf (see `lilypad doctor`)")
-                    }
+            (
+                Replicas::new(Replica::new(model), Vec::new()),
+                "script".to_string(),
+                None,
+            )
+        }
+        None | Some("llama") => {
+            let path = match settings.model_source() {
+                ModelSource::Configured(p) | ModelSource::Discovered(p) => p,
+                ModelSource::Missing { .. } => {
+                    anyhow::bail!("no model: pass --model F.gguf (see `lilypad doctor`)")
+                }
+            };
+            let name = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "lilypad".to_string());
+            let loaded = load_replicas(&path, settings, serve.replicas)?;
+            let weights = args.weight_updates.then(|| {
+                let loader = Reloader {
+                    settings: settings.clone(),
+                    count: loaded.len(),
                 };
-                eprintln!("loading {}", path.display());
-                let engine = EngineHandle::load(&path, &settings.engine, |_| {})
-                    .with_context(|| format!("loading {}", path.display()))?;
-                let template = engine.model().chat_template.clone();
-                let name = path
-                    .file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| "lilypad".to_string());
-                let engine = Arc::new(engine);
-                let handle = engine.clone();
-                let occupancy: Reader = Box::new(move || handle.occupancy());
-                let engine: Arc<dyn Engine> = engine;
-                (engine, template, name, Some(occupancy))
-            }
-            Some(other) => anyhow::bail!("unknown engine {other:?}: use `llama` or `script:FILE`"),
-        };
-    let backend = ServedModel::new(engine, &settings.prompt, template)?;
+                Weights::updatable(path.clone(), Box::new(loader))
+            });
+            (into_replicas(loaded)?, name, weights.map(|w| (w, path)))
+        }
+        Some(other) => anyhow::bail!("unknown engine {other:?}: use `llama` or `script:FILE`"),
+    };
     let model_name = serve.model_name.clone().unwrap_or(default_name);
-    let mut server = Server::new(backend, model_name.clone(), &serve, &settings.engine);
+    let mut server = Server::with_replicas(replicas, model_name.clone(), &serve, &settings.engine);
     server.keys = keys;
     server.audit = audit;
-    server.occupancy = occupancy;
+    server.test_faults = std::env::var(crate::serve::TEST_FAULTS_ENV).is_ok_and(|v| v == "1");
+    let first_weights = weights.map(|(w, path)| {
+        server.weights = w;
+        path
+    });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -126,6 +149,16 @@ pub(super) fn run(args: &ServeArgs, settings: &Settings) -> anyhow::Result<ExitC
         eprintln!("serving {model_name} (OpenAI-compatible)");
         eprintln!("listening on http://{local}/v1");
         let server = Arc::new(server);
+        if let Some(path) = first_weights {
+            // The first weights' version (their SHA-256) is named once read, off the requests'
+            // way: `GET /v1/models` says null until then.
+            let s = server.clone();
+            std::thread::spawn(move || match s.weights.hash(&path) {
+                Some(Ok(v)) => s.weights.first_version_known(v),
+                Some(Err(e)) => tracing::warn!("hashing {}: {e}", path.display()),
+                None => {}
+            });
+        }
         tokio::spawn(crate::serve::reload_keys_on_hangup(server.clone()));
         axum::serve(listener, crate::serve::app(server.clone()))
             .with_graceful_shutdown(crate::serve::drain_then(
@@ -137,4 +170,118 @@ pub(super) fn run(args: &ServeArgs, settings: &Settings) -> anyhow::Result<ExitC
         Ok::<_, anyhow::Error>(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `count` engines of the model at `path` (default: one per GPU device llama.cpp lists, one on
+/// a CPU-only build), each with its own context: on its own GPU (split mode `none`), or with
+/// its share of the CPU threads.
+fn load_replicas(
+    path: &std::path::Path,
+    settings: &Settings,
+    count: Option<usize>,
+) -> anyhow::Result<Vec<Replica>> {
+    let gpus: Vec<usize> = if settings.engine.gpu_layers == Some(0) {
+        Vec::new()
+    } else {
+        crate::engine::devices()
+            .into_iter()
+            .filter(|d| d.is_gpu())
+            .map(|d| d.index)
+            .filter(|i| settings.engine.devices.is_empty() || settings.engine.devices.contains(i))
+            .collect()
+    };
+    let count = count.unwrap_or(gpus.len()).max(1);
+    let mut loaded = Vec::with_capacity(count);
+    for i in 0..count {
+        let engine_settings = replica_settings(&settings.engine, &gpus, i, count);
+        eprintln!("loading {} (replica {i} of {count})", path.display());
+        let engine = EngineHandle::load(path, &engine_settings, |_| {})
+            .with_context(|| format!("loading {} for replica {i}", path.display()))?;
+        let template = engine.model().chat_template.clone();
+        let engine = Arc::new(engine);
+        let reader = engine.clone();
+        let halter = engine.clone();
+        let dyn_engine: Arc<dyn Engine> = engine;
+        let mut replica = Replica::new(ServedModel::new(dyn_engine, &settings.prompt, template)?);
+        replica.occupancy = Some(Box::new(move || reader.occupancy()));
+        replica.halt_for_tests = Some(Box::new(move || halter.halt_for_tests()));
+        loaded.push(replica);
+    }
+    Ok(loaded)
+}
+
+fn into_replicas(loaded: Vec<Replica>) -> anyhow::Result<Replicas> {
+    let mut loaded = loaded.into_iter();
+    let Some(first) = loaded.next() else {
+        anyhow::bail!("no replica to serve");
+    };
+    Ok(Replicas::new(first, loaded.collect()))
+}
+
+/// New weights for `POST /update_weights`, loaded as the first ones were, as many replicas.
+struct Reloader {
+    settings: Settings,
+    count: usize,
+}
+
+impl WeightLoader for Reloader {
+    fn version(&self, path: &std::path::Path) -> Result<String, LoadError> {
+        Ok(format!(
+            "sha256:{}",
+            crate::launch::provenance::sha256_file(path)?
+        ))
+    }
+
+    fn load(&self, path: &std::path::Path) -> Result<Vec<Replica>, LoadError> {
+        Ok(load_replicas(path, &self.settings, Some(self.count))?)
+    }
+}
+
+/// The engine settings of replica `i` of `count`: with GPUs, the `i`-th (round robin) alone;
+/// without, `1 / count` of the threads.
+fn replica_settings(
+    engine: &EngineSettings,
+    gpus: &[usize],
+    i: usize,
+    count: usize,
+) -> EngineSettings {
+    let mut s = engine.clone();
+    if count == 1 {
+        return s;
+    }
+    if gpus.is_empty() {
+        let all = if engine.threads > 0 {
+            engine.threads as usize
+        } else {
+            std::thread::available_parallelism().map_or(4, |n| n.get().min(16))
+        };
+        // Spread the remainder over the first replicas.
+        let share = all / count + usize::from(i < all % count);
+        s.threads = share.max(1) as u32;
+    } else {
+        s.devices = vec![gpus[i % gpus.len()]];
+        s.split_mode = SplitMode::None;
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replicas_share_threads_or_take_one_gpu_each() {
+        let engine = EngineSettings {
+            threads: 10,
+            ..EngineSettings::default()
+        };
+        let threads: Vec<u32> = (0..3)
+            .map(|i| replica_settings(&engine, &[], i, 3).threads)
+            .collect();
+        assert_eq!(threads, vec![4, 3, 3]);
+        let one = replica_settings(&engine, &[2, 5], 1, 2);
+        assert_eq!((one.devices, one.split_mode), (vec![5], SplitMode::None));
+        // A single replica keeps the settings as they are.
+        assert_eq!(replica_settings(&engine, &[2, 5], 0, 1), engine);
+    }
 }

@@ -151,7 +151,7 @@ pub(super) fn parse_request(
             .and_then(Value::as_bool)
             .unwrap_or(false),
         max_tokens,
-        sampling: SamplingParams::from_settings(&s),
+        sampling: s,
         thinking,
         report,
         logprobs,
@@ -160,12 +160,13 @@ pub(super) fn parse_request(
 }
 
 /// The sampling fields and the token cap of a request body (`n` must be 1); `defaults` and
-/// `max_tokens` fill in what it leaves out.
+/// `max_tokens` fill in what it leaves out. `ignore_eos` (vLLM's and SGLang's) generates to
+/// the cap.
 pub(super) fn sampling(
     body: &Value,
     defaults: &SamplingSettings,
     max_tokens: u32,
-) -> Result<(SamplingSettings, u32), ApiError> {
+) -> Result<(SamplingParams, u32), ApiError> {
     if number(body, "n")?.is_some_and(|n| n != 1.0) {
         return Err(bad("only n = 1 is supported"));
     }
@@ -196,7 +197,13 @@ pub(super) fn sampling(
         Some(_) => return Err(bad("\"max_tokens\" must be at least 1")),
         None => max_tokens,
     };
-    Ok((s, max_tokens))
+    let mut params = SamplingParams::from_settings(&s);
+    params.ignore_eos = match body.get("ignore_eos") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(bad("\"ignore_eos\" must be true or false")),
+    };
+    Ok((params, max_tokens))
 }
 
 /// OpenAI's finish reason for a stop.

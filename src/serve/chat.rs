@@ -1,14 +1,15 @@
 //! `POST /v1/chat/completions`: check the key (401 for a token no key has) and its limits (429
 //! with `Retry-After`), render, wait for a place to generate (by the key's priority), generate
-//! in the conversation's slot, parse the output with Lilypad's parser, and answer streamed or
+//! in the conversation's slot on its replica (`replicas.rs`), parse the output with Lilypad's parser, and answer streamed or
 //! whole (`reply.rs`). Every answer carries `X-Request-Id`: the client's own, or a new one.
 
 use super::api::{self, ApiError};
 use super::limits::OverLimit;
+use super::replicas::Assigned;
 use super::reply::{Reply, TokensAsked};
 use super::track::{self, Tracking};
 use super::{authorized, conversation_key, Rejection, Server};
-use crate::engine::{EngineError, SequenceId, TurnRequest};
+use crate::engine::{EngineError, GenerateRequest, GenerationStream, SequenceId, TurnRequest};
 use crate::prompt::{Parser, Start, Thinking, ToolSchemas};
 use crate::protocol::Message;
 use axum::body::{Body, Bytes};
@@ -177,7 +178,12 @@ async fn answer(
             return e.into_response();
         }
     };
-    let request = match server.backend.request(params.thinking, &turn) {
+    let request = match server
+        .replicas
+        .renderer()
+        .model
+        .request(params.thinking, &turn)
+    {
         Ok(r) => r,
         Err(e) => {
             let e2 = ApiError::from_engine(&e);
@@ -255,11 +261,37 @@ async fn answer(
         return retry_after(r, 5);
     }
     let place = InLine(server.clone());
-    let tracking = Tracking::new(server.clone(), &caller, held, record, arrived);
+    // Held until the generation ends: new weights wait for it, and it for them (`weights.rs`).
+    let weights = server.weights.share().await;
+    // The conversation's replica: the client's session, else the conversation itself.
+    let route = match session {
+        Some(s) => format!("session:{s}"),
+        None => format!("conversation:{}", turn.sequence.0),
+    };
+    let Some(assigned) = server.replicas.route(&route) else {
+        let e = ApiError::from_engine(&EngineError::Stopped);
+        track::refused(
+            &server,
+            record,
+            key,
+            Rejection::InvalidRequest,
+            e.status.as_u16(),
+            arrived,
+        );
+        return e.into_response();
+    };
+    let mut tracking = Tracking::new(
+        server.clone(),
+        &caller,
+        assigned.index(),
+        held,
+        record,
+        arrived,
+    );
     // Wait for a place to generate, higher priorities first. A client that leaves meanwhile
     // drops this future: its tracking ends as an abort.
     let permit = server.gate.enter(caller.priority).await;
-    let stream = match server.backend.generate(request) {
+    let (stream, assigned) = match generate(&server, &route, assigned, request, &mut tracking) {
         Ok(s) => s,
         Err(e) => {
             let a = ApiError::from_engine(&e);
@@ -301,14 +333,14 @@ async fn answer(
     if !params.stream {
         let _cancel = CancelOnDrop(cancel);
         let r = reply.whole().await;
-        drop((permit, place));
+        drop((permit, place, assigned, weights));
         return r;
     }
     let (tx, rx) = unbounded_channel::<Bytes>();
     let include_usage = params.include_usage;
     tokio::spawn(async move {
         // The request holds its place in line until the generation has really ended.
-        let _held = (permit, place);
+        let _held = (permit, place, assigned, weights);
         reply.stream(tx, cancel, include_usage).await;
     });
     let body = Body::from_stream(futures_util::stream::unfold(rx, |mut rx| async move {
@@ -324,6 +356,29 @@ async fn answer(
         body,
     )
         .into_response()
+}
+
+/// Start `request` on its replica; when that replica's engine has stopped, mark it failed and
+/// start it on the replica the conversation moves to (read in full there), until one takes it
+/// or none lives.
+pub(super) fn generate(
+    server: &Server,
+    route: &str,
+    mut assigned: Assigned,
+    request: GenerateRequest,
+    tracking: &mut Tracking,
+) -> Result<(GenerationStream, Assigned), EngineError> {
+    loop {
+        match assigned.model().generate(request.clone()) {
+            Ok(stream) => return Ok((stream, assigned)),
+            Err(EngineError::Stopped) => {
+                server.replicas.failed(assigned.index());
+                assigned = server.replicas.route(route).ok_or(EngineError::Stopped)?;
+                tracking.moved(assigned.index());
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// The rejection reason of an engine's refusal.

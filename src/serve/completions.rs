@@ -14,7 +14,7 @@ use super::tokenize::token_ids;
 use super::track::Tracking;
 use super::{authorized, Rejection, Server};
 use crate::engine::{
-    EngineError, EngineEvent, GenerateRequest, Prompt, SamplingParams, SequenceId, TokenReport,
+    EngineError, EngineEvent, GenerateRequest, Prompt, SequenceId, TokenReport,
 };
 use axum::extract::State;
 use axum::http::HeaderMap;
@@ -124,9 +124,27 @@ async fn answer(
             },
         )
     })?;
-    let mut tracking = Tracking::new(server.clone(), caller, held, None, arrived);
+    // Held until the generation ends, as for chat requests (`weights.rs`).
+    let _weights = server.weights.share().await;
+    // A session stays on its replica; a request without one is a conversation of its own.
+    let route = format!("completion:{}", request.sequence.0);
+    let assigned = server.replicas.route(&route).ok_or_else(|| {
+        (
+            Rejection::InvalidRequest,
+            ApiError::from_engine(&EngineError::Stopped),
+        )
+    })?;
+    let mut tracking = Tracking::new(
+        server.clone(),
+        caller,
+        assigned.index(),
+        held,
+        None,
+        arrived,
+    );
     let _permit = server.gate.enter(caller.priority).await;
-    let stream = match server.backend.generate(request) {
+    let generated = super::chat::generate(server, &route, assigned, request, &mut tracking);
+    let (stream, _assigned) = match generated {
         Ok(s) => s,
         Err(e) => {
             let a = ApiError::from_engine(&e);
@@ -178,12 +196,14 @@ async fn read(server: &Server, text: &str) -> Result<Read, ApiError> {
         .map_err(|e| api::bad(format!("the body is not valid JSON: {e}")))?;
     refuse_unsupported(&body)?;
     let prompt = prompt_of(&body)?;
-    if matches!(prompt, Prompt::Tokens(_)) && !server.backend.engine().reads_tokens() {
+    if matches!(prompt, Prompt::Tokens(_))
+        && !server.replicas.renderer().model.engine().reads_tokens()
+    {
         return Err(api::bad(
             "this server's engine does not read token ids: send the prompt as text",
         ));
     }
-    let (settings, max_tokens) = api::sampling(&body, &server.sampling, DEFAULT_MAX_TOKENS)?;
+    let (sampling, max_tokens) = api::sampling(&body, &server.sampling, DEFAULT_MAX_TOKENS)?;
     let top = match api::number(&body, "logprobs")? {
         None => None,
         Some(n) if (0.0..=20.0).contains(&n) && n.fract() == 0.0 => Some(n as u8),
@@ -199,11 +219,7 @@ async fn read(server: &Server, text: &str) -> Result<Read, ApiError> {
     } else {
         None
     };
-    let mut request = GenerateRequest::new(
-        prompt.clone(),
-        max_tokens,
-        SamplingParams::from_settings(&settings),
-    );
+    let mut request = GenerateRequest::new(prompt.clone(), max_tokens, sampling);
     request.report = TokenReport {
         logprobs: (top.is_some() || ids).then_some(top.unwrap_or(0)),
         prompt_tokens: ids,

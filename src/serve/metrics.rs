@@ -2,8 +2,9 @@
 //! format (OpenMetrics text, written by the `prometheus-client` crate), named as vLLM names
 //! its own with the prefix `lilypad:` so that dashboards carry over.
 //!
-//! Every series has the labels `model_name`, `replica` (one engine per server for now: `0`)
-//! and `key_id` (the key's `id` in the keys file; `default` for the single `--api-key-env`
+//! Every series has the labels `model_name`, `replica` (the index of the engine the request
+//! went to, from 0, see `replicas.rs`; `none` for a request turned away before it was given
+//! one, and for audit failures) and `key_id` (the key's `id` in the keys file; `default` for the single `--api-key-env`
 //! token or when no key is required; `unknown` for a refused token). Gauges:
 //! `num_requests_running` (producing tokens), `num_requests_waiting` (taken, not producing
 //! yet). Counters: `prompt_tokens_total`, `generation_tokens_total`,
@@ -13,7 +14,7 @@
 //! `requests_rejected_total` by `reason`, `audit_write_failures_total` (audit lines that could
 //! not be written), and the MTP drafts
 //! (`spec_decode_num_draft_tokens_total`, `spec_decode_num_accepted_tokens_total`).
-//! With the in-process engine, two engine-wide gauges labelled `model_name` and `replica` only:
+//! With the in-process engine, two gauges per replica labelled `model_name` and `replica` only:
 //! `kv_cache_usage_perc` (the share of the attention cache in use, 0 to 1, as vLLM reports
 //! it) and `conversations_parked` (conversations whose memory waits in host memory for a
 //! sequence). Histograms (seconds): `time_to_first_token_seconds`, `inter_token_latency_seconds`,
@@ -63,6 +64,22 @@ struct EngineLabels {
     replica: String,
 }
 
+/// The replica a request went to, for the `replica` label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Replica(pub Option<usize>);
+
+impl Replica {
+    /// Not given one (turned away before routing).
+    pub const NONE: Replica = Replica(None);
+
+    fn label(self) -> String {
+        match self.0 {
+            Some(i) => i.to_string(),
+            None => "none".to_string(),
+        }
+    }
+}
+
 /// Buckets from 1 ms to about 65 s, doubling.
 #[derive(Clone)]
 struct Seconds;
@@ -102,7 +119,6 @@ impl Rejection {
 pub struct Metrics {
     registry: Registry,
     model_name: String,
-    replica: String,
     running: Family<Base, Gauge>,
     waiting: Family<Base, Gauge>,
     prompt_tokens: Family<Base, Counter>,
@@ -127,7 +143,6 @@ impl Metrics {
         let mut m = Self {
             registry: Registry::default(),
             model_name: model_name.to_string(),
-            replica: "0".into(),
             running: Family::default(),
             waiting: Family::default(),
             prompt_tokens: Family::default(),
@@ -243,19 +258,19 @@ impl Metrics {
         Ok(text)
     }
 
-    /// The labels of `key`'s series.
-    fn base(&self, key: &str) -> Base {
+    /// The labels of `key`'s series on `replica`.
+    fn base(&self, key: &str, replica: Replica) -> Base {
         Base {
             model_name: self.model_name.clone(),
-            replica: self.replica.clone(),
+            replica: replica.label(),
             key_id: key.to_string(),
         }
     }
 
-    fn finished(&self, key: &str, reason: &str) -> Finished {
+    fn finished(&self, key: &str, replica: Replica, reason: &str) -> Finished {
         Finished {
             model_name: self.model_name.clone(),
-            replica: self.replica.clone(),
+            replica: replica.label(),
             key_id: key.to_string(),
             finished_reason: reason.to_string(),
         }
@@ -265,18 +280,18 @@ impl Metrics {
     pub fn rejected(&self, key: &str, why: Rejection) {
         let labels = Rejected {
             model_name: self.model_name.clone(),
-            replica: self.replica.clone(),
+            replica: Replica::NONE.label(),
             key_id: key.to_string(),
             reason: why.label().to_string(),
         };
         self.rejected.get_or_create(&labels).inc();
     }
 
-    /// The engine's memory now (written before each scrape).
-    pub fn engine_memory(&self, now: OccupancyReading) {
+    /// Replica `replica`'s engine memory now (written before each scrape).
+    pub fn engine_memory(&self, replica: usize, now: OccupancyReading) {
         let labels = EngineLabels {
             model_name: self.model_name.clone(),
-            replica: self.replica.clone(),
+            replica: replica.to_string(),
         };
         self.kv_usage.get_or_create(&labels).set(now.usage());
         self.parked.get_or_create(&labels).set(now.parked as i64);
@@ -284,22 +299,24 @@ impl Metrics {
 
     /// The audit line of a request of `key` could not be written.
     pub fn audit_failed(&self, key: &str) {
-        self.audit_failures.get_or_create(&self.base(key)).inc();
+        self.audit_failures
+            .get_or_create(&self.base(key, Replica::NONE))
+            .inc();
     }
 
     /// A request was taken; it waits until its first token.
-    pub fn taken(&self, key: &str) {
-        self.waiting.get_or_create(&self.base(key)).inc();
+    pub fn taken(&self, key: &str, replica: Replica) {
+        self.waiting.get_or_create(&self.base(key, replica)).inc();
     }
 
     /// It left the wait without producing (the engine refused it).
-    pub fn left_waiting(&self, key: &str) {
-        self.waiting.get_or_create(&self.base(key)).dec();
+    pub fn left_waiting(&self, key: &str, replica: Replica) {
+        self.waiting.get_or_create(&self.base(key, replica)).dec();
     }
 
     /// Its first token came, `since_arrival` after it arrived.
-    pub fn first_token(&self, key: &str, since_arrival: Duration) {
-        let base = self.base(key);
+    pub fn first_token(&self, key: &str, replica: Replica, since_arrival: Duration) {
+        let base = self.base(key, replica);
         self.waiting.get_or_create(&base).dec();
         self.running.get_or_create(&base).inc();
         self.ttft
@@ -308,30 +325,31 @@ impl Metrics {
     }
 
     /// Another token came, `gap` after the one before.
-    pub fn next_token(&self, key: &str, gap: Duration) {
+    pub fn next_token(&self, key: &str, replica: Replica, gap: Duration) {
         self.itl
-            .get_or_create(&self.base(key))
+            .get_or_create(&self.base(key, replica))
             .observe(gap.as_secs_f64());
     }
 
-    /// The request ended (`produced`: it had its first token), `reason` as the API said it.
+    /// The request ended (`time_to_first` when it had its first token), `reason` as the API
+    /// said it.
     pub fn ended(
         &self,
         key: &str,
-        produced: bool,
+        replica: Replica,
         reason: &str,
         since_arrival: Duration,
         time_to_first: Option<Duration>,
         g: Option<&Generation>,
     ) {
-        let base = self.base(key);
-        if produced {
+        let base = self.base(key, replica);
+        if time_to_first.is_some() {
             self.running.get_or_create(&base).dec();
         } else {
             self.waiting.get_or_create(&base).dec();
         }
         self.success
-            .get_or_create(&self.finished(key, reason))
+            .get_or_create(&self.finished(key, replica, reason))
             .inc();
         self.e2e
             .get_or_create(&base)

@@ -14,6 +14,12 @@
 //! ([`reload_keys_on_hangup`]). The `--api-key-env` token is the key `default`. With `--audit
 //! DIR` each request leaves one JSON line (`audit.rs`, written by `track.rs`).
 //!
+//! Replicas (`replicas.rs`): `--replicas N` puts N engines behind the one front end; each
+//! conversation stays on the replica that holds its memory, and the conversations of a replica
+//! whose engine stopped move to the others. `faults.rs` is a test-only route that stops one.
+//! With `--weight-updates`, `POST /update_weights` puts new weights in every replica's place
+//! between requests (`weights.rs`).
+//!
 //! Owns: the HTTP surface (request fields, response and chunk shapes, errors in OpenAI's
 //! `{"error": {...}}` form), the bearer-token check, the request queue, and the mapping of
 //! requests to conversation slots. Replies come back parsed the way SGLang's `qwen3` and
@@ -42,25 +48,31 @@ mod audit;
 mod backend;
 mod chat;
 mod completions;
+mod faults;
 mod keys;
 mod limits;
 mod metrics;
 mod queue;
+mod replicas;
 mod reply;
 mod status;
 mod tokenize;
 mod track;
 mod vocabulary;
+mod weights;
 
 pub use vocabulary::Vocabulary;
 
 pub use crate::protocol::conversation_key;
 pub use audit::{AuditError, AuditLog, AuditRecord};
 pub use backend::ServedModel;
+pub use faults::TEST_FAULTS_ENV;
 pub use keys::{Caller, KeyStore, KeyTable, KeysError, Limits, DEFAULT_KEY_ID};
 pub use metrics::{Metrics, Rejection};
+pub use replicas::{HaltForTests, OccupancyReader, Replica, Replicas};
+pub use weights::{LoadError, WeightLoader, Weights};
 
-use crate::engine::{EngineError, EngineSettings, OccupancyReading, SamplingSettings};
+use crate::engine::{EngineError, EngineSettings, SamplingSettings};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -99,6 +111,9 @@ pub struct ServeSettings {
     pub audit_content: bool,
     /// Remove audit files of days older than this.
     pub audit_retention_days: Option<u32>,
+    /// Engines behind the one front end (`--replicas N`), each with its own context (default:
+    /// one per GPU device, one on a CPU-only build).
+    pub replicas: Option<usize>,
 }
 
 impl Default for ServeSettings {
@@ -114,6 +129,7 @@ impl Default for ServeSettings {
             audit_dir: None,
             audit_content: false,
             audit_retention_days: None,
+            replicas: None,
         }
     }
 }
@@ -142,7 +158,8 @@ pub enum ServeError {
 
 /// Everything the handlers share.
 pub struct Server {
-    pub backend: ServedModel,
+    /// The engines, each with its renderers (at least one).
+    pub replicas: Replicas,
     pub model_name: String,
     /// The keys clients must present (none: every request is the key `default`).
     pub keys: KeyStore,
@@ -152,8 +169,10 @@ pub struct Server {
     pub(crate) gate: Arc<queue::PriorityGate>,
     /// Where each request's audit line goes, if anywhere.
     pub audit: Option<AuditLog>,
-    /// How full the engine's memory is, where the engine can say (the in-process one).
-    pub occupancy: Option<Box<dyn Fn() -> OccupancyReading + Send + Sync>>,
+    /// The weights in force, and their updates when `--weight-updates` opened them.
+    pub weights: Weights,
+    /// The test-only fault route is open (`LILYPAD_TEST_FAULTS=1`, see `faults.rs`).
+    pub test_faults: bool,
     pub max_queue: usize,
     /// Requests in flight (generating or waiting for a sequence).
     pub(crate) in_line: AtomicUsize,
@@ -177,17 +196,33 @@ impl Server {
         serve: &ServeSettings,
         engine: &EngineSettings,
     ) -> Self {
+        Self::with_replicas(
+            Replicas::new(Replica::new(backend), Vec::new()),
+            model_name,
+            serve,
+            engine,
+        )
+    }
+
+    /// Like [`Self::new`], for several engines: requests generating at once default to the
+    /// engine's `sequences` on each.
+    pub fn with_replicas(
+        replicas: Replicas,
+        model_name: String,
+        serve: &ServeSettings,
+        engine: &EngineSettings,
+    ) -> Self {
+        let parallel = engine.sequences.max(1) as usize * replicas.len();
         Self {
-            backend,
+            replicas,
             metrics: Metrics::new(&model_name),
             model_name,
             keys: KeyStore::open(),
             usages: Arc::default(),
-            gate: queue::PriorityGate::new(
-                serve.parallel.unwrap_or(engine.sequences.max(1) as usize),
-            ),
+            gate: queue::PriorityGate::new(serve.parallel.unwrap_or(parallel)),
             audit: None,
-            occupancy: None,
+            weights: Weights::default(),
+            test_faults: false,
             max_queue: serve.max_queue,
             in_line: AtomicUsize::new(0),
             draining: AtomicBool::new(false),
@@ -199,7 +234,7 @@ impl Server {
 
     /// The engine's vocabulary; `None` for engines that do not tokenise here.
     pub(crate) async fn vocabulary(&self) -> Result<Option<Arc<Vocabulary>>, EngineError> {
-        let engine = self.backend.engine().clone();
+        let engine = self.replicas.any().1.model.engine().clone();
         self.vocabulary
             .get_or_try_init(|| async move {
                 // One engine job: the engine answers it between two decode steps.
@@ -220,6 +255,8 @@ pub enum NotReady {
     Draining,
     /// `max_queue` requests are in flight already.
     Busy,
+    /// Every replica's engine stopped.
+    NoEngine,
 }
 
 impl Server {
@@ -227,6 +264,8 @@ impl Server {
     pub fn readiness(&self) -> Result<(), NotReady> {
         if self.draining.load(Ordering::SeqCst) {
             Err(NotReady::Draining)
+        } else if self.replicas.live() == 0 {
+            Err(NotReady::NoEngine)
         } else if self.in_line.load(Ordering::SeqCst) >= self.max_queue {
             Err(NotReady::Busy)
         } else {
@@ -261,10 +300,14 @@ pub fn router(server: Arc<Server>) -> Router {
         .route("/tokenize", post(tokenize::tokenize))
         .route("/detokenize", post(tokenize::detokenize))
         .route("/v1/models", get(models))
+        .route("/update_weights", post(weights::update))
+        .route("/update_weights_from_disk", post(weights::update))
+        .route("/get_weight_version", get(weights::version))
         .route("/metrics", get(metrics))
         .route("/health/live", get(|| async { "ok" }))
         .route("/health/ready", get(ready))
         .route("/health", get(ready))
+        .route("/test/replicas/{index}/halt", post(faults::halt))
         // Long conversations with big tool results exceed axum's 2 MB default.
         .layer(axum::extract::DefaultBodyLimit::max(64 << 20))
         .fallback(|| async {
@@ -284,8 +327,10 @@ pub fn app(
 /// The metrics in the exposition format (see [`Metrics`]); like the probes, open to anyone who
 /// can reach the port.
 async fn metrics(State(server): State<Arc<Server>>) -> Response {
-    if let Some(read) = &server.occupancy {
-        server.metrics.engine_memory(read());
+    for (i, replica) in server.replicas.snapshot() {
+        if let Some(read) = &replica.occupancy {
+            server.metrics.engine_memory(i, read());
+        }
     }
     match server.metrics.encode() {
         Ok(text) => (
@@ -310,6 +355,7 @@ async fn ready(State(server): State<Arc<Server>>) -> Response {
         Ok(()) => return (StatusCode::OK, "ready").into_response(),
         Err(NotReady::Draining) => "draining",
         Err(NotReady::Busy) => "busy",
+        Err(NotReady::NoEngine) => "no engine runs",
     };
     let mut r = (StatusCode::SERVICE_UNAVAILABLE, why).into_response();
     r.headers_mut().insert(
@@ -415,6 +461,7 @@ async fn models(State(server): State<Arc<Server>>, headers: HeaderMap) -> Respon
             "object": "model",
             "created": api::now(),
             "owned_by": "lilypad",
+            "weight_version": server.weights.version(),
         }],
     }))
     .into_response()

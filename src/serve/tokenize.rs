@@ -61,7 +61,7 @@ fn text_of(server: &Server, text: &str, body: &Value) -> Result<String, ApiError
         pin_turn: false,
         report: Default::default(),
     };
-    match server.backend.request(thinking, &turn) {
+    match server.replicas.renderer().model.request(thinking, &turn) {
         Ok(r) => match r.prompt {
             Prompt::Text(t) => Ok(t),
             _ => Err(api::bad("this server's engine renders no prompt text")),
@@ -82,7 +82,7 @@ pub(super) async fn tokenize(
         Ok(p) => p,
         Err(e) => return e.into_response(),
     };
-    let engine = server.backend.engine().clone();
+    let engine = server.replicas.any().1.model.engine().clone();
     let ids = tokio::task::spawn_blocking(move || engine.tokenize(&prompt))
         .await
         .map_err(|_| EngineError::Stopped)

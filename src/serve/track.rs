@@ -12,6 +12,7 @@
 use super::audit::{AuditLog, AuditRecord};
 use super::keys::Caller;
 use super::limits::Held;
+use super::metrics::Replica;
 use super::{Rejection, Server};
 use crate::engine::Generation;
 use std::sync::Arc;
@@ -76,6 +77,8 @@ pub(super) fn refused(
 pub(super) struct Tracking {
     server: Arc<Server>,
     key: String,
+    /// The replica it went to (the metrics' `replica` label).
+    replica: Replica,
     held: Held,
     record: Option<AuditRecord>,
     arrived: Instant,
@@ -85,18 +88,21 @@ pub(super) struct Tracking {
 }
 
 impl Tracking {
-    /// Taken: it waits (for a place, then for its first token).
+    /// Taken on replica `replica`: it waits (for a place, then for its first token).
     pub(super) fn new(
         server: Arc<Server>,
         caller: &Caller,
+        replica: usize,
         held: Held,
         record: Option<AuditRecord>,
         arrived: Instant,
     ) -> Self {
-        server.metrics.taken(&caller.id);
+        let replica = Replica(Some(replica));
+        server.metrics.taken(&caller.id, replica);
         Self {
             server,
             key: caller.id.clone(),
+            replica,
             held,
             record,
             arrived,
@@ -104,6 +110,13 @@ impl Tracking {
             last: None,
             ended: false,
         }
+    }
+
+    /// Before its first token, it moved to replica `to` (its own had failed).
+    pub(super) fn moved(&mut self, to: usize) {
+        self.server.metrics.left_waiting(&self.key, self.replica);
+        self.replica = Replica(Some(to));
+        self.server.metrics.taken(&self.key, self.replica);
     }
 
     /// A token came.
@@ -114,9 +127,12 @@ impl Tracking {
                 self.first = Some(now);
                 self.server
                     .metrics
-                    .first_token(&self.key, now - self.arrived);
+                    .first_token(&self.key, self.replica, now - self.arrived);
             }
-            Some(last) => self.server.metrics.next_token(&self.key, now - last),
+            Some(last) => self
+                .server
+                .metrics
+                .next_token(&self.key, self.replica, now - last),
         }
         self.last = Some(now);
     }
@@ -124,7 +140,7 @@ impl Tracking {
     /// The engine refused it before any token: counted as refused, not as finished.
     pub(super) fn refused(mut self, why: Rejection, status: u16) {
         self.ended = true;
-        self.server.metrics.left_waiting(&self.key);
+        self.server.metrics.left_waiting(&self.key, self.replica);
         refused(
             &self.server,
             self.record.take(),
@@ -150,7 +166,7 @@ impl Tracking {
         let to_first = self.first.map(|f| f - self.arrived);
         self.server.metrics.ended(
             &self.key,
-            self.first.is_some(),
+            self.replica,
             reason,
             self.arrived.elapsed(),
             to_first,

@@ -12,6 +12,18 @@ Modes:
   tokens    the tiny model: `logprobs`/`top_logprobs` whole and streamed, `return_token_ids`,
             /tokenize and /detokenize, token-in /v1/completions equal to the chat reply and to
             the text completion, and the refusals of bad token options
+  replicas  the tiny model on two replicas: six conversations of two turns, interleaved; every
+            follow-up finds its earlier prompt cached (it stayed on its replica)
+  replicas-session  the same, each conversation sending its own X-Session-ID header
+  replicas-failover  the same, then replica 0's engine is halted (the test-only fault route):
+            every follow-up asked again gets the same reply, those of replica 0 read in full
+            on replica 1 (and cached there afterwards), and the server stays ready
+  weights   BASE_URL runs the tiny model with --weight-updates; argv[3] is a second tiny model
+            file and argv[4] the URL of a server that runs it: a stream runs while
+            /update_weights puts the second model in place (the stream finishes on the old
+            weights, the server waits for it), then replies are the second server's, the
+            conversation's memory is not reused, /v1/models names the file's SHA-256, and a
+            file that does not load is refused with the old weights kept
   keys      the server has a keys file whose key API_KEY allows few tokens per minute: a wrong
             key is refused (AuthenticationError), the request id comes back, and the second
             request is over the limit (RateLimitError with Retry-After)
@@ -420,8 +432,188 @@ def keys_checks(base, key):
         print("over the limit: retry after", retry, "s")
 
 
+def conversations(n):
+    return [
+        [
+            {"role": "system", "content": f"You are agent {i}; be brief."},
+            {"role": "user", "content": f"task {i}: rename the helper in module_{i}.py"},
+        ]
+        for i in range(n)
+    ]
+
+
+def turn(client, model, msgs, session):
+    """One greedy streamed turn: (reasoning, content, usage)."""
+    kw = dict(max_tokens=6, temperature=0)
+    if session:
+        kw["extra_headers"] = {"X-Session-ID": session}
+    reasoning, content, calls, finish, usage, _ = stream_turn(client, model, msgs, **kw)
+    assert finish == "length", finish
+    return reasoning, content, usage
+
+
+def two_turns(client, model, convs, sessions):
+    """Turn 1 of every conversation, then turn 2 of every one (interleaved): each follow-up
+    must find its first prompt cached. Returns the follow-ups' replies and prompt sizes."""
+    first = []
+    for msgs, session in zip(convs, sessions):
+        reasoning, content, usage = turn(client, model, msgs, session)
+        first.append(usage.prompt_tokens)
+        msgs.append({"role": "assistant", "content": content, "reasoning_content": reasoning})
+        msgs.append({"role": "user", "content": "continue"})
+    replies = []
+    for i, (msgs, session) in enumerate(zip(convs, sessions)):
+        reasoning, content, usage = turn(client, model, msgs, session)
+        cached = usage.prompt_tokens_details.cached_tokens
+        assert cached + 20 > first[i], f"conversation {i}: cached {cached} of {first[i]}: {usage}"
+        replies.append((reasoning, content, usage.prompt_tokens))
+    return replies
+
+
+def replica_checks(client, mode):
+    model = client.models.list().data[0].id
+    convs = conversations(6)
+    sessions = [None] * 6
+    if mode != "replicas":
+        # Sessions are named apart from the conversations (an agent's own ids).
+        sessions = [f"session-{i}-of-{mode}" for i in range(6)]
+    replies = two_turns(client, model, convs, sessions)
+    print("follow-ups cached on their replicas:", [r[2] for r in replies])
+    if mode != "replicas-failover":
+        return
+    halted = post(client, "/test/replicas/0/halt", {})
+    assert halted.status_code == 200, (halted.status_code, halted.body)
+    moved = []
+    for i, (msgs, session) in enumerate(zip(convs, sessions)):
+        reasoning, content, usage = turn(client, model, msgs, session)
+        assert (reasoning, content, usage.prompt_tokens) == replies[i], (
+            f"conversation {i}: {(reasoning, content, usage.prompt_tokens)!r} after the failure, "
+            f"{replies[i]!r} before"
+        )
+        if usage.prompt_tokens_details.cached_tokens == 0:
+            moved.append(i)
+    # Conversations spread over both replicas: some lived on replica 0 and moved, read in full
+    # on replica 1; the others kept their memory.
+    assert 0 < len(moved) < 6, f"moved {moved}"
+    for i in moved:
+        *_, usage = turn(client, model, convs[i], sessions[i])
+        cached = usage.prompt_tokens_details.cached_tokens
+        assert cached + 20 > usage.prompt_tokens, f"moved {i}: cached {cached}: {usage}"
+    print("moved to replica 1:", moved)
+
+
+def greedy(client, asked):
+    """The token ids of a greedy reply."""
+    extra = dict(asked.get("extra_body") or {}, return_token_ids=True)
+    r = client.chat.completions.create(**dict(asked, extra_body=extra))
+    return r.choices[0].model_extra["token_ids"], r
+
+
+def weight_version(client):
+    import time
+
+    deadline = time.time() + 60
+    while True:
+        v = client.models.list().data[0].model_extra.get("weight_version")
+        if v is not None or time.time() > deadline:
+            return v
+        time.sleep(0.1)
+
+
+def weights_checks(client, new_model, reference_base):
+    import hashlib
+    import time
+
+    model = client.models.list().data[0].id
+    reference = OpenAI(base_url=reference_base, api_key="unused", max_retries=0, timeout=120)
+    messages = [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "list the files, then read main.rs"},
+    ]
+    short = dict(model=model, messages=messages, max_tokens=12, temperature=0)
+    # vLLM's `ignore_eos`: the tiny model would end after a few tokens.
+    long = dict(
+        model=model,
+        messages=messages,
+        max_tokens=3500,
+        temperature=0,
+        extra_body={"ignore_eos": True},
+    )
+    first = weight_version(client)
+    assert first and first.startswith("sha256:"), first
+    old_ids, _ = greedy(client, short)
+    new_ids, _ = greedy(reference, short)
+    assert old_ids != new_ids, "the two tiny models reply alike: the test cannot tell them apart"
+    old_long, _ = greedy(client, long)
+    assert len(old_long) == 3500, f"ignore_eos: the reply runs to the cap: {len(old_long)}"
+
+    # A stream runs; the update is posted once its first token came.
+    started, ended = threading.Event(), {}
+    streamed = []
+
+    def stream():
+        extra = dict(long["extra_body"], return_token_ids=True)
+        s = client.chat.completions.create(**dict(long, extra_body=extra), stream=True)
+        for chunk in s:
+            if chunk.choices:
+                streamed.extend(chunk.choices[0].model_extra.get("token_ids") or [])
+                started.set()
+                if chunk.choices[0].finish_reason:
+                    ended["at"] = time.monotonic()
+        started.set()
+
+    runner = threading.Thread(target=stream)
+    runner.start()
+    assert started.wait(60), "the stream did not start"
+    posted = time.monotonic()
+    r = post(client, "/update_weights", {"model_path": new_model})
+    runner.join(120)
+    body = r.json()
+    assert r.status_code == 200 and body["success"] is True, (r.status_code, body)
+    assert "at" in ended, "the stream did not finish"
+    assert posted < ended["at"], "the update was posted while the stream ran"
+    # The server waited for the stream's generation before it put the new weights in place.
+    assert body["requests_finished_first"] >= 1, body
+    assert streamed == old_long, "the stream finished on the old weights"
+    with open(new_model, "rb") as f:
+        sha = "sha256:" + hashlib.sha256(f.read()).hexdigest()
+    assert body["weight_version"] == sha, body
+    assert weight_version(client) == sha
+    import urllib.request
+
+    root = str(client.base_url).rstrip("/").removesuffix("/v1")
+    with urllib.request.urlopen(root + "/get_weight_version", timeout=60) as g:
+        assert json.loads(g.read())["weight_version"] == sha
+
+    # The next replies are the new model's; the memory of the old weights is not reused.
+    ids, r = greedy(client, short)
+    assert ids == new_ids, (ids, new_ids)
+    assert r.usage.prompt_tokens_details.cached_tokens == 0, r.usage
+    ids, r = greedy(client, short)
+    assert ids == new_ids
+    assert r.usage.prompt_tokens_details.cached_tokens > 0, r.usage
+
+    # A file that does not load is refused; the weights in force stay.
+    bad = new_model + ".broken"
+    with open(bad, "wb") as f:
+        f.write(b"GGUF not really")
+    r = post(client, "/update_weights_from_disk", {"model_path": bad, "weight_version": "x"})
+    assert r.status_code == 400 and r.json()["success"] is False, (r.status_code, r.body)
+    assert "stay" in r.json()["message"], r.json()
+    assert weight_version(client) == sha
+    assert greedy(client, short)[0] == new_ids
+    r = post(client, "/update_weights", {"model_path": "/nonexistent.gguf"})
+    assert r.status_code == 400 and "not a file" in r.json()["message"], r.body
+    print("weights: stream of", len(streamed), "tokens finished on the old weights, body", body)
+
+
 def main():
     mode, base = sys.argv[1], sys.argv[2]
+    if mode == "weights":
+        client = OpenAI(base_url=base, api_key="unused", max_retries=0, timeout=120)
+        weights_checks(client, sys.argv[3], sys.argv[4])
+        print(f"OK {mode} (openai {openai.__version__})")
+        return
     key = sys.argv[3] if len(sys.argv) > 3 else None
     client = OpenAI(base_url=base, api_key=key or "unused", max_retries=0, timeout=120)
     if mode == "scripted":
@@ -432,6 +624,8 @@ def main():
         concurrent_checks(client)
     elif mode == "tokens":
         token_checks(client)
+    elif mode in ("replicas", "replicas-session", "replicas-failover"):
+        replica_checks(client, mode)
     elif mode == "keys":
         keys_checks(base, key)
     else:

@@ -100,3 +100,143 @@ fn openai_client_sees_keys_and_limits() {
     );
     run_peer(&py, &server, "keys", Some("py-token"));
 }
+
+/// `lilypad serve --replicas 2` on the tiny model, each keeping the memory of all six
+/// conversations (when replica 0 fails, replica 1 holds them all); the test-only fault route
+/// open.
+fn two_replicas() -> Peer {
+    remote_common::serve_with_engine_config(
+        &[
+            "--model",
+            remote_common::tiny_model().to_str().unwrap(),
+            "--replicas",
+            "2",
+        ],
+        &[("LILYPAD_TEST_FAULTS", "1")],
+        "",
+        "conversation_slots = 8",
+    )
+}
+
+#[test]
+fn replicas_keep_each_conversation_where_its_memory_is() {
+    let Some(py) = python() else { return };
+    let server = two_replicas();
+    run_peer(&py, &server, "replicas", None);
+    // Both replicas answered: the requests' series carry each index.
+    for replica in ["0", "1"] {
+        let n = remote_common::metric(
+            server.port(),
+            "lilypad:e2e_request_latency_seconds",
+            &[("replica", replica)],
+        );
+        assert!(
+            n >= 4.0,
+            "replica {replica}: {n} requests\n{}",
+            server.log()
+        );
+    }
+}
+
+#[test]
+fn replicas_keep_each_session_where_its_memory_is() {
+    let Some(py) = python() else { return };
+    let server = two_replicas();
+    run_peer(&py, &server, "replicas-session", None);
+}
+
+#[test]
+fn a_failed_replica_moves_its_conversations_and_replies_stay_right() {
+    let Some(py) = python() else { return };
+    let server = two_replicas();
+    run_peer(&py, &server, "replicas-failover", None);
+    assert_eq!(
+        remote_common::http_status(server.port(), "/health/ready"),
+        Some(200)
+    );
+    let log = server.log();
+    assert!(log.contains("replica 0: its engine stopped"), "{log}");
+}
+
+#[test]
+fn the_fault_route_is_closed_unless_asked_for() {
+    let server = serve(
+        &["--model", remote_common::tiny_model().to_str().unwrap()],
+        &[],
+    );
+    let answer =
+        remote_common::http_request(server.port(), "POST", "/test/replicas/0/halt", &[], "");
+    assert_eq!(answer.status, 404, "{}", answer.body);
+    assert_eq!(
+        remote_common::http_status(server.port(), "/health/ready"),
+        Some(200)
+    );
+}
+
+/// A second tiny model: the same vocabulary and template, other weights.
+fn second_tiny_model(dir: &std::path::Path) -> std::path::PathBuf {
+    let path = dir.join("tiny-chat-round-2.gguf");
+    let spec = lilypad::testmodel::TinySpec {
+        seed: 99,
+        chat_template: Some(lilypad::prompt::BUILTIN_TEMPLATE.to_string()),
+        ..lilypad::testmodel::TinySpec::synthetic()
+    };
+    lilypad::testmodel::write(&path, &spec).expect("write the second tiny model");
+    path
+}
+
+/// `POST /update_weights` to a second tiny model while a stream runs: the stream finishes on
+/// the old weights, then replies are those of a server that runs the second model.
+#[test]
+fn update_weights_while_a_stream_runs() {
+    let Some(py) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let second = second_tiny_model(dir.path());
+    let server = serve(
+        &[
+            "--model",
+            remote_common::tiny_model().to_str().unwrap(),
+            "--weight-updates",
+        ],
+        &[],
+    );
+    let reference = serve(&["--model", second.to_str().unwrap()], &[]);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/py/openai_peer.py");
+    let out = Command::new(&py)
+        .arg(script)
+        .arg("weights")
+        .arg(&server.base)
+        .arg(&second)
+        .arg(&reference.base)
+        .output()
+        .expect("run the Python peer");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("OK weights"),
+        "openai_peer.py weights failed:\n{stdout}\n{}\n--- server log ---\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        server.log()
+    );
+    assert!(
+        server.log().contains("new weights in force"),
+        "{}",
+        server.log()
+    );
+}
+
+#[test]
+fn weight_updates_are_closed_unless_asked_for() {
+    let server = serve(
+        &["--model", remote_common::tiny_model().to_str().unwrap()],
+        &[],
+    );
+    let answer = remote_common::http_request(
+        server.port(),
+        "POST",
+        "/update_weights",
+        &[],
+        r#"{"model_path": "/dev/null"}"#,
+    );
+    assert_eq!(answer.status, 403, "{}", answer.body);
+    assert!(answer.body.contains("--weight-updates"), "{}", answer.body);
+}

@@ -150,6 +150,10 @@ pub(crate) enum Job {
     Memory {
         reply: mpsc::Sender<MemoryReport>,
     },
+    /// Stop the thread as if it had failed (tests of what survives an engine failure).
+    Halt {
+        done: mpsc::Sender<()>,
+    },
 }
 
 /// Next-token logits of consecutive positions, from [`EngineHandle::score`]: row `i` is the
@@ -455,6 +459,19 @@ impl EngineHandle {
             reply: tx,
         })?;
         rx.recv().map_err(|_| EngineError::Stopped)?
+    }
+
+    /// Tests only: stop the engine thread as a failure would (generations in progress are
+    /// cancelled, waiting jobs fail). Returns once it has stopped: every later call fails with
+    /// [`EngineError::Stopped`]. `lilypad serve` reaches it only through its test-only fault
+    /// route (see `crate::serve`).
+    #[doc(hidden)]
+    pub fn halt_for_tests(&self) {
+        let (tx, rx) = mpsc::channel();
+        if self.send(Job::Halt { done: tx }).is_ok() {
+            // Ends when the worker drops `done`, after closing its jobs channel.
+            let _ = rx.recv();
+        }
     }
 
     /// Forget every conversation that is not generating (the next request reads its prompt

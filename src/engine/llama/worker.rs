@@ -318,7 +318,12 @@ pub(super) fn run(
         recurrent_bytes: plan.recurrent_bytes,
         occupancy,
     };
-    worker.serve(&jobs);
+    let halted = worker.serve(&jobs);
+    // A halt is answered once nothing can be sent any more: the handle's next job fails at
+    // once with `EngineError::Stopped`.
+    drop(worker);
+    drop(jobs);
+    drop(halted);
 }
 
 /// A job that has not started, with its prompt once tokenised.
@@ -345,18 +350,23 @@ struct Worker<'m> {
 }
 
 impl Worker<'_> {
-    fn serve(&mut self, jobs: &mpsc::Receiver<Job>) {
+    /// Run jobs until the handle is dropped, or until a halt (for tests), whose answer is
+    /// returned so that it is sent only once the jobs channel is closed.
+    fn serve(&mut self, jobs: &mpsc::Receiver<Job>) -> Option<mpsc::Sender<()>> {
         loop {
             self.step.sample(self.model, &mut self.ctx, &mut self.pool);
+            let mut halt = None;
             if self.step.is_empty() && self.waiting.is_empty() {
                 match jobs.recv() {
+                    Ok(Job::Halt { done }) => halt = Some(done),
                     Ok(job) => self.waiting.push_back(Waiting { job, tokens: None }),
-                    Err(_) => return,
+                    Err(_) => return None,
                 }
             }
             let mut gone = false;
-            loop {
+            while halt.is_none() {
                 match jobs.try_recv() {
+                    Ok(Job::Halt { done }) => halt = Some(done),
                     Ok(job) => self.waiting.push_back(Waiting { job, tokens: None }),
                     Err(mpsc::TryRecvError::Empty) => break,
                     Err(mpsc::TryRecvError::Disconnected) => {
@@ -365,10 +375,13 @@ impl Worker<'_> {
                     }
                 }
             }
-            if gone {
-                // The handle was dropped: nothing more can be asked or awaited.
+            if gone || halt.is_some() {
+                // The handle was dropped or halted: nothing more can be asked or awaited.
                 self.step.cancel_all(&mut self.pool);
-                return;
+                for w in self.waiting.drain(..) {
+                    fail(w.job, EngineError::Stopped);
+                }
+                return halt;
             }
             self.start_waiting();
             self.step.decode(&mut self.ctx, &mut self.pool);
@@ -515,6 +528,8 @@ impl Worker<'_> {
                 let _ = reply.send(self.report());
                 Start::Done
             }
+            // Taken by `serve` before any job starts.
+            Job::Halt { .. } => Start::Done,
         }
     }
 
@@ -756,7 +771,8 @@ fn job_keys(job: &Job) -> Vec<u64> {
         | Job::Detokenize { .. }
         | Job::Pieces { .. }
         | Job::Reset { .. }
-        | Job::Memory { .. } => Vec::new(),
+        | Job::Memory { .. }
+        | Job::Halt { .. } => Vec::new(),
     }
 }
 
@@ -779,8 +795,11 @@ fn fail(job: Job, e: EngineError) {
             let _ = reply.send(Err(e));
         }
         // These never wait.
-        Job::Tokenize { .. } | Job::Detokenize { .. } | Job::Pieces { .. } | Job::Memory { .. } => {
-        }
+        Job::Tokenize { .. }
+        | Job::Detokenize { .. }
+        | Job::Pieces { .. }
+        | Job::Memory { .. }
+        | Job::Halt { .. } => {}
     }
 }
 
