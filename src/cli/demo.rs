@@ -108,6 +108,11 @@ pub(super) fn run(args: &DemoArgs, settings: &Settings) -> anyhow::Result<ExitCo
             step_mode: args.step,
             notices: Vec::new(),
             reasoning: settings.interface.reasoning,
+            keys: settings.interface.keys,
+            notify: (
+                settings.interface.notify_method,
+                settings.interface.notify.clone(),
+            ),
             history: None,
         },
         resume: None,

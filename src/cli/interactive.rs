@@ -381,6 +381,11 @@ pub(super) fn run_default(
             step_mode: opts.step,
             notices,
             reasoning: settings.interface.reasoning,
+            keys: settings.interface.keys,
+            notify: (
+                settings.interface.notify_method,
+                settings.interface.notify.clone(),
+            ),
             history: crate::config::history_file(),
         },
         resume: None,

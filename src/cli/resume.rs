@@ -108,6 +108,11 @@ fn in_interface(
             step_mode: opts.step,
             notices,
             reasoning: settings.interface.reasoning,
+            keys: settings.interface.keys,
+            notify: (
+                settings.interface.notify_method,
+                settings.interface.notify.clone(),
+            ),
             history: crate::config::history_file(),
         },
         resume: Some(rec),

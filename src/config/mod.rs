@@ -300,6 +300,13 @@ impl Settings {
         if let Some(v) = get("LILYPAD_CTX").and_then(|v| v.parse().ok()) {
             self.engine.ctx = v;
         }
+        if let Some(v) = get("LILYPAD_KEYS") {
+            match v.trim() {
+                "chat" => self.interface.keys = crate::tui::KeyScheme::Chat,
+                "modal" => self.interface.keys = crate::tui::KeyScheme::Modal,
+                _ => {}
+            }
+        }
         if let Some(v) = get("LILYPAD_THREADS").and_then(|v| v.parse().ok()) {
             self.engine.threads = v;
         }

@@ -87,7 +87,7 @@ pub enum ActionError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{editor} exited with {status}; nothing was approved")]
+    #[error("{editor} exited with {status}")]
     Editor {
         editor: String,
         status: std::process::ExitStatus,

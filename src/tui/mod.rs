@@ -20,6 +20,7 @@ pub mod clipboard;
 pub mod diff_lines;
 pub mod history;
 pub mod keymap;
+pub mod notify;
 mod runner;
 pub mod settings;
 pub mod terminal;
@@ -31,7 +32,7 @@ pub mod wrap;
 
 pub use app::{App, AppOptions, Effect, PatchDecision};
 pub use runner::{replay, run};
-pub use settings::{InterfaceSettings, ReasoningView};
+pub use settings::{InterfaceSettings, KeyScheme, NotifyEvent, NotifyMethod, ReasoningView};
 pub use theme::Theme;
 
 use crate::protocol::{Event, Op};
@@ -122,6 +123,10 @@ pub struct TuiOptions {
     pub notices: Vec<String>,
     /// How reasoning is shown at the start (`r` changes it).
     pub reasoning: ReasoningView,
+    /// Which keys the transcript answers to (`[interface] keys`).
+    pub keys: KeyScheme,
+    /// How and when to get the person's attention while the terminal is out of focus.
+    pub notify: (NotifyMethod, Vec<NotifyEvent>),
     /// The file the message line's history is kept in (every repository's, each message
     /// with its repository); `None`: no history.
     pub history: Option<PathBuf>,

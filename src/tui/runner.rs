@@ -11,6 +11,8 @@ use super::actions::{self, ActionError, KeyReader};
 use super::app::{App, AppOptions, Effect, PatchDecision};
 use super::attempts::{Board, BoardEffect};
 use super::history::{History, HistoryFile};
+use super::notify::{self, TitleState};
+use super::settings::{NotifyEvent, NotifyMethod};
 use super::terminal::TerminalGuard;
 use super::{SessionLink, SessionOutcome, Startup, TuiError, TuiOptions, FRAMES_PER_SECOND};
 use crate::diff::{patch, FileDiff};
@@ -62,6 +64,12 @@ struct Loop {
     quit_all: bool,
     /// Where sent messages are kept for the repository (`None`: not kept).
     history: Option<HistoryFile>,
+    /// Whether the terminal has focus (as its focus reports say; assumed at the start).
+    focused: bool,
+    /// How, and for which events, to get the person's attention while out of focus.
+    notify: (NotifyMethod, Vec<NotifyEvent>),
+    /// The window title last set.
+    title: Option<TitleState>,
 }
 
 /// Run a live session: start-up messages arrive on `startup` (progress, then the link).
@@ -76,6 +84,7 @@ pub async fn run(
         replay: false,
     });
     app.reasoning = options.reasoning;
+    app.keys = options.keys;
     let history = match (&options.history, &options.repo) {
         (Some(path), Some(repo)) => Some(HistoryFile::new(path.clone(), repo)),
         (Some(path), None) => std::env::current_dir()
@@ -88,6 +97,7 @@ pub async fn run(
     }
     let mut lp = Loop::new(app, options.task.clone(), options.step_mode)?;
     lp.history = history;
+    lp.notify = options.notify.clone();
     for n in &options.notices {
         lp.app_mut()
             .transcript
@@ -139,6 +149,9 @@ impl Loop {
             step_mode,
             quit_all: false,
             history: None,
+            focused: true,
+            notify: (NotifyMethod::Off, Vec::new()),
+            title: None,
         })
     }
 
@@ -265,6 +278,8 @@ impl Loop {
                                 self.perform(slot, fx);
                             }
                         }
+                        Some(TermEvent::FocusLost) => self.focused = false,
+                        Some(TermEvent::FocusGained) => self.focused = true,
                         Some(_) => {}
                         None => return Ok(()),
                     }
@@ -276,6 +291,7 @@ impl Loop {
                 }
                 _ = tick.tick() => dirty = true,
                 _ = sleep_until(next_frame), if dirty => {
+                    self.set_title();
                     let (slots, board) = (&self.slots, &self.board);
                     let (front, focus) = (self.board_front, self.focus);
                     self.guard.term.draw(|f| match board {
@@ -342,11 +358,12 @@ impl Loop {
                 let n = attempts.len();
                 let seeds: Vec<u32> = attempts.iter().map(|a| a.seed).collect();
                 let options = self.slots[0].app.options.clone();
-                let reasoning = self.slots[0].app.reasoning;
+                let (reasoning, keys) = (self.slots[0].app.reasoning, self.slots[0].app.keys);
                 for (i, a) in attempts.into_iter().enumerate() {
                     if i >= self.slots.len() {
                         let mut app = App::new(options.clone());
                         app.reasoning = reasoning;
+                        app.keys = keys;
                         self.slots.push(Slot {
                             app,
                             link: None,
@@ -379,8 +396,58 @@ impl Loop {
         if matches!(ev, Event::SessionEnded) {
             self.slots[slot].ended = true;
         }
+        let attention = match &ev {
+            Event::ApprovalRequested(_) => Some((
+                NotifyEvent::ReviewWaiting,
+                "lilypad: a change or a command waits for review",
+            )),
+            Event::TaskFinished { .. } => {
+                Some((NotifyEvent::TaskFinished, "lilypad: the task finished"))
+            }
+            _ => None,
+        };
         let fx = self.slots[slot].app.on_event(ev);
         self.perform(slot, fx);
+        if let Some((kind, message)) = attention {
+            self.call_attention(kind, message);
+        }
+    }
+
+    /// Ring the bell or send a notification for `kind`, if the terminal is out of focus and
+    /// `[interface] notify` has it.
+    fn call_attention(&mut self, kind: NotifyEvent, message: &str) {
+        use std::io::Write;
+        if self.focused || !self.notify.1.contains(&kind) {
+            return;
+        }
+        let (program, term) = (
+            std::env::var("TERM_PROGRAM").ok(),
+            std::env::var("TERM").ok(),
+        );
+        let Some(bytes) =
+            notify::sequence(self.notify.0, message, program.as_deref(), term.as_deref())
+        else {
+            return;
+        };
+        let mut out = std::io::stdout();
+        if let Err(e) = out.write_all(bytes.as_bytes()).and_then(|_| out.flush()) {
+            tracing::warn!("could not notify: {e}");
+        }
+    }
+
+    /// The window title for what the session in front does, when that changed.
+    fn set_title(&mut self) {
+        let state = TitleState::of(&self.slots[self.focus.min(self.slots.len() - 1)].app);
+        if self.title == Some(state) {
+            return;
+        }
+        self.title = Some(state);
+        if let Err(e) = crossterm::execute!(
+            std::io::stdout(),
+            crossterm::terminal::SetTitle(state.title())
+        ) {
+            tracing::warn!("could not set the window title: {e}");
+        }
     }
 
     /// Slot `slot`'s agent is gone; its screen stays until the person quits.
@@ -565,6 +632,27 @@ impl Loop {
                     self.keys.resume();
                     let fx = self.slots[slot].app.on_edited(id, result);
                     self.perform(slot, fx);
+                }
+                Effect::EditDraft(text) => {
+                    self.keys.pause();
+                    let result = self
+                        .guard
+                        .suspended(|| actions::edit_text("message.md", &text))
+                        .map_err(ActionError::Terminal)
+                        .and_then(|r| r);
+                    self.keys.resume();
+                    self.slots[slot].app.on_draft_edited(result);
+                }
+                Effect::Suspend => {
+                    self.keys.pause();
+                    let result = super::terminal::suspend(&mut self.guard);
+                    self.keys.resume();
+                    if let Err(e) = result {
+                        self.slots[slot].app.transcript.notice(
+                            super::transcript::Level::Error,
+                            format!("taking the terminal back after a suspend: {e}"),
+                        );
+                    }
                 }
                 Effect::ApplyPatch(bytes) => {
                     let tx = self.jobs_tx.clone();

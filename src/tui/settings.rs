@@ -1,6 +1,7 @@
 //! The interface's own settings (`[interface]` in the config file; `crate::config` gathers
-//! them): how reasoning is shown. Owns the setting's values and their cycle order; does not
-//! read files or the environment.
+//! them): how reasoning is shown, which key scheme is used and how the terminal is asked to get
+//! the person's attention. Owns the settings' values and their order; does not read files or
+//! the environment, and does not write to the terminal (`tui::notify` does).
 
 use serde::{Deserialize, Serialize};
 
@@ -37,12 +38,75 @@ impl ReasoningView {
     }
 }
 
+/// Which keys the transcript answers to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyScheme {
+    /// The message line is always in front: printable keys type there (also while the agent
+    /// works, which queues the message), and the transcript's commands are Ctrl and Alt chords.
+    #[default]
+    Chat,
+    /// Single-letter commands in the transcript; `i` opens the message line.
+    Modal,
+}
+
+/// How the terminal is asked to get the person's attention.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NotifyMethod {
+    /// OSC 9 where the terminal is known to show it (iTerm2, WezTerm, kitty, Ghostty), else
+    /// BEL.
+    #[default]
+    Auto,
+    /// The bell character.
+    Bel,
+    /// A desktop notification through OSC 9.
+    Osc9,
+    /// A desktop notification through OSC 777 (`notify;title;body`).
+    Osc777,
+    /// Never.
+    Off,
+}
+
+/// What the person is told about when the terminal is not in focus.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotifyEvent {
+    /// A change or a command waits for review.
+    ReviewWaiting,
+    /// The agent finished the task (or stopped) and waits for a message.
+    TaskFinished,
+}
+
+fn default_notify() -> Vec<NotifyEvent> {
+    vec![NotifyEvent::ReviewWaiting, NotifyEvent::TaskFinished]
+}
+
 /// `[interface]`: settings of the terminal interface.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct InterfaceSettings {
     /// `collapsed` (the default), `full` or `hidden`.
     pub reasoning: ReasoningView,
+    /// `chat` (the default) or `modal`.
+    pub keys: KeyScheme,
+    /// How to notify: `auto` (the default), `bel`, `osc9`, `osc777` or `off`.
+    pub notify_method: NotifyMethod,
+    /// Which events notify (when the terminal has lost focus): `review_waiting`,
+    /// `task_finished`; both by default.
+    #[serde(default = "default_notify")]
+    pub notify: Vec<NotifyEvent>,
+}
+
+impl Default for InterfaceSettings {
+    fn default() -> Self {
+        Self {
+            reasoning: ReasoningView::default(),
+            keys: KeyScheme::default(),
+            notify_method: NotifyMethod::default(),
+            notify: default_notify(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -62,5 +126,20 @@ mod tests {
         let s: InterfaceSettings = toml::from_str("reasoning = \"hidden\"").unwrap();
         assert_eq!(s.reasoning, ReasoningView::Hidden);
         assert!(toml::from_str::<InterfaceSettings>("reasoning = \"loud\"").is_err());
+    }
+
+    #[test]
+    fn keys_and_notifications_parse() {
+        let d = InterfaceSettings::default();
+        assert_eq!(d.keys, KeyScheme::Chat);
+        assert_eq!(d.notify.len(), 2);
+        let s: InterfaceSettings = toml::from_str(
+            "keys = \"modal\"\nnotify_method = \"osc9\"\nnotify = [\"review_waiting\"]",
+        )
+        .unwrap();
+        assert_eq!(s.keys, KeyScheme::Modal);
+        assert_eq!(s.notify_method, NotifyMethod::Osc9);
+        assert_eq!(s.notify, [NotifyEvent::ReviewWaiting]);
+        assert!(toml::from_str::<InterfaceSettings>("keys = \"vi\"").is_err());
     }
 }

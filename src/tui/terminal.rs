@@ -1,12 +1,15 @@
-//! The terminal's modes: raw mode, the alternate screen, bracketed paste, mouse reports (for
-//! the wheel) and, where the terminal has them, unambiguous key reports (the kitty keyboard
-//! protocol, so Shift-Enter is not Enter) on entry, and restored on every way
-//! out: normal exit and errors (the [`TerminalGuard`]'s drop) and panics (a hook installed
-//! before the screen is taken over, chained to the previous hook so the panic message still
-//! prints, on the restored screen).
+//! The terminal's modes: raw mode, the alternate screen, bracketed paste, focus reports, mouse
+//! reports (for the wheel), the saved window title and, where the terminal has them,
+//! unambiguous key reports (the kitty keyboard protocol, so Shift-Enter is not Enter) on
+//! entry, and restored on every way out: normal exit and errors (the [`TerminalGuard`]'s
+//! drop) and panics (a hook installed before the screen is taken over, chained to the previous
+//! hook so the panic message still prints, on the restored screen). Also suspends the program
+//! (Ctrl-Z) with the terminal restored while it is stopped. Does not decide when to do any of
+//! this (the runner does).
 
 use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
+    EnableFocusChange, EnableMouseCapture,
 };
 use crossterm::execute;
 use crossterm::terminal::{
@@ -44,15 +47,37 @@ fn enhance_keys(query: bool) {
     }
 }
 
+/// Whether the window title was saved (xterm's title stack), to be put back.
+static TITLE_SAVED: AtomicBool = AtomicBool::new(false);
+
+/// Save the window title, so that the titles the runner sets can be undone.
+fn save_title() {
+    use std::io::Write;
+    let mut out = stdout();
+    if out
+        .write_all(b"\x1b[22;0t")
+        .and_then(|_| out.flush())
+        .is_ok()
+    {
+        TITLE_SAVED.store(true, Ordering::SeqCst);
+    }
+}
+
 /// Put the terminal back as it was. Safe to call more than once.
 pub fn restore() {
     if ENHANCED_KEYS.swap(false, Ordering::SeqCst) {
         let _ = execute!(stdout(), crossterm::event::PopKeyboardEnhancementFlags);
     }
+    if TITLE_SAVED.swap(false, Ordering::SeqCst) {
+        use std::io::Write;
+        let mut out = stdout();
+        let _ = out.write_all(b"\x1b[23;0t").and_then(|_| out.flush());
+    }
     let _ = disable_raw_mode();
     let _ = execute!(
         stdout(),
         DisableBracketedPaste,
+        DisableFocusChange,
         DisableMouseCapture,
         LeaveAlternateScreen,
         crossterm::cursor::Show
@@ -84,11 +109,13 @@ impl TerminalGuard {
             out,
             EnterAlternateScreen,
             EnableBracketedPaste,
+            EnableFocusChange,
             EnableMouseCapture
         ) {
             restore();
             return Err(e);
         }
+        save_title();
         enhance_keys(true);
         let term = match Terminal::new(CrosstermBackend::new(out)) {
             Ok(t) => t,
@@ -109,12 +136,27 @@ impl TerminalGuard {
             stdout(),
             EnterAlternateScreen,
             EnableBracketedPaste,
+            EnableFocusChange,
             EnableMouseCapture
         )?;
+        save_title();
         enhance_keys(false);
         self.term.clear()?;
         Ok(out)
     }
+}
+
+/// Stop the program as a shell's Ctrl-Z would (SIGTSTP to its process group, which holds the
+/// commands it runs), with the terminal restored meanwhile; returns once the shell's `fg`
+/// continues it, the screen taken back. Where no shell can continue it (its process group is
+/// orphaned), the kernel drops the signal and this returns at once.
+pub fn suspend(guard: &mut TerminalGuard) -> std::io::Result<()> {
+    guard.suspended(|| {
+        // SAFETY: kill(2) with pid 0 and a valid signal number has no memory effects.
+        unsafe {
+            libc::kill(0, libc::SIGTSTP);
+        }
+    })
 }
 
 impl Drop for TerminalGuard {

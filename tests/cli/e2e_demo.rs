@@ -36,6 +36,10 @@ impl Tmux {
                     "120",
                     "-y",
                     "40",
+                    // The e2e tests were written for the modal keys; those of the default
+                    // keys set LILYPAD_KEYS=chat in their command.
+                    "-e",
+                    "LILYPAD_KEYS=modal",
                     cmd,
                 ])
                 .env("TERM", "xterm-256color")

@@ -41,9 +41,10 @@ impl App {
             Mode::Transcript if self.search.as_ref().is_some_and(|s| s.field.is_some()) => {
                 vec![C::Search, C::Anywhere]
             }
-            Mode::Transcript if self.input_focus && self.recall.is_some() => {
+            Mode::Transcript if self.message_line_open() && self.recall.is_some() => {
                 vec![C::HistorySearch, C::Anywhere]
             }
+            Mode::Transcript if self.chat_in_front() => vec![C::Chat, C::Input, C::Anywhere],
             Mode::Transcript if self.input_focus => vec![C::Input, C::Anywhere],
             Mode::Transcript if self.search.is_some() && self.replay.is_some() => {
                 vec![C::Found, C::Replay, C::Transcript, C::Browse, C::Anywhere]
@@ -56,6 +57,22 @@ impl App {
             }
             Mode::Transcript => vec![C::Transcript, C::Browse, C::Anywhere],
         }
+    }
+
+    /// Whether the message line is in front in the default (chat) keys: no review, patch,
+    /// overlay, search or replay.
+    pub fn chat_in_front(&self) -> bool {
+        self.keys == crate::tui::KeyScheme::Chat
+            && self.overlay.is_none()
+            && matches!(self.mode, Mode::Transcript)
+            && self.replay.is_none()
+            && self.search.is_none()
+    }
+
+    /// Whether keys type on the message line now (focused in the modal keys, or in front in
+    /// the chat keys).
+    pub fn message_line_open(&self) -> bool {
+        self.input_focus || self.chat_in_front()
     }
 
     /// The mouse wheel: [`WHEEL_LINES`] lines of the view in front (the help, a change under
@@ -90,10 +107,14 @@ impl App {
     /// A key press.
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         let contexts = self.contexts();
-        match lookup(&contexts, &key) {
+        let action = lookup(&contexts, &key);
+        if action != Some(Action::EscapeOrRewind) {
+            self.esc_armed = false;
+        }
+        match action {
             Some(action) => self.act(action, contexts[0]),
             None => {
-                if contexts[0] == Context::Input
+                if matches!(contexts[0], Context::Input | Context::Chat)
                     && key.code == crossterm::event::KeyCode::Backspace
                     && key.modifiers.is_empty()
                     && self.delete_folded_paste()
@@ -131,7 +152,7 @@ impl App {
             self.input_focus = true;
         }
         match self.contexts()[0] {
-            Context::Input => {
+            Context::Input | Context::Chat => {
                 let lines = text.lines().count();
                 if lines > FOLD_LINES {
                     let mut label = format!("[pasted {lines} lines]");
@@ -283,8 +304,47 @@ impl App {
                 });
                 self.recall_step(false);
             }
+            A::EditDraft => return vec![Effect::EditDraft(self.message_text())],
             _ => {}
         }
+        Vec::new()
+    }
+
+    /// The editor opened with Ctrl-G is closed: what was saved is the message line's text
+    /// (the file's last line end dropped), or on failure the line stays as it was.
+    pub fn on_draft_edited(&mut self, result: Result<String, crate::tui::actions::ActionError>) {
+        match result {
+            Ok(text) => {
+                let text = text.strip_suffix('\n').unwrap_or(&text);
+                let text = text.strip_suffix('\r').unwrap_or(text);
+                self.pastes.clear();
+                self.input.set_text(text);
+                if !self.chat_in_front() && matches!(self.mode, Mode::Transcript) {
+                    self.input_focus = true;
+                }
+            }
+            Err(e) => self.transcript.notice(
+                Level::Warning,
+                format!("the editor failed, the message is kept as it was: {e}"),
+            ),
+        }
+    }
+
+    /// Esc with the message line in front: interrupt the agent while it works; else on an
+    /// empty line the first Esc arms and the second asks which turn to rewind to.
+    fn escape_or_rewind(&mut self) -> Vec<Effect> {
+        if self.status.state.is_busy() {
+            self.esc_armed = false;
+            return self.act_transcript(Action::Interrupt);
+        }
+        if !self.input.text().is_empty() {
+            self.esc_armed = false;
+            return Vec::new();
+        }
+        if std::mem::take(&mut self.esc_armed) {
+            return self.open_rewind();
+        }
+        self.esc_armed = true;
         Vec::new()
     }
 
@@ -313,6 +373,7 @@ impl App {
                 Vec::new()
             }
             A::InterruptOrQuit => self.interrupt_or_quit(),
+            A::Suspend => vec![Effect::Suspend],
             A::Quit => match self.quit_question() {
                 Some(q) => {
                     self.overlay = Some(Overlay::ConfirmQuit(q));
@@ -588,7 +649,10 @@ impl App {
             | A::WordRight
             | A::LineStart
             | A::LineEnd
+            | A::EditDraft
             | A::SearchHistory => self.act_composer(action),
+            A::EscapeOrRewind => self.escape_or_rewind(),
+
             A::Submit => {
                 if self.input.text().trim().is_empty() {
                     return Vec::new();

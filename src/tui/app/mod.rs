@@ -60,6 +60,11 @@ pub enum Effect {
         path: PathBuf,
         bytes: Vec<u8>,
     },
+    /// Open the message line's text in `$EDITOR`, then call [`App::on_draft_edited`].
+    EditDraft(String),
+    /// Stop the program (SIGTSTP) with the terminal restored; the screen is drawn again on
+    /// `fg`.
+    Suspend,
     /// Copy `text` out of the interface (OSC 52, or a file), then call [`App::on_copied`].
     Copy {
         what: String,
@@ -165,6 +170,11 @@ pub struct App {
     /// Which attempt this is, when several attempts run (`attempt 2 of 3`), for the status
     /// line.
     pub attempt_label: Option<String>,
+    /// Which keys the transcript answers to. The runner sets `[interface] keys` (chat by
+    /// default); a bare App (unit tests, benchmarks) keeps the modal keys.
+    pub keys: crate::tui::KeyScheme,
+    /// Esc was pressed on an empty message line: a second Esc asks which turn to rewind to.
+    pub(crate) esc_armed: bool,
 }
 
 impl App {
@@ -197,6 +207,8 @@ impl App {
             help_scroll: 0,
             help_page: std::cell::Cell::new(20),
             attempt_label: None,
+            keys: crate::tui::KeyScheme::Modal,
+            esc_armed: false,
             options,
         }
     }
@@ -417,7 +429,7 @@ impl App {
         let text = match result {
             Ok(t) => t,
             Err(e) => {
-                let note = Some(format!("editor failed: {e}"));
+                let note = Some(format!("editor failed: {e}; nothing was approved"));
                 match r {
                     Review::Change(c) => (c.opened, c.note) = (None, note),
                     Review::Command(c) => (c.opened, c.note) = (None, note),

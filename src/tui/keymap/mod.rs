@@ -14,8 +14,11 @@ pub enum Context {
     Anywhere,
     /// Whenever no text is being typed.
     Browse,
-    /// The transcript (the main view).
+    /// The transcript, in the modal scheme (`[interface] keys = "modal"`).
     Transcript,
+    /// The transcript with the message line in front (the default scheme): its commands are
+    /// chords, and every other key types.
+    Chat,
     /// Stepping through a recorded session.
     Replay,
     /// Reviewing a file change.
@@ -54,7 +57,8 @@ impl Context {
         match self {
             Context::Anywhere => "Anywhere",
             Context::Browse => "Outside text entry",
-            Context::Transcript => "Transcript",
+            Context::Transcript => "Transcript (keys = \"modal\")",
+            Context::Chat => "Transcript, with the message line in front (the default keys)",
             Context::Replay => "Replay",
             Context::Diff => "Reviewing a file change",
             Context::Command => "Reviewing a command",
@@ -78,6 +82,7 @@ impl Context {
         matches!(
             self,
             Context::Input
+                | Context::Chat
                 | Context::Feedback
                 | Context::SavePath
                 | Context::Search
@@ -161,6 +166,13 @@ pub enum Action {
     SearchHistory,
     /// Ctrl-R again: the next older message that matches.
     OlderMatch,
+    /// Edit the message line's text in `$VISUAL` or `$EDITOR`.
+    EditDraft,
+    /// Stop the program as a shell's Ctrl-Z would (back with `fg`).
+    Suspend,
+    /// Esc with the message line in front: interrupt the agent while it works; on an empty
+    /// line, a second Esc asks which turn to rewind to.
+    EscapeOrRewind,
 }
 
 /// A key: code plus Ctrl/Alt, and Shift where it is not part of the character (Shift-Enter).
@@ -259,6 +271,7 @@ impl Key {
             KeyCode::PageDown => "PgDn".into(),
             KeyCode::Home => "Home".into(),
             KeyCode::End => "End".into(),
+            KeyCode::F(n) => format!("F{n}"),
             other => format!("{other:?}"),
         };
         match (self.ctrl, self.alt, self.shift) {

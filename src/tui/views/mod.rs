@@ -150,12 +150,12 @@ fn draw_input(frame: &mut Frame<'_>, area: Rect, app: &App) {
         },
         Mode::Transcript => match app.search.as_ref().and_then(|s| s.field.as_ref()) {
             Some(f) => ("search / ", Some(f), true),
-            None => ("› ", Some(&app.input), app.input_focus),
+            None => ("› ", Some(&app.input), app.message_line_open()),
         },
     };
     // A search of the messages sent: what is typed in the label, the message found after it.
     let recall = match (&app.mode, &app.recall) {
-        (Mode::Transcript, Some(r)) if app.input_focus => Some(r),
+        (Mode::Transcript, Some(r)) if app.message_line_open() => Some(r),
         _ => None,
     };
     let recall_label;
