@@ -244,10 +244,14 @@ fn placeholder(app: &App) -> String {
     if app.replay.is_some() {
         return "replay: n next turn · b back · e to the end".into();
     }
+    let chat = app.keys == crate::tui::KeyScheme::Chat;
     match (&app.mode, app.status.state) {
         (Mode::Review(_), _) => "review the proposal above".into(),
         (Mode::Patch(_), _) => "decide what to do with the session patch".into(),
+        // With the chat keys the message line is in front again once the overlay closes.
+        (_, S::WaitingForTask) | (_, S::Finished) if chat => String::new(),
         (_, S::WaitingForTask) | (_, S::Finished) => "press i to type a message".into(),
+        (_, S::Paused) if chat => "paused: Alt-N runs the next turn".into(),
         (_, S::Paused) => "paused: n runs the next turn".into(),
         (_, s) if s.is_busy() => "the agent is working · Esc interrupts".into(),
         _ => String::new(),
