@@ -280,7 +280,7 @@ async fn answer(
         );
         return e.into_response();
     };
-    let mut tracking = Tracking::new(
+    let tracking = Tracking::new(
         server.clone(),
         &caller,
         assigned.index(),
@@ -291,7 +291,12 @@ async fn answer(
     // Wait for a place to generate, higher priorities first. A client that leaves meanwhile
     // drops this future: its tracking ends as an abort.
     let permit = server.gate.enter(caller.priority).await;
-    let (stream, assigned) = match generate(&server, &route, assigned, request, &mut tracking) {
+    let (generated, tracking) =
+        match generate_off(&server, &route, assigned, request, tracking).await {
+            Ok(g) => g,
+            Err(e) => return e.into_response(),
+        };
+    let (stream, assigned) = match generated {
         Ok(s) => s,
         Err(e) => {
             let a = ApiError::from_engine(&e);
@@ -379,6 +384,29 @@ pub(super) fn generate(
             Err(e) => return Err(e),
         }
     }
+}
+
+/// What [`generate_off`] gives back: the generation (or the engine's refusal) and the tracking.
+pub(super) type Started = (Result<(GenerationStream, Assigned), EngineError>, Tracking);
+
+/// [`generate`] on a blocking thread: the in-process engine tokenises a text prompt on the
+/// caller's thread (so that a long prompt never holds up the engine's), and that must not be
+/// one of the runtime's few, which answer every other request. Fails only if that thread
+/// panicked (the tracking then ended as an abort).
+pub(super) async fn generate_off(
+    server: &Arc<Server>,
+    route: &str,
+    assigned: Assigned,
+    request: GenerateRequest,
+    mut tracking: Tracking,
+) -> Result<Started, ApiError> {
+    let (s, r) = (server.clone(), route.to_string());
+    tokio::task::spawn_blocking(move || {
+        let generated = generate(&s, &r, assigned, request, &mut tracking);
+        (generated, tracking)
+    })
+    .await
+    .map_err(|_| ApiError::from_engine(&EngineError::Stopped))
 }
 
 /// The rejection reason of an engine's refusal.

@@ -13,9 +13,7 @@ use super::api::{self, ApiError};
 use super::tokenize::token_ids;
 use super::track::Tracking;
 use super::{authorized, Rejection, Server};
-use crate::engine::{
-    EngineError, EngineEvent, GenerateRequest, Prompt, SequenceId, TokenReport,
-};
+use crate::engine::{EngineError, EngineEvent, GenerateRequest, Prompt, SequenceId, TokenReport};
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
@@ -134,7 +132,7 @@ async fn answer(
             ApiError::from_engine(&EngineError::Stopped),
         )
     })?;
-    let mut tracking = Tracking::new(
+    let tracking = Tracking::new(
         server.clone(),
         caller,
         assigned.index(),
@@ -143,7 +141,10 @@ async fn answer(
         arrived,
     );
     let _permit = server.gate.enter(caller.priority).await;
-    let generated = super::chat::generate(server, &route, assigned, request, &mut tracking);
+    let (generated, mut tracking) =
+        super::chat::generate_off(server, &route, assigned, request, tracking)
+            .await
+            .map_err(|e| (Rejection::InvalidRequest, e))?;
     let (stream, _assigned) = match generated {
         Ok(s) => s,
         Err(e) => {

@@ -71,3 +71,97 @@ async fn tokenize_gives_the_tokenizers_ids_and_detokenize_the_text_back() {
     let (status, err) = post(&server.base, "/tokenize", json!({"nothing": 1})).await;
     assert_eq!(status, 400, "{err}");
 }
+
+/// A long prompt under the size bound (so the engine must count its tokens) is tokenised off
+/// the engine's thread: a small request sent while it is tokenised is answered first, and the
+/// long one is then refused with 400 `context_length_exceeded` by its exact count.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_prompt_is_tokenised_without_holding_up_a_small_one() {
+    let Some(dir) = std::env::var_os("LILYPAD_QWEN_TOKENIZER_DIR") else {
+        assert!(
+            std::env::var_os("LILYPAD_TEST_STRICT").is_none(),
+            "LILYPAD_QWEN_TOKENIZER_DIR is not set (run scripts/fetch-test-data.sh)"
+        );
+        eprintln!("SKIPPED: LILYPAD_QWEN_TOKENIZER_DIR not set; run through scripts/test.sh");
+        return;
+    };
+    let vocab = testmodel::vocab::qwen35(std::path::Path::new(&dir), 248_320).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let json_path = tmp.path().join("tokenizer.json");
+    std::fs::write(
+        &json_path,
+        testmodel::vocab::tokenizer_json(&vocab).to_string(),
+    )
+    .unwrap();
+    let gguf = tmp.path().join("tiny-real-vocab.gguf");
+    testmodel::write(&gguf, &TinySpec::with_vocab(vocab)).unwrap();
+    // The size bound: a prompt has at least bytes / (3 x the longest token's bytes) tokens.
+    let tokenizer = tokenizers::Tokenizer::from_file(&json_path).unwrap();
+    let longest = (0..tokenizer.get_vocab_size(true) as u32)
+        .filter_map(|id| tokenizer.decode(&[id], false).ok())
+        .map(|t| t.len())
+        .max()
+        .unwrap();
+    let ctx = 4096; // remote_common::serve's --ctx
+    let bound = 3 * longest * ctx;
+    // Words of pseudo-random letters, nine tenths of the bound: far more than 4,096 tokens.
+    let mut state = 0x2545_f491_u32;
+    let mut big = String::new();
+    while big.len() < bound * 9 / 10 {
+        for _ in 0..12 {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            big.push((b'a' + (state % 26) as u8) as char);
+        }
+        big.push(' ');
+    }
+    let server = serve(&["--model", gguf.to_str().unwrap()], &[]);
+    let chat = |text: String| {
+        let base = server.base.clone();
+        async move {
+            let r = reqwest::Client::new()
+                .post(format!("{base}/chat/completions"))
+                .header("content-type", "application/json")
+                .body(
+                    json!({"model": "m", "max_tokens": 2,
+                           "messages": [{"role": "user", "content": text}]})
+                    .to_string(),
+                )
+                .send()
+                .await
+                .unwrap();
+            let status = r.status().as_u16();
+            let body: Value = serde_json::from_str(&r.text().await.unwrap()).unwrap();
+            (status, body, std::time::Instant::now())
+        }
+    };
+    let started = std::time::Instant::now();
+    let long = tokio::spawn(chat(big.clone()));
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let (status, small, small_done) = chat("hi".into()).await;
+    assert_eq!(status, 200, "{small}");
+    let (status, refused, long_done) = long.await.unwrap();
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(
+        refused["error"]["type"], "context_length_exceeded",
+        "{refused}"
+    );
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        !message.contains("at least"),
+        "counted, not bounded: {message}"
+    );
+    assert!(
+        small_done < long_done,
+        "the small request waited for the long one's tokens ({} bytes, refused after {:?}): {message}",
+        big.len(),
+        long_done - started
+    );
+    eprintln!(
+        "{} bytes (bound {bound}) refused after {:?}; the small one answered after {:?}",
+        big.len(),
+        long_done - started,
+        small_done - started
+    );
+}

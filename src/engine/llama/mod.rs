@@ -102,6 +102,9 @@ pub(crate) enum PromptInput {
 pub(crate) enum Job {
     Generate {
         request: GenerateRequest,
+        /// The prompt's tokens when the caller tokenised it (a text prompt, on the caller's
+        /// thread: see [`EngineHandle::generate`]).
+        tokens: Option<Vec<llama_cpp_2::token::LlamaToken>>,
         events: tokio::sync::mpsc::UnboundedSender<EngineEvent>,
         cancel: Arc<AtomicBool>,
         trace: Option<mpsc::Sender<Vec<f32>>>,
@@ -115,10 +118,6 @@ pub(crate) enum Job {
         tokens: Vec<u32>,
         from: usize,
         reply: mpsc::SyncSender<Result<ScoredRows, EngineError>>,
-    },
-    Tokenize {
-        text: String,
-        reply: mpsc::Sender<Vec<u32>>,
     },
     Detokenize {
         tokens: Vec<u32>,
@@ -207,12 +206,18 @@ pub(crate) fn fits(bytes: usize, model: &LoadedModel) -> Result<(), EngineError>
     Ok(())
 }
 
+/// Text prompts from this size on are tokenised on the caller's thread (see
+/// `EngineHandle::start_generation`): tokenising 8 KiB takes a few milliseconds.
+const TOKENIZE_ON_CALLER_BYTES: usize = 8 << 10;
+
 /// A running engine. Dropping it stops the thread after the current job.
 pub struct EngineHandle {
     jobs: Option<mpsc::Sender<Job>>,
     occupancy: std::sync::Arc<Occupancy>,
     thread: Option<std::thread::JoinHandle<()>>,
     model: LoadedModel,
+    /// The model itself, shared with the engine's thread, for tokenising on the caller's.
+    llama: Arc<llama_cpp_2::model::LlamaModel>,
 }
 
 impl EngineHandle {
@@ -235,11 +240,12 @@ impl EngineHandle {
             .spawn(move || worker::run(plan, Box::new(progress), ready_tx, jobs_rx, written))
             .map_err(EngineError::Thread)?;
         match ready_rx.recv() {
-            Ok(Ok(model)) => Ok(Self {
+            Ok(Ok((model, llama))) => Ok(Self {
                 jobs: Some(jobs_tx),
                 occupancy,
                 thread: Some(thread),
                 model,
+                llama,
             }),
             Ok(Err(e)) => {
                 let _ = thread.join();
@@ -290,15 +296,40 @@ impl EngineHandle {
         request: GenerateRequest,
         trace: Option<mpsc::Sender<Vec<f32>>>,
     ) -> Result<GenerationStream, EngineError> {
-        match &request.prompt {
-            Prompt::Text(text) => fits(text.len(), &self.model)?,
-            Prompt::Tokens(ids) => self.in_vocabulary(ids)?,
-            Prompt::Chat { .. } => {}
-        }
+        // A long text prompt is tokenised here, on the caller's thread, and refused here when
+        // it cannot fit: it never holds up the engine's thread, where every running generation
+        // waits for whatever it does. A short one is left to the engine (a few milliseconds),
+        // so that requests sent together start together.
+        let tokens = match &request.prompt {
+            Prompt::Text(text) if text.len() < TOKENIZE_ON_CALLER_BYTES => {
+                fits(text.len(), &self.model)?;
+                None
+            }
+            Prompt::Text(text) => {
+                fits(text.len(), &self.model)?;
+                let tokens = vocab::tokenize(&self.llama, text);
+                if tokens.len() > self.model.context as usize {
+                    // Refused as the engine refuses it: the stream's one event.
+                    let (tx, rx) = unbounded_channel();
+                    let _ = tx.send(EngineEvent::Failed(EngineError::PromptTooLong {
+                        prompt: tokens.len(),
+                        ctx: self.model.context,
+                    }));
+                    return Ok(GenerationStream::new(rx, Arc::new(AtomicBool::new(false))));
+                }
+                Some(tokens)
+            }
+            Prompt::Tokens(ids) => {
+                self.in_vocabulary(ids)?;
+                None
+            }
+            Prompt::Chat { .. } => None,
+        };
         let (tx, rx) = unbounded_channel();
         let cancel = Arc::new(AtomicBool::new(false));
         self.send(Job::Generate {
             request,
+            tokens,
             events: tx,
             cancel: cancel.clone(),
             trace,
@@ -383,14 +414,16 @@ impl EngineHandle {
         Ok(ScoreStream { rx })
     }
 
-    /// Token ids of `text`, special tokens parsed.
+    /// Token ids of `text`, special tokens parsed: on the caller's thread (the vocabulary is
+    /// read-only, and llama.cpp's tokeniser may run beside a decode).
     pub fn tokenize(&self, text: &str) -> Result<Vec<u32>, EngineError> {
-        let (tx, rx) = mpsc::channel();
-        self.send(Job::Tokenize {
-            text: text.to_string(),
-            reply: tx,
-        })?;
-        rx.recv().map_err(|_| EngineError::Stopped)
+        if self.jobs.is_none() {
+            return Err(EngineError::Stopped);
+        }
+        Ok(vocab::tokenize(&self.llama, text)
+            .iter()
+            .map(|t| t.0 as u32)
+            .collect())
     }
 
     /// Text of `tokens` by llama.cpp's own detokeniser (control tokens omitted).

@@ -216,7 +216,7 @@ fn target<'m>(
 pub(super) fn run(
     plan: Plan,
     mut progress: Box<dyn FnMut(f32) + Send>,
-    ready: mpsc::Sender<Result<LoadedModel, EngineError>>,
+    ready: mpsc::Sender<Result<(LoadedModel, std::sync::Arc<LlamaModel>), EngineError>>,
     jobs: mpsc::Receiver<Job>,
     occupancy: std::sync::Arc<super::Occupancy>,
 ) {
@@ -256,8 +256,9 @@ pub(super) fn run(
             }
         }
     };
+    // Shared with the handle, which tokenises text prompts on the callers' threads.
     let model = match LlamaModel::load_from_file(backend, &plan.path, &params) {
-        Ok(m) => m,
+        Ok(m) => std::sync::Arc::new(m),
         Err(_) => {
             let _ = ready.send(Err(EngineError::Load {
                 path: plan.path.clone(),
@@ -293,7 +294,7 @@ pub(super) fn run(
         longest_token_bytes: super::vocab::longest_token_bytes(&model),
         chat_template: plan.chat_template.clone(),
     };
-    if ready.send(Ok(info)).is_err() {
+    if ready.send(Ok((info, model.clone()))).is_err() {
         return;
     }
     let n_ctx = ctx.n_ctx() as usize;
@@ -332,7 +333,21 @@ struct Waiting {
     tokens: Option<Vec<LlamaToken>>,
 }
 
+impl Waiting {
+    /// A job as it arrives, with the tokens its caller already made of its prompt.
+    fn new(mut job: Job) -> Self {
+        let tokens = match &mut job {
+            Job::Generate { tokens, .. } => tokens.take(),
+            _ => None,
+        };
+        Self { job, tokens }
+    }
+}
+
 /// Whether a job started (it is done, or its generation is running) or must wait.
+// A `Start` lives for one call and is matched at once; boxing the job would cost an
+// allocation each time a waiting job is looked at.
+#[allow(clippy::large_enum_variant)]
 enum Start {
     Done,
     Wait(Waiting),
@@ -359,7 +374,7 @@ impl Worker<'_> {
             if self.step.is_empty() && self.waiting.is_empty() {
                 match jobs.recv() {
                     Ok(Job::Halt { done }) => halt = Some(done),
-                    Ok(job) => self.waiting.push_back(Waiting { job, tokens: None }),
+                    Ok(job) => self.waiting.push_back(Waiting::new(job)),
                     Err(_) => return None,
                 }
             }
@@ -367,7 +382,7 @@ impl Worker<'_> {
             while halt.is_none() {
                 match jobs.try_recv() {
                     Ok(Job::Halt { done }) => halt = Some(done),
-                    Ok(job) => self.waiting.push_back(Waiting { job, tokens: None }),
+                    Ok(job) => self.waiting.push_back(Waiting::new(job)),
                     Err(mpsc::TryRecvError::Empty) => break,
                     Err(mpsc::TryRecvError::Disconnected) => {
                         gone = true;
@@ -492,15 +507,6 @@ impl Worker<'_> {
                     Start::Done
                 }
             },
-            Job::Tokenize { text, reply } => {
-                let _ = reply.send(
-                    tokenize(self.model, &text)
-                        .iter()
-                        .map(|t| t.0 as u32)
-                        .collect(),
-                );
-                Start::Done
-            }
             Job::Detokenize { tokens, reply } => {
                 let toks: Vec<LlamaToken> = tokens.iter().map(|&t| LlamaToken(t as i32)).collect();
                 let bytes = self.model.vocab().detokenize(&toks, false, false);
@@ -579,6 +585,7 @@ impl Worker<'_> {
             events,
             cancel,
             trace,
+            ..
         } = &w.job
         else {
             return Start::Done;
@@ -767,8 +774,7 @@ fn job_keys(job: &Job) -> Vec<u64> {
         | Job::LoadState { sequence, .. } => vec![sequence.0],
         Job::Score { .. } => vec![crate::engine::SequenceId::DEFAULT.0],
         Job::Fork { from, to, .. } => vec![from.0, to.0],
-        Job::Tokenize { .. }
-        | Job::Detokenize { .. }
+        Job::Detokenize { .. }
         | Job::Pieces { .. }
         | Job::Reset { .. }
         | Job::Memory { .. }
@@ -795,11 +801,7 @@ fn fail(job: Job, e: EngineError) {
             let _ = reply.send(Err(e));
         }
         // These never wait.
-        Job::Tokenize { .. }
-        | Job::Detokenize { .. }
-        | Job::Pieces { .. }
-        | Job::Memory { .. }
-        | Job::Halt { .. } => {}
+        Job::Detokenize { .. } | Job::Pieces { .. } | Job::Memory { .. } | Job::Halt { .. } => {}
     }
 }
 
