@@ -92,8 +92,10 @@ pub(super) fn error(status: StatusCode, kind: &'static str, message: String) -> 
     .into_response()
 }
 
+/// The error object; `code` repeats the kind, where OpenAI's clients look for the specific
+/// reason (`context_length_exceeded`, `invalid_api_key`, `rate_limit_exceeded`).
 pub(super) fn error_body(kind: &str, message: &str) -> Value {
-    json!({"error": {"message": message, "type": kind, "param": null, "code": null}})
+    json!({"error": {"message": message, "type": kind, "param": null, "code": kind}})
 }
 
 pub(super) fn now() -> u64 {

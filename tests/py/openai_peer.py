@@ -412,6 +412,7 @@ def keys_checks(base, key):
     except openai.AuthenticationError as e:
         assert e.status_code == 401, e
         assert e.body["type"] == "invalid_api_key", e.body
+        assert e.code == "invalid_api_key", e.code
     client = OpenAI(base_url=base, api_key=key, max_retries=0, timeout=120)
     raw = client.chat.completions.with_raw_response.create(
         model="script", messages=messages, extra_headers={"X-Request-Id": "py-req-1"}
@@ -426,6 +427,7 @@ def keys_checks(base, key):
     except openai.RateLimitError as e:
         assert e.status_code == 429, e
         assert e.body["type"] == "rate_limit_exceeded", e.body
+        assert e.code == "rate_limit_exceeded", e.code
         retry = int(e.response.headers["retry-after"])
         assert 1 <= retry <= 60, retry
         assert e.response.headers.get("x-request-id"), dict(e.response.headers)

@@ -147,6 +147,10 @@ async fn a_long_prompt_is_tokenised_without_holding_up_a_small_one() {
         refused["error"]["type"], "context_length_exceeded",
         "{refused}"
     );
+    assert_eq!(
+        refused["error"]["code"], "context_length_exceeded",
+        "{refused}"
+    );
     let message = refused["error"]["message"].as_str().unwrap();
     assert!(
         !message.contains("at least"),
