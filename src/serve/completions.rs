@@ -13,9 +13,7 @@ use super::api::{self, ApiError};
 use super::tokenize::token_ids;
 use super::track::Tracking;
 use super::{authorized, Rejection, Server};
-use crate::engine::{
-    EngineError, EngineEvent, GenerateRequest, Prompt, SequenceId, TokenReport,
-};
+use crate::engine::{EngineError, EngineEvent, GenerateRequest, Prompt, SequenceId, TokenReport};
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
