@@ -2,7 +2,8 @@
 //! line cursor, `m` comments on its line, and the comments reach the model inside the
 //! decision's feedback as `path:LINE: quoted line` blocks (LINE in the new file for an added
 //! line, in the old file for a removed one), whether the change is approved, rejected or
-//! approved in part; the diff shows each comment under its line.
+//! approved in part; the diff shows each comment under its line. On the session patch the
+//! comments go out as the next message when the patch is left.
 
 use super::tui_views::{app, draw, feed, text};
 use crossterm::event::{KeyCode, KeyEvent};
@@ -163,5 +164,46 @@ fn the_diff_shows_each_comment_under_its_line() {
     assert!(
         !screen.contains("say 3") && screen.contains("1 comment "),
         "{screen}"
+    );
+}
+
+#[test]
+fn comments_on_the_session_patch_are_the_next_message() {
+    use super::tui_views::session_start;
+    use lilypad::diff::patch;
+    use lilypad::protocol::{FinishReason, Op};
+    let mut a = app();
+    feed(&mut a, session_start());
+    feed(
+        &mut a,
+        vec![Event::TaskFinished {
+            reason: FinishReason::Answered,
+            final_answer: None,
+        }],
+    );
+    let raw = "diff --git a/calc.py b/calc.py\nindex 1111111..2222222 100644\n--- a/calc.py\n+++ b/calc.py\n@@ -1,3 +1,3 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n \ndiff --git a/NEWS.md b/NEWS.md\nnew file mode 100644\n--- /dev/null\n+++ b/NEWS.md\n@@ -0,0 +1 @@\n+- add adds\n";
+    let files = patch::parse(raw, &a.hl);
+    a.on_patch(Ok((raw.as_bytes().to_vec(), files)));
+    draw(&a);
+    // The cursor starts on the first change: the removed line of calc.py.
+    press(&mut a, "m");
+    press(&mut a, "minus was wrong");
+    assert!(enter(&mut a).is_empty());
+    press(&mut a, "]m");
+    press(&mut a, "news ok");
+    assert!(enter(&mut a).is_empty());
+    let screen = text(&draw(&a));
+    let rows: Vec<&str> = screen.lines().collect();
+    let removed = rows
+        .iter()
+        .position(|r| r.contains("-    return a - b"))
+        .unwrap();
+    assert!(rows[removed + 1].contains("└ minus was wrong"), "{screen}");
+    assert!(screen.contains("└ news ok"), "{screen}");
+    let fx = press(&mut a, "d");
+    let want = "My comments on lines of the session patch:\n\nNEWS.md:1: - add adds\nnews ok\n\ncalc.py:2:     return a - b\nminus was wrong";
+    assert!(
+        fx.contains(&Effect::Send(Op::UserMessage { text: want.into() })),
+        "{fx:?}"
     );
 }
