@@ -186,16 +186,8 @@ impl ChangeReview {
         self.lines().nth(self.line).map(|(_, l)| l)
     }
 
-    /// The index of the first changed line of hunk `hunk` (its first line if none changed).
     fn first_change(&self, hunk: usize) -> usize {
-        let before = self.lines().take_while(|(i, _)| *i < hunk).count();
-        let offset = self
-            .lines()
-            .skip(before)
-            .take_while(|(i, _)| *i == hunk)
-            .position(|(_, l)| l.kind != LineKind::Context)
-            .unwrap_or(0);
-        before + offset
+        first_change(self.lines(), hunk)
     }
 
     /// Move the line cursor by `delta` lines; the focus follows it to its hunk, and the view
@@ -241,8 +233,8 @@ impl ChangeReview {
     }
 
     /// The decision for "approve" given the selected hunks (and, when some are dropped from
-    /// the model's proposal, what the person says about them).
-    /// The line comments go with it, after the feedback.
+    /// the model's proposal, what the person says about them); the line comments go with it,
+    /// after that feedback.
     pub fn approve(&self, feedback: Option<String>) -> ChangeVerdict {
         let said = self
             .comments
@@ -376,6 +368,24 @@ impl ChangeReview {
     pub fn scroll_by(&mut self, delta: isize) {
         self.scroll = (self.scroll as isize + delta).max(0) as usize;
     }
+}
+
+/// The index among `lines` (each with its group: a hunk, a file) of the first changed line of
+/// group `group`; its first line if none changed, 0 if it has none.
+fn first_change<'a>(lines: impl Iterator<Item = (usize, &'a DiffLine)>, group: usize) -> usize {
+    let mut first = None;
+    for (i, (g, line)) in lines.enumerate() {
+        if g > group {
+            break;
+        }
+        if g == group {
+            if line.kind != LineKind::Context {
+                return i;
+            }
+            first.get_or_insert(i);
+        }
+    }
+    first.unwrap_or(0)
 }
 
 /// The scroll position that shows row `line_starts[line]`: `scroll` if it is in the page.
@@ -540,16 +550,8 @@ impl PatchReview {
         })
     }
 
-    /// The index of the first changed line of file `file` (its first line if none changed).
     fn first_change(&self, file: usize) -> usize {
-        let before = self.lines().take_while(|(f, _)| *f < file).count();
-        let offset = self
-            .lines()
-            .skip(before)
-            .take_while(|(f, _)| *f == file)
-            .position(|(_, l)| l.kind != LineKind::Context)
-            .unwrap_or(0);
-        before + offset
+        first_change(self.lines(), file)
     }
 
     /// The file and line under the cursor.
@@ -710,6 +712,25 @@ mod tests {
         c.move_focus(Direction::Back);
         c.toggle_focused();
         assert_eq!(c.approve(None), ChangeVerdict::AskWhy);
+    }
+
+    #[test]
+    fn the_line_cursor_carries_the_hunk_focus() {
+        let before: String = (0..30).map(|i| format!("line {i}\n")).collect();
+        let after = before
+            .replace("line 2\n", "two\n")
+            .replace("line 25\n", "twenty-five\n");
+        let mut c = change(&before, &after);
+        // On the first change: the removed `line 2`.
+        assert_eq!(c.cursor_line().map(|l| l.text()).as_deref(), Some("line 2"));
+        c.move_line(1);
+        assert_eq!(c.cursor_line().map(|l| l.text()).as_deref(), Some("two"));
+        c.move_line(100);
+        assert_eq!(c.focus, 1);
+        c.move_focus(Direction::Back);
+        assert_eq!(c.cursor_line().map(|l| l.text()).as_deref(), Some("line 2"));
+        c.move_line(-100);
+        assert_eq!((c.line, c.focus), (0, 0));
     }
 
     #[test]
