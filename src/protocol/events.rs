@@ -69,6 +69,12 @@ pub enum ReviewDecision {
     ApproveEdited {
         text: String,
     },
+    /// Apply `text` (the proposal itself, or the person's edit of it) and tell the model what
+    /// the person says about it: `feedback` holds their comments on lines of the change.
+    ApproveWithFeedback {
+        text: String,
+        feedback: String,
+    },
     /// Apply only some hunks of a proposed change: `text` is the file with the kept hunks
     /// applied. The model is told which hunks were kept and which dropped (and `feedback`),
     /// so its next step knows the file's real state.

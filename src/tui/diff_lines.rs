@@ -1,9 +1,11 @@
 //! One [`FileDiff`] as styled terminal lines, shared by the change review, the session patch
 //! and expanded edits in the transcript: a header with +/- counts, hunk headers, a gutter with
 //! old and new line numbers, syntax colours, a background by line kind and a stronger one on
-//! the words that changed. One function per line kind, as in delta.
+//! the words that changed. One function per line kind, as in delta. In a review, the line
+//! cursor's gutter is highlighted and a line's comment is shown in the rows under it.
 
 use crate::diff::{DiffLine, FileDiff, FileStatus, Hunk, LineKind};
+use crate::tui::line_comments::LineComments;
 use crate::tui::theme::{rgb, Theme};
 use crate::tui::wrap;
 use ratatui::style::{Modifier, Style};
@@ -11,18 +13,24 @@ use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
 /// How hunks are marked: in a review each hunk shows whether it is selected and which one has
-/// the focus.
+/// the focus, which line the cursor is on and the comments on lines.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HunkMarks<'a> {
     /// Selected flag per hunk (absent: no marks).
     pub selected: Option<&'a [bool]>,
     pub focus: Option<usize>,
+    /// The line cursor: the index of a line among all the hunks' lines.
+    pub cursor: Option<usize>,
+    /// The comments shown under their lines.
+    pub comments: Option<&'a LineComments>,
 }
 
-/// The rendered diff plus the first line of each hunk (for jumping to a hunk).
+/// The rendered diff plus the first row of each hunk (for jumping to a hunk) and of each line
+/// (for keeping the line cursor in view).
 pub struct RenderedDiff {
     pub lines: Vec<Line<'static>>,
     pub hunk_starts: Vec<usize>,
+    pub line_starts: Vec<usize>,
 }
 
 /// The header line: path, status and counts.
@@ -52,6 +60,7 @@ pub fn header(file: &FileDiff, theme: &Theme) -> Line<'static> {
 pub fn render(file: &FileDiff, theme: &Theme, width: usize, marks: HunkMarks<'_>) -> RenderedDiff {
     let mut lines = Vec::new();
     let mut hunk_starts = Vec::new();
+    let mut line_starts = Vec::new();
     let num_w = number_width(file);
     if file.status == FileStatus::Binary {
         lines.push(Line::styled("  binary content not shown", theme.dim()));
@@ -64,10 +73,17 @@ pub fn render(file: &FileDiff, theme: &Theme, width: usize, marks: HunkMarks<'_>
             .and_then(|s| s.get(i))
             .is_some_and(|sel| !sel);
         for dl in &hunk.lines {
-            lines.extend(diff_line(dl, theme, width, num_w, deselected));
+            let cursor = marks.cursor == Some(line_starts.len());
+            line_starts.push(lines.len());
+            lines.extend(diff_line(dl, theme, width, num_w, deselected, cursor));
+            lines.extend(comment_rows(file, dl, theme, width, num_w, marks));
         }
     }
-    RenderedDiff { lines, hunk_starts }
+    RenderedDiff {
+        lines,
+        hunk_starts,
+        line_starts,
+    }
 }
 
 /// A window of the diff's rows: only the rows `first..first + count` are built, so drawing a
@@ -80,6 +96,8 @@ pub struct DiffWindow {
     pub total: usize,
     /// The first row of each hunk.
     pub hunk_starts: Vec<usize>,
+    /// The first row of each line of the hunks.
+    pub line_starts: Vec<usize>,
 }
 
 /// Rows `first..first + count` of [`render`]'s output, built without rendering the rest.
@@ -94,6 +112,7 @@ pub fn render_window(
     let num_w = number_width(file);
     let mut lines = Vec::new();
     let mut hunk_starts = Vec::new();
+    let mut line_starts = Vec::new();
     let end = first.saturating_add(count);
     // Rows emitted so far (visible or not).
     let mut row = 0usize;
@@ -121,16 +140,26 @@ pub fn render_window(
             .and_then(|s| s.get(i))
             .is_some_and(|sel| !sel);
         for dl in &hunk.lines {
+            let cursor = marks.cursor == Some(line_starts.len());
+            line_starts.push(row);
             let rows = line_rows(dl, theme, width, num_w);
             emit(&mut row, rows, &mut || {
-                diff_line(dl, theme, width, num_w, deselected)
+                diff_line(dl, theme, width, num_w, deselected, cursor)
             });
+            // Comments are few: their rows are built to be counted.
+            let comment = comment_rows(file, dl, theme, width, num_w, marks);
+            if !comment.is_empty() {
+                let rows = comment.len();
+                let mut comment = Some(comment);
+                emit(&mut row, rows, &mut || comment.take().unwrap_or_default());
+            }
         }
     }
     DiffWindow {
         lines,
         total: row,
         hunk_starts,
+        line_starts,
     }
 }
 
@@ -152,8 +181,30 @@ fn line_rows(dl: &DiffLine, theme: &Theme, width: usize, num_w: usize) -> usize 
     if w <= width {
         1
     } else {
-        diff_line(dl, theme, width, num_w, false).len()
+        diff_line(dl, theme, width, num_w, false, false).len()
     }
+}
+
+/// The rows of the comment on `dl`, if it has one: under the line's text, after the gutter.
+fn comment_rows(
+    file: &FileDiff,
+    dl: &DiffLine,
+    theme: &Theme,
+    width: usize,
+    num_w: usize,
+    marks: HunkMarks<'_>,
+) -> Vec<Line<'static>> {
+    let Some(comment) = marks.comments.and_then(|c| c.on(&file.path, dl)) else {
+        return Vec::new();
+    };
+    let pad = " ".repeat(2 * num_w + 2);
+    let style = theme.fg(theme.accent).add_modifier(Modifier::ITALIC);
+    let line = Line::from(vec![
+        Span::raw(pad.clone()),
+        Span::styled("└ ", theme.fg(theme.accent)),
+        Span::styled(comment.text.clone(), style),
+    ]);
+    wrap::wrap(&line, width, &[Span::raw(format!("{pad}  "))])
 }
 
 fn number_width(file: &FileDiff) -> usize {
@@ -212,6 +263,7 @@ fn diff_line(
     width: usize,
     num_w: usize,
     deselected: bool,
+    cursor: bool,
 ) -> Vec<Line<'static>> {
     let (sign, bg, emph_bg, sign_fg) = match dl.kind {
         LineKind::Added => ("+", Some(theme.added_bg), theme.added_emph_bg, theme.added),
@@ -234,8 +286,16 @@ fn diff_line(
         None => Style::default(),
     };
     let gutter = format!("{} {} ", number(dl.old_no, num_w), number(dl.new_no, num_w));
+    let gutter_style = if cursor {
+        theme
+            .fg(theme.accent)
+            .bg(theme.selection_bg)
+            .add_modifier(Modifier::BOLD)
+    } else {
+        theme.fg(theme.line_number)
+    };
     let mut spans = vec![
-        Span::styled(gutter.clone(), theme.fg(theme.line_number)),
+        Span::styled(gutter.clone(), gutter_style),
         Span::styled(sign, base.fg(sign_fg)),
     ];
     for seg in &dl.segments {
@@ -300,9 +360,18 @@ mod tests {
         let file = FileDiff::compute("a.rs", Some(&before), &after);
         let theme = Theme::dark();
         let selected = vec![true, false, true];
+        let mut comments = LineComments::default();
+        let commented = &file.hunks[1].lines[2];
+        comments.set(
+            "a.rs",
+            commented,
+            "a comment long enough to wrap at the narrow width",
+        );
         let marks = HunkMarks {
             selected: Some(&selected),
             focus: Some(1),
+            cursor: Some(4),
+            comments: Some(&comments),
         };
         for width in [30, 60, 200] {
             let whole = render(&file, &theme, width, marks);
@@ -310,6 +379,7 @@ mod tests {
                 let w = render_window(&file, &theme, width, marks, first, count);
                 assert_eq!(w.total, whole.lines.len(), "width {width}");
                 assert_eq!(w.hunk_starts, whole.hunk_starts);
+                assert_eq!(w.line_starts, whole.line_starts);
                 let expect: Vec<_> = whole
                     .lines
                     .iter()

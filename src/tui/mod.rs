@@ -20,6 +20,7 @@ pub mod clipboard;
 pub mod diff_lines;
 pub mod history;
 pub mod keymap;
+pub mod line_comments;
 pub mod notify;
 mod runner;
 pub mod settings;

@@ -4,7 +4,8 @@
 //! the raw pty output and from tmux's clipboard buffer); a scripted `$EDITOR` edits a change,
 //! which is reviewed again, and a command, whose new text the model reads as what ran; a
 //! prefix rule lets the second matching command run without asking and `lilypad doctor`
-//! lists the saved rule.
+//! lists the saved rule; line comments added with `m` reach the model in the approved edit's
+//! result and, from the session patch, as the next message.
 
 use super::e2e_demo::{have_tmux, Tmux};
 use std::path::{Path, PathBuf};
@@ -421,5 +422,95 @@ fn a_write_streams_its_content_before_the_call_completes() {
     assert!(
         written.ends_with("value_78 = 78\nvalue_79 = 79"),
         "{written}"
+    );
+}
+
+const EDIT_THEN_NOTE: &str = "=== turn ===
+The add function subtracts.
+</think>
+
+<tool_call>
+<function=Edit>
+<parameter=file_path>
+calc.py
+</parameter>
+<parameter=old_string>
+    return a - b
+</parameter>
+<parameter=new_string>
+    return a + b
+</parameter>
+</function>
+</tool_call>
+=== turn ===
+Done.
+</think>
+
+Fixed add.
+=== turn ===
+Read them.
+</think>
+
+Noted your comments.
+";
+
+#[test]
+fn line_comments_reach_the_model_with_the_approval_and_from_the_patch() {
+    if skip() {
+        return;
+    }
+    let run = Run::new(EDIT_THEN_NOTE);
+    let t = run.start("", "fix add");
+    t.wait_for(&["Approve this edit?", "return a + b"]);
+    // The cursor starts on the first change (the removed line); `j` goes to the added one.
+    t.keys(&["m"]);
+    t.wait_for(&["comment on this line ›"]);
+    t.keys(&["-l", "use plus"]);
+    t.keys(&["Enter"]);
+    t.wait_for(&["└ use plus", "1 comment"]);
+    t.keys(&["j"]);
+    t.keys(&["m"]);
+    t.wait_for(&["comment on this line ›"]);
+    t.keys(&["-l", "keep the order"]);
+    t.keys(&["Enter"]);
+    t.wait_for(&["└ keep the order", "2 comments"]);
+    t.keys(&["y"]);
+    // The session patch: a comment there is the next message.
+    t.wait_for(&["Session patch", "calc.py  +1 -1"]);
+    t.keys(&["j"]);
+    t.keys(&["m"]);
+    t.wait_for(&["comment on this line ›"]);
+    t.keys(&["-l", "looks right"]);
+    t.keys(&["Enter"]);
+    t.wait_for(&["└ looks right"]);
+    t.keys(&["a"]);
+    // The model's turn on the comments ends with the patch in front again.
+    t.wait_for(&["step 3/150", "Session patch"]);
+    t.keys(&["Escape"]);
+    t.wait_for(&["patch applied", "Noted your comments."]);
+    t.keys(&["C-c"]);
+    assert_eq!(run.wait_done(&t), "0");
+    let log = run.log();
+    let edit = log
+        .iter()
+        .find(|e| e["event"] == "tool_result" && e["name"] == "Edit")
+        .unwrap();
+    assert_eq!(edit["resolution"], "approved");
+    let content = edit["content"].as_str().unwrap();
+    let blocks =
+        "calc.py:2:     return a - b\nuse plus\n\ncalc.py:2:     return a + b\nkeep the order";
+    assert!(
+        content.contains(&format!("The user approved it and says:\n{blocks}")),
+        "{content}"
+    );
+    let message = log
+        .iter()
+        .rev()
+        .filter(|e| e["event"] == "user_message")
+        .find_map(|e| e["text"].as_str())
+        .unwrap();
+    assert!(
+        message.contains("calc.py:2:     return a + b\nlooks right"),
+        "{message}"
     );
 }

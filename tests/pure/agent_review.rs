@@ -1,7 +1,8 @@
 //! The review decisions the interface's edit path sends, through the real agent loop on the
 //! scripted engine and a host sandbox: some hunks kept (the model reads which were kept and
 //! dropped), an edited command (the model reads what ran), and a prefix rule that lets the
-//! next matching command run without asking while others still ask.
+//! next matching command run without asking while others still ask, and line comments on an
+//! approved change (the model reads them after the result).
 
 use super::agent::{call, results, start, turn};
 use lilypad::agent::CommandRule;
@@ -126,4 +127,37 @@ async fn a_prefix_rule_runs_the_next_matching_command_without_asking() {
         decision: ReviewDecision::Approve,
     });
     s.finish().await;
+}
+
+#[tokio::test]
+async fn line_comments_on_an_approved_change_reach_the_model() {
+    let content = "def f():\n    return 2\n";
+    let write = call(
+        "Write",
+        &[("file_path", "src/app.py"), ("content", content)],
+    );
+    let mut s = start(
+        vec![
+            turn(&format!("a\n</think>\n\n{write}")),
+            turn("b\n</think>\n\ndone"),
+        ],
+        |_| {},
+    )
+    .await;
+    s.send(Op::UserMessage { text: "go".into() });
+    let req = request(&s.until(|e| matches!(e, Event::ApprovalRequested(_))).await);
+    let comments = "src/app.py:2:     return 2\nwhy 2?";
+    s.send(Op::Review {
+        id: req.id,
+        decision: ReviewDecision::ApproveWithFeedback {
+            text: content.into(),
+            feedback: comments.into(),
+        },
+    });
+    let (_, _, events) = s.finish().await;
+    assert_eq!(results(&events)[0].2, Resolution::Approved);
+    let prompt = &s.engine.prompts()[1];
+    let want = format!("The user approved it and says:\n{comments}");
+    assert!(prompt.contains(&want), "{want:?} not in {prompt}");
+    assert!(!prompt.contains("edited your proposed change"), "{prompt}");
 }

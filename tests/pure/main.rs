@@ -28,6 +28,7 @@ mod tui_chat_keys;
 mod tui_composer;
 mod tui_conventions;
 mod tui_edit_views;
+mod tui_line_comments;
 mod tui_reasoning;
 mod tui_rewind;
 mod tui_streaming;

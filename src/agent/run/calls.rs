@@ -113,11 +113,28 @@ impl Agent {
             ReviewDecision::ApproveEdited { text } => {
                 let mut r = self.tools.apply(&change, &text).await;
                 if !r.is_error && text != change.new_text {
-                    r.content.push_str(
-                        "\nNote: the user edited your proposed change before applying it; the file now holds the user's version, so read it again before editing it further.",
-                    );
+                    r.content.push_str(EDITED_NOTE);
                 }
                 Ok((r, Resolution::Edited))
+            }
+            ReviewDecision::ApproveWithFeedback { text, feedback } => {
+                let mut r = self.tools.apply(&change, &text).await;
+                let edited = text != change.new_text;
+                if !r.is_error {
+                    if edited {
+                        r.content.push_str(EDITED_NOTE);
+                    }
+                    r.content.push_str(&format!(
+                        "\nThe user approved it and says:\n{}",
+                        feedback.trim()
+                    ));
+                }
+                let how = if edited {
+                    Resolution::Edited
+                } else {
+                    Resolution::Approved
+                };
+                Ok((r, how))
             }
             ReviewDecision::Reject { feedback } => Ok((
                 result(rejection("change", &feedback), true),
@@ -166,10 +183,15 @@ impl Agent {
                 }
                 Ok((self.execute(call, ops).await?, Resolution::Approved))
             }
-            ReviewDecision::ApproveEdited { text } if text.trim() == request.command.trim() => {
+            // Line comments are for changes: a command runs as it would without them.
+            ReviewDecision::ApproveEdited { text }
+            | ReviewDecision::ApproveWithFeedback { text, .. }
+                if text.trim() == request.command.trim() =>
+            {
                 Ok((self.execute(call, ops).await?, Resolution::Approved))
             }
-            ReviewDecision::ApproveEdited { text } => {
+            ReviewDecision::ApproveEdited { text }
+            | ReviewDecision::ApproveWithFeedback { text, .. } => {
                 let mut edited = call.clone();
                 edited
                     .arguments
@@ -254,6 +276,9 @@ impl Agent {
         });
     }
 }
+
+/// What the model reads after a change the person edited before applying it.
+const EDITED_NOTE: &str = "\nNote: the user edited your proposed change before applying it; the file now holds the user's version, so read it again before editing it further.";
 
 /// What the model reads when a person kept only some hunks of its change.
 fn partly_applied(

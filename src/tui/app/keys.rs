@@ -27,6 +27,11 @@ impl App {
             None => {}
         }
         match &self.mode {
+            Mode::Review(Review::Change(c))
+                if c.feedback.is_some() && c.feedback_for == FeedbackFor::Comment =>
+            {
+                vec![C::Comment, C::Anywhere]
+            }
             Mode::Review(Review::Change(c)) if c.feedback.is_some() => {
                 vec![C::Feedback, C::Anywhere]
             }
@@ -37,6 +42,7 @@ impl App {
             Mode::Review(Review::Change(_)) => vec![C::Diff, C::Browse, C::Anywhere],
             Mode::Review(Review::Command(_)) => vec![C::Command, C::Browse, C::Anywhere],
             Mode::Patch(p) if p.save_path.is_some() => vec![C::SavePath, C::Anywhere],
+            Mode::Patch(p) if p.comment.is_some() => vec![C::Comment, C::Anywhere],
             Mode::Patch(_) => vec![C::Patch, C::Browse, C::Anywhere],
             Mode::Transcript if self.search.as_ref().is_some_and(|s| s.field.is_some()) => {
                 vec![C::Search, C::Anywhere]
@@ -91,6 +97,20 @@ impl App {
             (None, Mode::Patch(_)) => C::Patch,
             (None, _) => C::Transcript,
         };
+        // The wheel scrolls a diff; its keys move the line cursor, which the view follows.
+        let d = WHEEL_LINES as isize;
+        let d = if to == Direction::Back { -d } else { d };
+        match &mut self.mode {
+            Mode::Review(Review::Change(c)) if ctx == C::Diff => {
+                c.scroll_by(d);
+                return Vec::new();
+            }
+            Mode::Patch(p) if ctx == C::Patch => {
+                p.scroll_by(d);
+                return Vec::new();
+            }
+            _ => {}
+        }
         if !crate::tui::keymap::binds(ctx, action) {
             return Vec::new();
         }
@@ -167,7 +187,7 @@ impl App {
                     self.input.insert_str(&text);
                 }
             }
-            Context::Feedback => {
+            Context::Feedback | Context::Comment => {
                 if let Some(f) = self.text_field() {
                     f.insert_str(&text.replace('\n', " "));
                 }
@@ -351,7 +371,7 @@ impl App {
     fn text_field(&mut self) -> Option<&mut TextInput> {
         match &mut self.mode {
             Mode::Review(r) => r.feedback_mut().as_mut(),
-            Mode::Patch(p) => p.save_path.as_mut(),
+            Mode::Patch(p) => p.save_path.as_mut().or(p.comment.as_mut()),
             Mode::Transcript => {
                 if let Some(r) = self.recall.as_mut() {
                     return Some(&mut r.query);
@@ -422,9 +442,12 @@ impl App {
                 self.rewind_choice(action)
             }
             _ => match ctx {
-                Context::Diff | Context::Command | Context::Feedback | Context::Prefix => {
-                    self.act_review(action)
-                }
+                Context::Comment if matches!(self.mode, Mode::Patch(_)) => self.act_patch(action),
+                Context::Diff
+                | Context::Command
+                | Context::Feedback
+                | Context::Comment
+                | Context::Prefix => self.act_review(action),
                 Context::Patch | Context::SavePath => self.act_patch(action),
                 _ => self.act_transcript(action),
             },
@@ -464,6 +487,15 @@ impl App {
                 c.choose_prefix();
                 Vec::new()
             }
+            (A::Submit, Review::Change(c)) if c.feedback_for == FeedbackFor::Comment => {
+                let text = c.feedback.take().map(|mut f| f.take()).unwrap_or_default();
+                c.comment(&text);
+                Vec::new()
+            }
+            (A::Comment, Review::Change(c)) => {
+                c.start_comment();
+                Vec::new()
+            }
             (A::Submit, Review::Change(c)) if c.feedback_for == FeedbackFor::DroppedHunks => {
                 let text = c.feedback.take().map(|mut f| f.take());
                 match c.approve(text) {
@@ -472,11 +504,14 @@ impl App {
                 }
             }
             (A::Submit, r) => {
-                let text = r
+                let mut text = r
                     .feedback_mut()
                     .take()
                     .map(|mut f| f.take())
                     .unwrap_or_default();
+                if let Review::Change(c) = r {
+                    text = c.rejection(&text);
+                }
                 let feedback = if text.trim().is_empty() {
                     "The user rejected this without comment.".to_string()
                 } else {
@@ -500,7 +535,11 @@ impl App {
                 let d = c.approve();
                 self.decide(id, d)
             }
-            (A::ApproveForSession, Review::Change(c)) if c.revision > 0 || c.is_partial() => {
+            // With line comments, as with an edit or some hunks: the approval says them and
+            // further edits are still asked about.
+            (A::ApproveForSession, Review::Change(c))
+                if c.revision > 0 || c.is_partial() || !c.comments.is_empty() =>
+            {
                 match c.approve(None) {
                     ChangeVerdict::Send(d) => self.decide(id, d),
                     ChangeVerdict::AskWhy => Vec::new(),
@@ -533,12 +572,12 @@ impl App {
                 Vec::new()
             }
             (A::ScrollUp | A::ScrollDown, Review::Change(c)) => {
-                c.scroll_by(if action == A::ScrollUp { -1 } else { 1 });
+                c.move_line(if action == A::ScrollUp { -1 } else { 1 });
                 Vec::new()
             }
             (A::PageUp | A::PageDown, Review::Change(c)) => {
                 let p = c.page.get().max(1) as isize;
-                c.scroll_by(if action == A::PageUp { -p } else { p });
+                c.move_line(if action == A::PageUp { -p } else { p });
                 Vec::new()
             }
             (A::Copy, Review::Change(c)) => match &c.diff {
@@ -581,7 +620,23 @@ impl App {
             return Vec::new();
         };
         match action {
-            A::ApplyPatch => vec![Effect::ApplyPatch(p.raw.clone())],
+            A::Comment => {
+                p.start_comment();
+                Vec::new()
+            }
+            A::Submit if p.comment.is_some() => {
+                p.end_comment();
+                Vec::new()
+            }
+            A::Cancel if p.comment.is_some() => {
+                p.comment = None;
+                Vec::new()
+            }
+            A::ApplyPatch => {
+                let mut fx = vec![Effect::ApplyPatch(p.raw.clone())];
+                fx.extend(self.send_patch_comments());
+                fx
+            }
             A::Copy => vec![Effect::Copy {
                 what: "the session patch".into(),
                 text: String::from_utf8_lossy(&p.raw).into_owned(),
@@ -602,39 +657,63 @@ impl App {
                 if path.trim().is_empty() {
                     return Vec::new();
                 }
-                vec![Effect::SavePatch {
+                let mut fx = vec![Effect::SavePatch {
                     path: path.trim().into(),
                     bytes: p.raw.clone(),
-                }]
+                }];
+                fx.extend(self.send_patch_comments());
+                fx
             }
             A::Cancel if p.save_path.is_some() => {
                 p.save_path = None;
                 Vec::new()
             }
             A::Cancel => {
+                let fx = self.send_patch_comments();
                 self.mode = Mode::Transcript;
                 self.input_focus = self.status.state.accepts_message();
-                Vec::new()
+                fx
             }
             A::DiscardPatch => {
+                let fx = self.send_patch_comments();
                 self.on_patch_done(Ok(PatchDecision::Discarded));
-                Vec::new()
+                fx
             }
             A::NextHunk | A::PrevHunk => {
                 p.move_focus(toward(action, A::NextHunk));
                 Vec::new()
             }
             A::ScrollUp | A::ScrollDown => {
-                p.scroll_by(if action == A::ScrollUp { -1 } else { 1 });
+                p.move_line(if action == A::ScrollUp { -1 } else { 1 });
                 Vec::new()
             }
             A::PageUp | A::PageDown => {
                 let n = p.page.get().max(1) as isize;
-                p.scroll_by(if action == A::PageUp { -n } else { n });
+                p.move_line(if action == A::PageUp { -n } else { n });
                 Vec::new()
             }
             _ => Vec::new(),
         }
+    }
+
+    /// Leaving the session patch: its line comments go to the model as the next message.
+    fn send_patch_comments(&mut self) -> Vec<Effect> {
+        let Mode::Patch(p) = &mut self.mode else {
+            return Vec::new();
+        };
+        let Some(text) = p.take_comments() else {
+            return Vec::new();
+        };
+        if !self.status.state.accepts_message() && !self.status.state.is_busy() {
+            self.transcript.notice(
+                Level::Warning,
+                "the session is not running: your comments on the patch cannot be sent",
+            );
+            return Vec::new();
+        }
+        self.transcript
+            .notice(Level::Info, "your comments on the patch go to the model");
+        vec![Effect::Send(Op::UserMessage { text })]
     }
 
     fn act_transcript(&mut self, action: Action) -> Vec<Effect> {

@@ -2,8 +2,9 @@
 //! decision, and the session patch waiting for apply / save / discard. Pure state and the
 //! decisions it leads to; drawing is in `views`, key dispatch in `app::keys`.
 
-use crate::diff::{apply_hunks, FileDiff, LineKind};
+use crate::diff::{apply_hunks, DiffLine, FileDiff, LineKind};
 use crate::protocol::{ApprovalKind, ApprovalRequest, HunkNote, ReviewDecision};
+use crate::tui::line_comments::LineComments;
 use crate::tui::text_input::TextInput;
 use crate::tui::Direction;
 use std::cell::Cell as Slot;
@@ -32,9 +33,12 @@ impl Review {
                 diff: None,
                 selected: Vec::new(),
                 focus: 0,
+                line: 0,
                 scroll: 0,
                 hunk_starts: Default::default(),
+                line_starts: Default::default(),
                 page: Slot::new(20),
+                comments: LineComments::default(),
                 feedback: None,
                 feedback_for: FeedbackFor::Rejection,
                 revision: 0,
@@ -89,11 +93,19 @@ pub struct ChangeReview {
     /// Per hunk: included in the approval.
     pub selected: Vec<bool>,
     pub focus: usize,
+    /// The line cursor: the index of a line among all the hunks' lines (its hunk has the
+    /// focus).
+    pub line: usize,
     pub scroll: usize,
     /// First line of each hunk in the last drawing (for jumping).
     pub hunk_starts: std::cell::RefCell<Vec<usize>>,
+    /// First row of each line of the hunks in the last drawing (for keeping the cursor in
+    /// view).
+    pub line_starts: std::cell::RefCell<Vec<usize>>,
     /// Lines visible in the last drawing.
     pub page: Slot<usize>,
+    /// The person's comments on lines, sent with the decision.
+    pub comments: LineComments,
     pub feedback: Option<TextInput>,
     /// What the feedback being typed is for.
     pub feedback_for: FeedbackFor,
@@ -114,6 +126,8 @@ pub enum FeedbackFor {
     Rejection,
     /// Why the deselected hunks were dropped (the selected ones are applied).
     DroppedHunks,
+    /// A comment on the line under the cursor.
+    Comment,
 }
 
 /// What the editor gave back, for a change or a command.
@@ -147,23 +161,90 @@ impl ChangeReview {
                     .zip(&diff.hunks)
                     .all(|(a, b)| a.old_lines == b.old_lines && a.new_lines == b.new_lines)
         });
+        let hunks = diff.hunks.len();
+        self.diff = Some(diff);
         if !same_hunks {
-            self.selected = vec![true; diff.hunks.len()];
+            self.selected = vec![true; hunks];
             self.focus = 0;
             self.scroll = 0;
+            self.line = self.first_change(0);
         }
-        self.diff = Some(diff);
+    }
+
+    /// Every line of the hunks, with its hunk's index, in order.
+    fn lines(&self) -> impl Iterator<Item = (usize, &DiffLine)> {
+        self.diff.iter().flat_map(|d| {
+            d.hunks
+                .iter()
+                .enumerate()
+                .flat_map(|(i, h)| h.lines.iter().map(move |l| (i, l)))
+        })
+    }
+
+    /// The line under the cursor.
+    pub fn cursor_line(&self) -> Option<&DiffLine> {
+        self.lines().nth(self.line).map(|(_, l)| l)
+    }
+
+    fn first_change(&self, hunk: usize) -> usize {
+        first_change(self.lines(), hunk)
+    }
+
+    /// Move the line cursor by `delta` lines; the focus follows it to its hunk, and the view
+    /// scrolls to keep it in sight.
+    pub fn move_line(&mut self, delta: isize) {
+        let n = self.lines().count();
+        if n == 0 {
+            return;
+        }
+        self.line = (self.line as isize + delta).clamp(0, n as isize - 1) as usize;
+        let hunk = self.lines().nth(self.line).map(|(hunk, _)| hunk);
+        if let Some(hunk) = hunk {
+            self.focus = hunk;
+        }
+        self.scroll = follow(
+            &self.line_starts.borrow(),
+            self.line,
+            self.scroll,
+            &self.page,
+        );
+    }
+
+    /// Open the comment field for the line under the cursor (with its comment, if it has one).
+    pub fn start_comment(&mut self) {
+        let Some(line) = self.cursor_line() else {
+            return;
+        };
+        let text = self
+            .comments
+            .on(&self.path, line)
+            .map(|c| c.text.clone())
+            .unwrap_or_default();
+        self.feedback_for = FeedbackFor::Comment;
+        self.feedback = Some(TextInput::with_text(&text));
+    }
+
+    /// Put `text` on the line under the cursor (empty text removes its comment).
+    pub fn comment(&mut self, text: &str) {
+        let Some(line) = self.cursor_line().cloned() else {
+            return;
+        };
+        self.comments.set(&self.path, &line, text);
     }
 
     /// The decision for "approve" given the selected hunks (and, when some are dropped from
-    /// the model's proposal, what the person says about them).
+    /// the model's proposal, what the person says about them); the line comments go with it,
+    /// after that feedback.
     pub fn approve(&self, feedback: Option<String>) -> ChangeVerdict {
+        let said = self
+            .comments
+            .with_feedback(feedback.as_deref().unwrap_or_default());
         let Some(diff) = &self.diff else {
-            return ChangeVerdict::Send(self.whole());
+            return ChangeVerdict::Send(self.whole(said));
         };
         let n = self.selected.iter().filter(|s| **s).count();
         if n == self.selected.len() {
-            return ChangeVerdict::Send(self.whole());
+            return ChangeVerdict::Send(self.whole(said));
         }
         if n == 0 {
             return ChangeVerdict::AskWhy;
@@ -171,7 +252,7 @@ impl ChangeReview {
         let text = self.selected_text();
         if self.revision > 0 {
             // Hunks of the person's own edit: the model is told its proposal was edited.
-            return ChangeVerdict::Send(ReviewDecision::ApproveEdited { text });
+            return ChangeVerdict::Send(edited(text, said));
         }
         let (mut kept, mut dropped) = (Vec::new(), Vec::new());
         for (i, (h, on)) in diff.hunks.iter().zip(&self.selected).enumerate() {
@@ -197,19 +278,23 @@ impl ChangeReview {
             text,
             kept,
             dropped,
-            feedback: feedback.filter(|f| !f.trim().is_empty()),
+            feedback: Some(said).filter(|f| !f.is_empty()),
         })
     }
 
-    /// Approving every hunk: the proposal as it is, or the person's edit of it.
-    fn whole(&self) -> ReviewDecision {
-        if self.after == self.proposal {
+    /// Approving every hunk: the proposal as it is, or the person's edit of it, with what
+    /// the person says (`said`, maybe nothing).
+    fn whole(&self, said: String) -> ReviewDecision {
+        if self.after == self.proposal && said.is_empty() {
             ReviewDecision::Approve
         } else {
-            ReviewDecision::ApproveEdited {
-                text: self.after.clone(),
-            }
+            edited(self.after.clone(), said)
         }
+    }
+
+    /// The text the model reads for a rejection: what is typed, then the line comments.
+    pub fn rejection(&self, typed: &str) -> String {
+        self.comments.with_feedback(typed)
     }
 
     /// The text with only the selected hunks applied (all of `after` when all are).
@@ -264,7 +349,7 @@ impl ChangeReview {
         }
     }
 
-    /// Move the focus by one hunk and scroll to it.
+    /// Move the focus by one hunk (the line cursor to its first change) and scroll to it.
     pub fn move_focus(&mut self, to: Direction) {
         let n = self.hunk_count();
         if n == 0 {
@@ -274,6 +359,7 @@ impl ChangeReview {
             Direction::Forward => (self.focus + 1).min(n - 1),
             Direction::Back => self.focus.saturating_sub(1),
         };
+        self.line = self.first_change(self.focus);
         if let Some(start) = self.hunk_starts.borrow().get(self.focus) {
             self.scroll = start.saturating_sub(1);
         }
@@ -281,6 +367,51 @@ impl ChangeReview {
 
     pub fn scroll_by(&mut self, delta: isize) {
         self.scroll = (self.scroll as isize + delta).max(0) as usize;
+    }
+}
+
+/// The index among `lines` (each with its group: a hunk, a file) of the first changed line of
+/// group `group`; its first line if none changed, 0 if it has none.
+fn first_change<'a>(lines: impl Iterator<Item = (usize, &'a DiffLine)>, group: usize) -> usize {
+    let mut first = None;
+    for (i, (g, line)) in lines.enumerate() {
+        if g > group {
+            break;
+        }
+        if g == group {
+            if line.kind != LineKind::Context {
+                return i;
+            }
+            first.get_or_insert(i);
+        }
+    }
+    first.unwrap_or(0)
+}
+
+/// The scroll position that shows row `line_starts[line]`: `scroll` if it is in the page.
+fn follow(line_starts: &[usize], line: usize, scroll: usize, page: &Slot<usize>) -> usize {
+    let Some(&row) = line_starts.get(line) else {
+        return scroll;
+    };
+    let page = page.get().max(1);
+    if row < scroll {
+        row
+    } else if row >= scroll + page {
+        row + 1 - page
+    } else {
+        scroll
+    }
+}
+
+/// Applying `text` (the proposal, or the person's edit of it), with what the person says.
+fn edited(text: String, said: String) -> ReviewDecision {
+    if said.is_empty() {
+        ReviewDecision::ApproveEdited { text }
+    } else {
+        ReviewDecision::ApproveWithFeedback {
+            text,
+            feedback: said,
+        }
     }
 }
 
@@ -378,22 +509,112 @@ pub struct PatchReview {
     pub scroll: usize,
     pub file_focus: usize,
     pub file_starts: std::cell::RefCell<Vec<usize>>,
+    /// The line cursor: the index of a line among the lines of every file's hunks.
+    pub line: usize,
+    /// First row of each of those lines in the last drawing.
+    pub line_starts: std::cell::RefCell<Vec<usize>>,
     pub page: Slot<usize>,
     /// Typing the file name to save to.
     pub save_path: Option<TextInput>,
+    /// The person's comments on lines, sent as a message when the patch is left.
+    pub comments: LineComments,
+    /// Typing a comment on the line under the cursor.
+    pub comment: Option<TextInput>,
 }
 
 impl PatchReview {
     pub fn new(raw: Vec<u8>, files: Vec<FileDiff>) -> Self {
-        Self {
+        let mut p = Self {
             raw,
             files,
             scroll: 0,
             file_focus: 0,
             file_starts: Default::default(),
+            line: 0,
+            line_starts: Default::default(),
             page: Slot::new(20),
             save_path: None,
+            comments: LineComments::default(),
+            comment: None,
+        };
+        p.line = p.first_change(0);
+        p
+    }
+
+    /// Every line of every file's hunks, with its file's index, in order.
+    fn lines(&self) -> impl Iterator<Item = (usize, &DiffLine)> {
+        self.files.iter().enumerate().flat_map(|(i, f)| {
+            f.hunks
+                .iter()
+                .flat_map(move |h| h.lines.iter().map(move |l| (i, l)))
+        })
+    }
+
+    fn first_change(&self, file: usize) -> usize {
+        first_change(self.lines(), file)
+    }
+
+    /// The file and line under the cursor.
+    pub fn cursor_line(&self) -> Option<(&FileDiff, &DiffLine)> {
+        let (file, line) = self.lines().nth(self.line)?;
+        Some((self.files.get(file)?, line))
+    }
+
+    /// Move the line cursor by `delta` lines; the view scrolls to keep it in sight.
+    pub fn move_line(&mut self, delta: isize) {
+        let n = self.lines().count();
+        if n == 0 {
+            return;
         }
+        self.line = (self.line as isize + delta).clamp(0, n as isize - 1) as usize;
+        let file = self.lines().nth(self.line).map(|(file, _)| file);
+        if let Some(file) = file {
+            self.file_focus = file;
+        }
+        self.scroll = follow(
+            &self.line_starts.borrow(),
+            self.line,
+            self.scroll,
+            &self.page,
+        );
+    }
+
+    /// Open the comment field for the line under the cursor (with its comment, if it has one).
+    pub fn start_comment(&mut self) {
+        let Some((file, line)) = self.cursor_line() else {
+            return;
+        };
+        let text = self
+            .comments
+            .on(&file.path, line)
+            .map(|c| c.text.clone())
+            .unwrap_or_default();
+        self.comment = Some(TextInput::with_text(&text));
+    }
+
+    /// Put the comment typed on the line under the cursor (empty text removes its comment).
+    pub fn end_comment(&mut self) {
+        let text = self
+            .comment
+            .take()
+            .map(|mut f| f.take())
+            .unwrap_or_default();
+        let Some((path, line)) = self.cursor_line().map(|(f, l)| (f.path.clone(), l.clone()))
+        else {
+            return;
+        };
+        self.comments.set(&path, &line, &text);
+    }
+
+    /// The message the comments go out as, once the patch is left (none without comments).
+    pub fn take_comments(&mut self) -> Option<String> {
+        let comments = std::mem::take(&mut self.comments);
+        (!comments.is_empty()).then(|| {
+            format!(
+                "My comments on lines of the session patch:\n\n{}",
+                comments.blocks()
+            )
+        })
     }
 
     /// Move the focus by one file and scroll to it.
@@ -406,6 +627,7 @@ impl PatchReview {
             Direction::Forward => (self.file_focus + 1).min(n - 1),
             Direction::Back => self.file_focus.saturating_sub(1),
         };
+        self.line = self.first_change(self.file_focus);
         if let Some(start) = self.file_starts.borrow().get(self.file_focus) {
             self.scroll = *start;
         }
@@ -490,6 +712,25 @@ mod tests {
         c.move_focus(Direction::Back);
         c.toggle_focused();
         assert_eq!(c.approve(None), ChangeVerdict::AskWhy);
+    }
+
+    #[test]
+    fn the_line_cursor_carries_the_hunk_focus() {
+        let before: String = (0..30).map(|i| format!("line {i}\n")).collect();
+        let after = before
+            .replace("line 2\n", "two\n")
+            .replace("line 25\n", "twenty-five\n");
+        let mut c = change(&before, &after);
+        // On the first change: the removed `line 2`.
+        assert_eq!(c.cursor_line().map(|l| l.text()).as_deref(), Some("line 2"));
+        c.move_line(1);
+        assert_eq!(c.cursor_line().map(|l| l.text()).as_deref(), Some("two"));
+        c.move_line(100);
+        assert_eq!(c.focus, 1);
+        c.move_focus(Direction::Back);
+        assert_eq!(c.cursor_line().map(|l| l.text()).as_deref(), Some("line 2"));
+        c.move_line(-100);
+        assert_eq!((c.line, c.focus), (0, 0));
     }
 
     #[test]

@@ -31,6 +31,8 @@ pub enum Context {
     Input,
     /// Typing why a change or command is rejected.
     Feedback,
+    /// Typing a comment on a line of a change under review.
+    Comment,
     /// Typing where to save the patch.
     SavePath,
     /// A yes/no question.
@@ -65,6 +67,7 @@ impl Context {
             Context::Patch => "Session patch",
             Context::Input => "Message line",
             Context::Feedback => "Rejection feedback",
+            Context::Comment => "Commenting on a line",
             Context::SavePath => "Saving the patch",
             Context::Confirm => "Questions",
             Context::ContextChoice => "The context is full",
@@ -84,6 +87,7 @@ impl Context {
             Context::Input
                 | Context::Chat
                 | Context::Feedback
+                | Context::Comment
                 | Context::SavePath
                 | Context::Search
                 | Context::HistorySearch
@@ -102,6 +106,8 @@ pub enum Action {
     Copy,
     /// Approve the selected hunks, telling the model why the others were dropped.
     ApprovePartly,
+    /// Comment on the line under the cursor of a diff.
+    Comment,
     /// Approve a command with a rule for the commands that start like it.
     ChoosePrefix,
     Fewer,

@@ -135,6 +135,7 @@ fn draw_input(frame: &mut Frame<'_>, area: Rect, app: &App) {
                         crate::tui::app::review::FeedbackFor::DroppedHunks => {
                             "why drop the other hunks? (tell the model; Enter applies the selected) › "
                         }
+                        crate::tui::app::review::FeedbackFor::Comment => "comment on this line › ",
                     },
                 ),
                 Review::Command(c) => (c.feedback.as_ref(), "why? (tell the model) › "),
@@ -144,9 +145,10 @@ fn draw_input(frame: &mut Frame<'_>, area: Rect, app: &App) {
                 None => ("", None, false),
             }
         }
-        Mode::Patch(p) => match &p.save_path {
-            Some(f) => ("save to › ", Some(f), true),
-            None => ("", None, false),
+        Mode::Patch(p) => match (&p.save_path, &p.comment) {
+            (Some(f), _) => ("save to › ", Some(f), true),
+            (None, Some(f)) => ("comment on this line › ", Some(f), true),
+            (None, None) => ("", None, false),
         },
         Mode::Transcript => match app.search.as_ref().and_then(|s| s.field.as_ref()) {
             Some(f) => ("search / ", Some(f), true),

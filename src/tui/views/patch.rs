@@ -1,5 +1,5 @@
 //! The session patch: every changed file as a highlighted diff, the same way each change was
-//! reviewed, with apply / save / discard.
+//! reviewed (line cursor and line comments included), with apply / save / discard.
 
 use crate::tui::app::{App, PatchReview};
 use crate::tui::diff_lines;
@@ -35,6 +35,7 @@ pub(super) fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, p: &PatchReview
         t.dim(),
     )];
     let mut starts = Vec::new();
+    let mut line_starts = Vec::new();
     for (i, f) in p.files.iter().enumerate() {
         lines.push(Line::default());
         starts.push(lines.len());
@@ -42,9 +43,18 @@ pub(super) fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, p: &PatchReview
         let marker = if i == p.file_focus { "▶ " } else { "  " };
         head.spans.insert(0, Span::styled(marker, t.accent()));
         lines.push(head);
-        lines.extend(diff_lines::render(f, t, width, Default::default()).lines);
+        // The cursor counts the lines of every file; each file is drawn with its own.
+        let marks = diff_lines::HunkMarks {
+            cursor: p.line.checked_sub(line_starts.len()),
+            comments: Some(&p.comments),
+            ..Default::default()
+        };
+        let rendered = diff_lines::render(f, t, width, marks);
+        line_starts.extend(rendered.line_starts.iter().map(|r| r + lines.len()));
+        lines.extend(rendered.lines);
     }
     *p.file_starts.borrow_mut() = starts;
+    *p.line_starts.borrow_mut() = line_starts;
     let h = inner.height as usize;
     p.page.set(h.saturating_sub(2).max(1));
     let scroll = p.scroll.min(lines.len().saturating_sub(h));

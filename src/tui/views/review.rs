@@ -1,5 +1,6 @@
-//! The review views: a file change as a highlighted diff with selectable hunks (the main
-//! area), and a command as a panel above the message line.
+//! The review views: a file change as a highlighted diff with selectable hunks, a line cursor
+//! and the person's line comments (the main area), and a command as a panel above the message
+//! line.
 
 use crate::diff::Highlighter;
 use crate::tui::app::{App, ChangeReview, CommandReview};
@@ -29,9 +30,14 @@ pub(super) fn draw_change(frame: &mut Frame<'_>, area: Rect, app: &App, c: &Chan
     )];
     if let Some(d) = &c.diff {
         let sel = c.selected.iter().filter(|s| **s).count();
+        let comments = match c.comments.len() {
+            0 => String::new(),
+            1 => " · 1 comment".into(),
+            n => format!(" · {n} comments"),
+        };
         title.push(Span::styled(
             format!(
-                "hunk {}/{} · {sel} selected ",
+                "hunk {}/{} · {sel} selected{comments} ",
                 (c.focus + 1).min(d.hunks.len()),
                 d.hunks.len()
             ),
@@ -76,10 +82,13 @@ pub(super) fn draw_change(frame: &mut Frame<'_>, area: Rect, app: &App, c: &Chan
     let marks = HunkMarks {
         selected: Some(&c.selected),
         focus: Some(c.focus),
+        cursor: Some(c.line),
+        comments: Some(&c.comments),
     };
     // One pass for the diff's size and hunk positions, then the window at the clamped scroll.
     let sized = diff_lines::render_window(diff, t, width, marks, 0, 0);
     *c.hunk_starts.borrow_mut() = sized.hunk_starts.iter().map(|s| s + before).collect();
+    *c.line_starts.borrow_mut() = sized.line_starts.iter().map(|s| s + before).collect();
     let total = before + sized.total + after;
     let scroll = c.scroll.min(total.saturating_sub(h));
     let first = scroll.saturating_sub(before);
