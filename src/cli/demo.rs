@@ -109,6 +109,7 @@ pub(super) fn run(args: &DemoArgs, settings: &Settings) -> anyhow::Result<ExitCo
             notices: Vec::new(),
             reasoning: settings.interface.reasoning,
             keys: settings.interface.keys,
+            screen: settings.interface.screen(),
             notify: (
                 settings.interface.notify_method,
                 settings.interface.notify.clone(),

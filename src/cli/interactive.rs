@@ -382,6 +382,7 @@ pub(super) fn run_default(
             notices,
             reasoning: settings.interface.reasoning,
             keys: settings.interface.keys,
+            screen: settings.interface.screen(),
             notify: (
                 settings.interface.notify_method,
                 settings.interface.notify.clone(),

@@ -51,6 +51,11 @@ pub struct Cli {
     #[arg(long, env = "LILYPAD_THEME")]
     pub theme: Option<String>,
 
+    /// Draw on the terminal's main screen instead of the alternate one: the last screen stays
+    /// in the scrollback after exit [default: [interface] alternate_screen]
+    #[arg(long, global = true)]
+    pub no_alt_screen: bool,
+
     /// Run N attempts at the task at once, each in its own sandbox with its own seed, and
     /// review them side by side (build the patch from one or from hunks of several)
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=16))]
@@ -118,13 +123,16 @@ pub fn main() -> ExitCode {
     overrides.repo = session_repo(&cli)
         .cloned()
         .or_else(|| std::env::current_dir().ok());
-    let settings = match Settings::load(&overrides) {
+    let mut settings = match Settings::load(&overrides) {
         Ok(s) => s,
         Err(err) => {
             eprintln!("error: {err:#}");
             return ExitCode::from(1);
         }
     };
+    if cli.no_alt_screen {
+        settings.interface.alternate_screen = false;
+    }
     // The interface owns the screen: its diagnostics go to a file instead of over it.
     let draws = match &cli.command {
         None | Some(Command::Demo(_)) | Some(Command::Replay(_)) => true,

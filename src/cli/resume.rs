@@ -109,6 +109,7 @@ fn in_interface(
             notices,
             reasoning: settings.interface.reasoning,
             keys: settings.interface.keys,
+            screen: settings.interface.screen(),
             notify: (
                 settings.interface.notify_method,
                 settings.interface.notify.clone(),

@@ -33,7 +33,9 @@ pub mod wrap;
 
 pub use app::{App, AppOptions, Effect, PatchDecision};
 pub use runner::{replay, run};
-pub use settings::{InterfaceSettings, KeyScheme, NotifyEvent, NotifyMethod, ReasoningView};
+pub use settings::{
+    InterfaceSettings, KeyScheme, NotifyEvent, NotifyMethod, ReasoningView, Screen,
+};
 pub use theme::Theme;
 
 use crate::protocol::{Event, Op};
@@ -128,6 +130,8 @@ pub struct TuiOptions {
     pub keys: KeyScheme,
     /// How and when to get the person's attention while the terminal is out of focus.
     pub notify: (NotifyMethod, Vec<NotifyEvent>),
+    /// The alternate screen or the main one, and whether the mouse is taken.
+    pub screen: Screen,
     /// The file the message line's history is kept in (every repository's, each message
     /// with its repository); `None`: no history.
     pub history: Option<PathBuf>,

@@ -95,7 +95,7 @@ pub async fn run(
     if let Some(h) = &history {
         app.sent = History::new(h.load());
     }
-    let mut lp = Loop::new(app, options.task.clone(), options.step_mode)?;
+    let mut lp = Loop::new(app, options.task.clone(), options.step_mode, options.screen)?;
     lp.history = history;
     lp.notify = options.notify.clone();
     for n in &options.notices {
@@ -116,15 +116,20 @@ pub async fn replay(theme: super::Theme, events: Vec<Event>) -> Result<(), TuiEr
         has_patch: false,
         replay: true,
     });
-    let mut lp = Loop::new(app, None, false)?;
+    let mut lp = Loop::new(app, None, false, super::Screen::default())?;
     let fx = lp.app_mut().start_replay(events);
     lp.perform(0, fx);
     lp.run(None).await
 }
 
 impl Loop {
-    fn new(app: App, task: Option<String>, step_mode: bool) -> Result<Self, TuiError> {
-        let guard = TerminalGuard::enter()?;
+    fn new(
+        app: App,
+        task: Option<String>,
+        step_mode: bool,
+        screen: super::Screen,
+    ) -> Result<Self, TuiError> {
+        let guard = TerminalGuard::enter(screen)?;
         // Syntax rules load lazily; do it now, off the draw path, while the model loads.
         std::thread::spawn(crate::diff::highlight::prewarm);
         let (jobs_tx, jobs_rx) = unbounded_channel();

@@ -96,6 +96,38 @@ pub struct InterfaceSettings {
     /// `task_finished`; both by default.
     #[serde(default = "default_notify")]
     pub notify: Vec<NotifyEvent>,
+    /// Draw on the terminal's alternate screen (the default); `false` (`--no-alt-screen`)
+    /// draws on the main screen, whose last frame stays in the scrollback after exit.
+    pub alternate_screen: bool,
+    /// Take the mouse's reports (the wheel scrolls the view; the default); `false` leaves the
+    /// mouse to the terminal, whose own selection and scrollback then work.
+    pub mouse: bool,
+}
+
+/// How the interface takes the terminal (`[interface] alternate_screen`, `mouse`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Screen {
+    pub alternate: bool,
+    pub mouse: bool,
+}
+
+impl Default for Screen {
+    fn default() -> Self {
+        Self {
+            alternate: true,
+            mouse: true,
+        }
+    }
+}
+
+impl InterfaceSettings {
+    /// How the interface takes the terminal.
+    pub fn screen(&self) -> Screen {
+        Screen {
+            alternate: self.alternate_screen,
+            mouse: self.mouse,
+        }
+    }
 }
 
 impl Default for InterfaceSettings {
@@ -105,6 +137,8 @@ impl Default for InterfaceSettings {
             keys: KeyScheme::default(),
             notify_method: NotifyMethod::default(),
             notify: default_notify(),
+            alternate_screen: true,
+            mouse: true,
         }
     }
 }

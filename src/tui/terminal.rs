@@ -21,6 +21,12 @@ use std::io::{stdout, Stdout};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 
+use super::settings::Screen;
+
+/// Whether the alternate screen was entered (and so is to be left: leaving one that was never
+/// entered would move the cursor).
+static ALTERNATE: AtomicBool = AtomicBool::new(false);
+
 pub type Term = Terminal<CrosstermBackend<Stdout>>;
 
 /// Whether unambiguous key reports were asked for (and so are to be turned off again).
@@ -78,10 +84,12 @@ pub fn restore() {
         stdout(),
         DisableBracketedPaste,
         DisableFocusChange,
-        DisableMouseCapture,
-        LeaveAlternateScreen,
-        crossterm::cursor::Show
+        DisableMouseCapture
     );
+    if ALTERNATE.swap(false, Ordering::SeqCst) {
+        let _ = execute!(stdout(), LeaveAlternateScreen);
+    }
+    let _ = execute!(stdout(), crossterm::cursor::Show);
 }
 
 fn install_panic_hook() {
@@ -98,20 +106,28 @@ fn install_panic_hook() {
 /// Owns the terminal while the interface runs; restores it when dropped.
 pub struct TerminalGuard {
     pub term: Term,
+    screen: Screen,
+}
+
+/// The modes of `screen`, switched on.
+fn take(out: &mut impl std::io::Write, screen: Screen) -> std::io::Result<()> {
+    if screen.alternate {
+        execute!(out, EnterAlternateScreen)?;
+        ALTERNATE.store(true, Ordering::SeqCst);
+    }
+    execute!(out, EnableBracketedPaste, EnableFocusChange)?;
+    if screen.mouse {
+        execute!(out, EnableMouseCapture)?;
+    }
+    Ok(())
 }
 
 impl TerminalGuard {
-    pub fn enter() -> std::io::Result<Self> {
+    pub fn enter(screen: Screen) -> std::io::Result<Self> {
         install_panic_hook();
         enable_raw_mode()?;
         let mut out = stdout();
-        if let Err(e) = execute!(
-            out,
-            EnterAlternateScreen,
-            EnableBracketedPaste,
-            EnableFocusChange,
-            EnableMouseCapture
-        ) {
+        if let Err(e) = take(&mut out, screen) {
             restore();
             return Err(e);
         }
@@ -124,7 +140,7 @@ impl TerminalGuard {
                 return Err(e);
             }
         };
-        Ok(Self { term })
+        Ok(Self { term, screen })
     }
 
     /// Hand the terminal to another program (an editor) and take it back after `f`.
@@ -132,13 +148,7 @@ impl TerminalGuard {
         restore();
         let out = f();
         enable_raw_mode()?;
-        execute!(
-            stdout(),
-            EnterAlternateScreen,
-            EnableBracketedPaste,
-            EnableFocusChange,
-            EnableMouseCapture
-        )?;
+        take(&mut stdout(), self.screen)?;
         save_title();
         enhance_keys(false);
         self.term.clear()?;

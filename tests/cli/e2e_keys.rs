@@ -281,3 +281,46 @@ fn a_review_waiting_out_of_focus_notifies_and_sets_the_title() {
     t.keys(&["C-c"]);
     wait_done(&t, tmp.path());
 }
+
+/// By default the interface draws on the alternate screen and takes the mouse's reports;
+/// `--no-alt-screen` with `[interface] mouse = false` draws on the main screen, leaves the
+/// mouse to the terminal, and the last screen stays there after exit.
+#[test]
+fn the_main_screen_and_the_terminals_mouse_when_asked() {
+    if skip() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    super::e2e_resume::calc_repo(tmp.path());
+    let script = "=== turn ===\nOk.\n</think>\n\nNoted the message.\n";
+    let t = Tmux::start(&format!("{}; sleep 60", command(tmp.path(), "", script)));
+    t.wait_for(&["Enter send"]);
+    assert_eq!(tmux_format(&t, "#{alternate_on}"), "1");
+    assert_eq!(tmux_format(&t, "#{mouse_any_flag}"), "1");
+    t.keys(&["C-c"]);
+    wait_done(&t, tmp.path());
+    drop(t);
+    std::fs::remove_file(tmp.path().join("done")).unwrap();
+
+    std::fs::write(
+        tmp.path().join("config.toml"),
+        "[interface]\nmouse = false\n",
+    )
+    .unwrap();
+    let cmd = command(tmp.path(), "", script)
+        .replace(" --sandbox host", " --no-alt-screen --sandbox host");
+    let t = Tmux::start(&format!("{cmd}; sleep 60"));
+    t.wait_for(&["Enter send"]);
+    assert_eq!(tmux_format(&t, "#{alternate_on}"), "0");
+    assert_eq!(tmux_format(&t, "#{mouse_any_flag}"), "0");
+    t.keys(&["-l", "hello"]);
+    t.keys(&["Enter"]);
+    t.wait_for(&["Noted the message."]);
+    t.keys(&["C-c"]);
+    wait_done(&t, tmp.path());
+    let screen = t.screen();
+    assert!(
+        screen.contains("Noted the message."),
+        "the last screen stays after exit:\n{screen}"
+    );
+}
