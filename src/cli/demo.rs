@@ -110,6 +110,7 @@ pub(super) fn run(args: &DemoArgs, settings: &Settings) -> anyhow::Result<ExitCo
             reasoning: settings.interface.reasoning,
             keys: settings.interface.keys,
             screen: settings.interface.screen(),
+            notify_command: settings.interface.notify_command.clone(),
             notify: (
                 settings.interface.notify_method,
                 settings.interface.notify.clone(),

@@ -383,6 +383,7 @@ pub(super) fn run_default(
             reasoning: settings.interface.reasoning,
             keys: settings.interface.keys,
             screen: settings.interface.screen(),
+            notify_command: settings.interface.notify_command.clone(),
             notify: (
                 settings.interface.notify_method,
                 settings.interface.notify.clone(),

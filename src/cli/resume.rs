@@ -110,6 +110,7 @@ fn in_interface(
             reasoning: settings.interface.reasoning,
             keys: settings.interface.keys,
             screen: settings.interface.screen(),
+            notify_command: settings.interface.notify_command.clone(),
             notify: (
                 settings.interface.notify_method,
                 settings.interface.notify.clone(),

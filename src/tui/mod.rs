@@ -130,6 +130,8 @@ pub struct TuiOptions {
     pub keys: KeyScheme,
     /// How and when to get the person's attention while the terminal is out of focus.
     pub notify: (NotifyMethod, Vec<NotifyEvent>),
+    /// `[interface] notify_command`: run on each event of `notify`.
+    pub notify_command: Vec<String>,
     /// The alternate screen or the main one, and whether the mouse is taken.
     pub screen: Screen,
     /// The file the message line's history is kept in (every repository's, each message

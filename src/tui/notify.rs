@@ -4,7 +4,7 @@
 //! decides when (focus lost, an event in `[interface] notify`) and writes them.
 
 use super::app::{AgentState, App, Mode};
-use super::settings::NotifyMethod;
+use super::settings::{NotifyEvent, NotifyMethod};
 
 /// The title of the window for what the session is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +42,20 @@ impl TitleState {
         };
         format!("lilypad - {what}")
     }
+}
+
+/// The JSON object `[interface] notify_command` gets for its last argument: the event's
+/// `type` (`review_waiting`, `task_finished`), the `message` shown, and the repository.
+pub fn payload(
+    kind: NotifyEvent,
+    message: &str,
+    repo: Option<&std::path::Path>,
+) -> serde_json::Value {
+    serde_json::json!({
+        "type": kind,
+        "message": message,
+        "repo": repo,
+    })
 }
 
 /// Terminals known to show OSC 9 as a desktop notification, by `TERM_PROGRAM` or `TERM`.

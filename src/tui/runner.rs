@@ -68,6 +68,8 @@ struct Loop {
     focused: bool,
     /// How, and for which events, to get the person's attention while out of focus.
     notify: (NotifyMethod, Vec<NotifyEvent>),
+    /// Run on each event of `notify`, focused or not (`[interface] notify_command`).
+    notify_command: Vec<String>,
     /// The window title last set.
     title: Option<TitleState>,
 }
@@ -98,6 +100,7 @@ pub async fn run(
     let mut lp = Loop::new(app, options.task.clone(), options.step_mode, options.screen)?;
     lp.history = history;
     lp.notify = options.notify.clone();
+    lp.notify_command = options.notify_command.clone();
     for n in &options.notices {
         lp.app_mut()
             .transcript
@@ -156,6 +159,7 @@ impl Loop {
             history: None,
             focused: true,
             notify: (NotifyMethod::Off, Vec::new()),
+            notify_command: Vec::new(),
             title: None,
         })
     }
@@ -414,7 +418,34 @@ impl Loop {
         let fx = self.slots[slot].app.on_event(ev);
         self.perform(slot, fx);
         if let Some((kind, message)) = attention {
+            self.run_notify_command(slot, kind, message);
             self.call_attention(kind, message);
+        }
+    }
+
+    /// Run `[interface] notify_command` for `kind` (if `notify` has it) with the event as JSON
+    /// for its last argument; not waited for, and a program that cannot start is logged.
+    fn run_notify_command(&self, slot: usize, kind: NotifyEvent, message: &str) {
+        let Some((program, args)) = self.notify_command.split_first() else {
+            return;
+        };
+        if !self.notify.1.contains(&kind) {
+            return;
+        }
+        let payload = notify::payload(kind, message, self.slots[slot].app.options.repo.as_deref());
+        let started = std::process::Command::new(program)
+            .args(args)
+            .arg(payload.to_string())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        match started {
+            // Reaped on a thread of its own, so that it never stays a zombie.
+            Ok(mut child) => {
+                std::thread::spawn(move || child.wait());
+            }
+            Err(e) => tracing::warn!("notify_command {program}: {e}"),
         }
     }
 

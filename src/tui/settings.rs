@@ -96,6 +96,10 @@ pub struct InterfaceSettings {
     /// `task_finished`; both by default.
     #[serde(default = "default_notify")]
     pub notify: Vec<NotifyEvent>,
+    /// A program run on each event of `notify`, whether or not the terminal has focus, with
+    /// the event as a JSON object for its last argument (as Codex's `notify`):
+    /// `["notify-send", "lilypad"]`. Empty: none.
+    pub notify_command: Vec<String>,
     /// Draw on the terminal's alternate screen (the default); `false` (`--no-alt-screen`)
     /// draws on the main screen, whose last frame stays in the scrollback after exit.
     pub alternate_screen: bool,
@@ -137,6 +141,7 @@ impl Default for InterfaceSettings {
             keys: KeyScheme::default(),
             notify_method: NotifyMethod::default(),
             notify: default_notify(),
+            notify_command: Vec::new(),
             alternate_screen: true,
             mouse: true,
         }

@@ -324,3 +324,52 @@ fn the_main_screen_and_the_terminals_mouse_when_asked() {
         "the last screen stays after exit:\n{screen}"
     );
 }
+
+/// `[interface] notify_command` runs on each event of `notify`, in focus or not, with the event
+/// as JSON for its last argument.
+#[test]
+fn the_notify_command_gets_each_event_as_json() {
+    if skip() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    super::e2e_resume::calc_repo(tmp.path());
+    let out = tmp.path().join("notified.jsonl");
+    std::fs::write(
+        tmp.path().join("config.toml"),
+        format!(
+            "[interface]\nnotify_command = [\"sh\", \"-c\", \"printf '%s\\\\n' \\\"$0\\\" >> '{}'\"]\n",
+            out.display()
+        ),
+    )
+    .unwrap();
+    let t = Tmux::start(&format!("{}; sleep 60", command(tmp.path(), "", EDIT)));
+    t.wait_for(&["Enter send"]);
+    t.keys(&["-l", "fix add"]);
+    t.keys(&["Enter"]);
+    t.wait_for(&["y approve"]);
+    t.keys(&["y"]);
+    // The task finishes with the session patch in front.
+    t.wait_for(&["Session patch"]);
+    let start = Instant::now();
+    let events = loop {
+        let text = std::fs::read_to_string(&out).unwrap_or_default();
+        let events: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        if events.len() >= 2 || start.elapsed() > WAIT {
+            break events;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    t.keys(&["d"]);
+    t.wait_for(&["Fixed add."]);
+    t.keys(&["C-c"]);
+    wait_done(&t, tmp.path());
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["review_waiting", "task_finished"], "{events:?}");
+    let repo = tmp.path().join("repo");
+    assert_eq!(events[0]["repo"], repo.display().to_string(), "{events:?}");
+    assert!(events[0]["message"].as_str().unwrap().contains("review"));
+}
