@@ -101,12 +101,14 @@ fn a_forked_sequence_continues_exactly_as_the_original() {
         e.fork(SequenceId(2), SequenceId(3)).unwrap(),
         read.prompt_tokens
     );
-    // The original and both forks, decoded together: none reads the prompt again.
-    let streams: Vec<_> = [1, 2, 3]
-        .iter()
-        .map(|&s| e.generate_traced(greedy_in(s, &prompt, 12)).unwrap())
-        .collect();
-    for (s, (stream, logits)) in streams.into_iter().enumerate() {
+    // The original and both forks, one after the other: none reads the prompt again, and each
+    // continues bit for bit as the original alone. (Decoded side by side they would be exact
+    // only if all three started in the same step: a sequence that joins a running batch a few
+    // steps later is not bit for bit the same in llama.cpp, and on a loaded machine the three
+    // requests need not reach the engine in one step. Decoding together is checked by
+    // `sequences_decoded_together_match_each_decoded_alone`.)
+    for s in 0..3u64 {
+        let (stream, logits) = e.generate_traced(greedy_in(s + 1, &prompt, 12)).unwrap();
         let (_, g) = stream.wait().unwrap();
         assert_eq!(
             g.figures.reuse,
