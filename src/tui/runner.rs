@@ -410,8 +410,21 @@ impl Loop {
                 NotifyEvent::ReviewWaiting,
                 "lilypad: a change or a command waits for review",
             )),
+            Event::TaskFinished {
+                reason: crate::protocol::FinishReason::ContextLimit,
+                ..
+            } if self.notify.1.contains(&NotifyEvent::ContextFull) => Some((
+                NotifyEvent::ContextFull,
+                "lilypad: the context is full; the task stopped",
+            )),
             Event::TaskFinished { .. } => {
                 Some((NotifyEvent::TaskFinished, "lilypad: the task finished"))
+            }
+            Event::CheckFinished { passed: true, .. } => {
+                Some((NotifyEvent::CheckResult, "lilypad: the check passed"))
+            }
+            Event::CheckFinished { passed: false, .. } => {
+                Some((NotifyEvent::CheckResult, "lilypad: the check failed"))
             }
             _ => None,
         };

@@ -76,10 +76,20 @@ pub enum NotifyEvent {
     ReviewWaiting,
     /// The agent finished the task (or stopped) and waits for a message.
     TaskFinished,
+    /// An attempt's check command (`--check`) ran: passed or failed.
+    CheckResult,
+    /// The task stopped because the context is full (in place of `task_finished`, when both
+    /// are asked for).
+    ContextFull,
 }
 
 fn default_notify() -> Vec<NotifyEvent> {
-    vec![NotifyEvent::ReviewWaiting, NotifyEvent::TaskFinished]
+    vec![
+        NotifyEvent::ReviewWaiting,
+        NotifyEvent::TaskFinished,
+        NotifyEvent::CheckResult,
+        NotifyEvent::ContextFull,
+    ]
 }
 
 /// `[interface]`: settings of the terminal interface.
@@ -93,7 +103,7 @@ pub struct InterfaceSettings {
     /// How to notify: `auto` (the default), `bel`, `osc9`, `osc777` or `off`.
     pub notify_method: NotifyMethod,
     /// Which events notify (when the terminal has lost focus): `review_waiting`,
-    /// `task_finished`; both by default.
+    /// `task_finished`, `check_result`, `context_full`; all by default.
     #[serde(default = "default_notify")]
     pub notify: Vec<NotifyEvent>,
     /// A program run on each event of `notify`, whether or not the terminal has focus, with
@@ -171,11 +181,28 @@ mod tests {
     fn keys_and_notifications_parse() {
         let d = InterfaceSettings::default();
         assert_eq!(d.keys, KeyScheme::Chat);
-        assert_eq!(d.notify.len(), 2);
+        assert_eq!(d.notify.len(), 4, "every event by default");
+        assert!(d.alternate_screen && d.mouse && d.notify_command.is_empty());
         let s: InterfaceSettings = toml::from_str(
             "keys = \"modal\"\nnotify_method = \"osc9\"\nnotify = [\"review_waiting\"]",
         )
         .unwrap();
+        let all: InterfaceSettings = toml::from_str(
+            "notify = [\"check_result\", \"context_full\"]\nnotify_command = [\"notify-send\"]\nmouse = false",
+        )
+        .unwrap();
+        assert_eq!(
+            all.notify,
+            [NotifyEvent::CheckResult, NotifyEvent::ContextFull]
+        );
+        assert_eq!(all.notify_command, ["notify-send"]);
+        assert_eq!(
+            all.screen(),
+            Screen {
+                alternate: true,
+                mouse: false
+            }
+        );
         assert_eq!(s.keys, KeyScheme::Modal);
         assert_eq!(s.notify_method, NotifyMethod::Osc9);
         assert_eq!(s.notify, [NotifyEvent::ReviewWaiting]);
