@@ -6,6 +6,7 @@
 use crate::remote_common::serve;
 use lilypad::testmodel::{self, TinySpec};
 use serde_json::{json, Value};
+use std::path::PathBuf;
 
 async fn post(base: &str, path: &str, body: Value) -> (u16, Value) {
     let root = base.trim_end_matches("/v1");
@@ -21,15 +22,17 @@ async fn post(base: &str, path: &str, body: Value) -> (u16, Value) {
     (status, serde_json::from_str(&text).unwrap())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tokenize_gives_the_tokenizers_ids_and_detokenize_the_text_back() {
+/// The tiny model with the real Qwen3.5 vocabulary, and the same vocabulary as a
+/// tokenizer.json, in a temporary directory; `None` (and a loud skip, a failure under
+/// `LILYPAD_TEST_STRICT`) without the test data.
+fn real_vocab_model() -> Option<(tempfile::TempDir, PathBuf, PathBuf)> {
     let Some(dir) = std::env::var_os("LILYPAD_QWEN_TOKENIZER_DIR") else {
         assert!(
             std::env::var_os("LILYPAD_TEST_STRICT").is_none(),
             "LILYPAD_QWEN_TOKENIZER_DIR is not set (run scripts/fetch-test-data.sh)"
         );
         eprintln!("SKIPPED: LILYPAD_QWEN_TOKENIZER_DIR not set; run through scripts/test.sh");
-        return;
+        return None;
     };
     let vocab = testmodel::vocab::qwen35(std::path::Path::new(&dir), 248_320).unwrap();
     let tmp = tempfile::tempdir().unwrap();
@@ -41,6 +44,14 @@ async fn tokenize_gives_the_tokenizers_ids_and_detokenize_the_text_back() {
     .unwrap();
     let gguf = tmp.path().join("tiny-real-vocab.gguf");
     testmodel::write(&gguf, &TinySpec::with_vocab(vocab)).unwrap();
+    Some((tmp, gguf, json_path))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokenize_gives_the_tokenizers_ids_and_detokenize_the_text_back() {
+    let Some((_dir, gguf, json_path)) = real_vocab_model() else {
+        return;
+    };
     let tokenizer = tokenizers::Tokenizer::from_file(&json_path).unwrap();
     let server = serve(&["--model", gguf.to_str().unwrap()], &[]);
     let texts = [
@@ -77,24 +88,9 @@ async fn tokenize_gives_the_tokenizers_ids_and_detokenize_the_text_back() {
 /// long one is then refused with 400 `context_length_exceeded` by its exact count.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_prompt_is_tokenised_without_holding_up_a_small_one() {
-    let Some(dir) = std::env::var_os("LILYPAD_QWEN_TOKENIZER_DIR") else {
-        assert!(
-            std::env::var_os("LILYPAD_TEST_STRICT").is_none(),
-            "LILYPAD_QWEN_TOKENIZER_DIR is not set (run scripts/fetch-test-data.sh)"
-        );
-        eprintln!("SKIPPED: LILYPAD_QWEN_TOKENIZER_DIR not set; run through scripts/test.sh");
+    let Some((_dir, gguf, json_path)) = real_vocab_model() else {
         return;
     };
-    let vocab = testmodel::vocab::qwen35(std::path::Path::new(&dir), 248_320).unwrap();
-    let tmp = tempfile::tempdir().unwrap();
-    let json_path = tmp.path().join("tokenizer.json");
-    std::fs::write(
-        &json_path,
-        testmodel::vocab::tokenizer_json(&vocab).to_string(),
-    )
-    .unwrap();
-    let gguf = tmp.path().join("tiny-real-vocab.gguf");
-    testmodel::write(&gguf, &TinySpec::with_vocab(vocab)).unwrap();
     // The size bound: a prompt has at least bytes / (3 x the longest token's bytes) tokens.
     let tokenizer = tokenizers::Tokenizer::from_file(&json_path).unwrap();
     let longest = (0..tokenizer.get_vocab_size(true) as u32)
