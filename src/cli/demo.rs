@@ -5,7 +5,6 @@
 
 use super::interactive::{self, ModelPlan, Plan};
 use crate::config::Settings;
-use crate::engine::script::parse_script;
 use crate::engine::{ScriptEngine, TemplatedModel};
 use crate::launch::{EngineChoice, SessionOptions};
 use crate::prompt::Renderer;
@@ -73,7 +72,7 @@ pub(super) fn run(args: &DemoArgs, settings: &Settings) -> anyhow::Result<ExitCo
     create_repo(&repo)?;
     let repo = std::fs::canonicalize(&repo).unwrap_or(repo);
     let path = Path::new("assets/demo/script.txt");
-    let mut engine = ScriptEngine::new(parse_script(DEMO_SCRIPT, path)?);
+    let mut engine = ScriptEngine::from_text(DEMO_SCRIPT, path)?;
     engine.piece_delay = Duration::from_millis(args.delay_ms);
     engine.name = "demo".into();
     let model = TemplatedModel::new(Arc::new(engine), Renderer::builtin(&settings.prompt)?);
@@ -175,7 +174,8 @@ mod tests {
 
     #[test]
     fn the_script_parses_and_the_repo_is_written() {
-        let turns = parse_script(DEMO_SCRIPT, Path::new("script.txt")).unwrap();
+        let turns =
+            crate::engine::script::parse_script(DEMO_SCRIPT, Path::new("script.txt")).unwrap();
         assert_eq!(turns.len(), 6);
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path().join("shop");

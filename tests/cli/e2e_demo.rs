@@ -254,4 +254,12 @@ fn demo_review_flow_in_a_real_terminal() {
     assert!(events
         .iter()
         .any(|e| e["event"] == "task_finished" && e["reason"] == "answered"));
+    // The script follows the rejection of the notes file (its `if rejected` turn).
+    let said: String = events
+        .iter()
+        .filter(|e| e["event"] == "content_delta")
+        .filter_map(|e| e["text"].as_str())
+        .collect();
+    assert!(said.contains("Understood, no notes file."), "{said}");
+    assert!(!said.contains("Noted in NOTES.md"), "{said}");
 }
