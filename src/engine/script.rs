@@ -48,9 +48,6 @@ pub enum ScriptError {
     },
 }
 
-/// What a tool result says when the person rejected the call (`crate::agent`'s wording).
-const REJECTED: &str = "The user rejected this";
-
 /// A script: its turns, and the alternatives of some of them after a rejection (by turn index).
 struct Parsed {
     turns: Vec<ScriptTurn>,
@@ -124,7 +121,7 @@ fn last_result_rejected(prompt: &str) -> bool {
         .rfind("<tool_response>")
         .map(|at| &prompt[at..])
         .map(|tail| tail.split("</tool_response>").next().unwrap_or(tail))
-        .is_some_and(|result| result.contains(REJECTED))
+        .is_some_and(|result| result.contains(crate::protocol::REJECTED_RESULT))
 }
 
 /// Settings of the scripted engine (from the environment: `LILYPAD_SCRIPT_DELAY_MS`).

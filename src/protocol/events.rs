@@ -151,6 +151,10 @@ pub struct ApprovalRequest {
     pub kind: ApprovalKind,
 }
 
+/// How the result of a call the person rejected begins: the agent writes it, and the scripted
+/// engine reads it to take a turn's `if rejected` alternative.
+pub const REJECTED_RESULT: &str = "The user rejected this";
+
 /// Why a task ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

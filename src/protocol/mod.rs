@@ -10,7 +10,7 @@ mod usage;
 pub use conversation::{conversation_key, session_id};
 pub use events::{
     ApprovalKind, ApprovalRequest, DroppedResult, Event, FinishReason, HunkNote, Op, RequestId,
-    Resolution, ReviewDecision, ToolCategory, TurnEnd,
+    Resolution, ReviewDecision, ToolCategory, TurnEnd, REJECTED_RESULT,
 };
 pub use openai::{message_json, message_openai, ArgumentsAs};
 pub use tool_name::ToolName;

@@ -144,10 +144,6 @@ struct UpdateBody {
     /// SGLang's: only `false` (requests in flight always finish).
     #[serde(default)]
     abort_all_requests: bool,
-    /// SGLang's: the new engines never hold old memory, so this is always done.
-    #[serde(default)]
-    #[allow(dead_code)]
-    flush_cache: Option<bool>,
     /// SGLang's: only `null`, `"auto"` or `"gguf"`.
     #[serde(default)]
     load_format: Option<String>,

@@ -7,6 +7,7 @@ use super::{Agent, Halt};
 use crate::agent::approval::Policy;
 use crate::protocol::{
     ApprovalKind, ApprovalRequest, Event, Op, Resolution, ReviewDecision, ToolCall, ToolCategory,
+    REJECTED_RESULT,
 };
 use crate::tools::{Before, ToolResult};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -319,8 +320,8 @@ fn partly_applied(
 fn rejection(what: &str, feedback: &str) -> String {
     let feedback = feedback.trim();
     if feedback.is_empty() {
-        format!("The user rejected this {what}; it was not applied.")
+        format!("{REJECTED_RESULT} {what}; it was not applied.")
     } else {
-        format!("The user rejected this {what}; it was not applied. The user says: {feedback}")
+        format!("{REJECTED_RESULT} {what}; it was not applied. The user says: {feedback}")
     }
 }
