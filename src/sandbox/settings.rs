@@ -267,6 +267,7 @@ impl SandboxSettings {
         s.setup.clone_from(&self.setup);
         s.dockerfile = self.dockerfile.as_ref().map(|d| repo.join(d));
         s.workdir.clone_from(&self.workdir);
+        s.seed_from_image = self.repo_as_is && self.workdir.is_some();
         if let Some(c) = self.cpus {
             s.cpu = format!("{}m", (c * 1000.0).round() as i64);
         }

@@ -51,6 +51,12 @@ pub struct KubeSettings {
     /// Where the workspace is mounted and commands run (default `/workspace`): an image's own
     /// repository directory (`/testbed`).
     pub workdir: Option<String>,
+    /// The workspace is the image's own repository at `workdir` (a batch's image task, see
+    /// `crate::sandbox::workspace::Workspace::adopt`): an init container copies it from the
+    /// image into the workspace volume inside the pod, and only what Lilypad added to it is
+    /// uploaded. Not a config key.
+    #[serde(skip)]
+    pub seed_from_image: bool,
 }
 
 impl KubeSettings {
@@ -86,6 +92,7 @@ impl Default for KubeSettings {
             setup: None,
             dockerfile: None,
             workdir: None,
+            seed_from_image: false,
         }
     }
 }
