@@ -14,7 +14,7 @@ use crate::engine::EngineHandle;
 use std::path::Path;
 
 /// Load the engine from `path` with `settings`.
-fn load(path: &Path, settings: &EngineSettings) -> Result<EngineHandle, BenchError> {
+pub(super) fn load(path: &Path, settings: &EngineSettings) -> Result<EngineHandle, BenchError> {
     EngineHandle::load(path, settings, |_| {}).map_err(|source| BenchError::Load {
         path: path.to_path_buf(),
         source,
@@ -624,6 +624,9 @@ pub(super) fn sequences(
         target_at_4: None,
     };
     report.figures.extend(o.figures());
+    report
+        .figures
+        .push(super::mixed::run(&path, &es, opts.quick)?);
     eprintln!("bench attempts: 3 attempts together and one after the other...");
     let a = super::attempts::run(engine.clone(), 3, tokens as u32).map_err(BenchError::Attempts)?;
     report.notes.push(format!(

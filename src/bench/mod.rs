@@ -17,7 +17,9 @@
 //!   first turn; and image tasks' attempts per hour on the image's own repository against a
 //!   copy by git's rules ([`image_repo`]);
 //! - [`sequences`]: aggregate decode speed of 2, 4 and 8 sequences together against one, and
-//!   `lilypad serve` with concurrent clients against the same requests one at a time.
+//!   `lilypad serve` with concurrent clients against the same requests one at a time; the
+//!   largest gap between running streams' tokens while a long prompt joins, read in chunks
+//!   against whole ([`mixed`]).
 //! - [`peers`]: llama.cpp's own programs (`llama-bench`, `llama-batched-bench`,
 //!   `llama-server`) as the baselines of `engine`, `sequences` and `agent-turns`
 //!   ([`agent_server`]) when scripts/build-llama-tools.sh has built them.
@@ -38,6 +40,7 @@ mod engine_runs;
 pub mod grammar;
 pub mod image_repo;
 pub mod logprobs;
+pub mod mixed;
 pub mod mtp;
 pub mod peers;
 pub mod resume;

@@ -52,6 +52,10 @@ pub struct EngineSettings {
     pub batch: u32,
     /// Tokens per physical batch; the logits buffer scales with it times the vocabulary.
     pub ubatch: u32,
+    /// Prompt tokens read per step while other generations are decoding: a prompt that joins
+    /// is read in chunks of this many between their steps, so their time between tokens
+    /// stays bounded however long it is. 0 reads a prompt whole before the next step.
+    pub prefill_chunk: u32,
     pub max_turn_tokens: u32,
     /// State snapshots kept for rewinds (each costs about 50 MiB on the real model).
     pub max_snapshots: usize,
@@ -115,6 +119,7 @@ impl Default for EngineSettings {
             threads: 0,
             batch: 512,
             ubatch: 512,
+            prefill_chunk: 512,
             max_turn_tokens: 8192,
             max_snapshots: 8,
             pinned_snapshots: 16,

@@ -21,6 +21,7 @@ mod engine;
 mod engine_real_vocab;
 mod ignore_eos;
 mod logprobs;
+mod mixed_prefill;
 mod mtp;
 mod offload;
 mod quant;

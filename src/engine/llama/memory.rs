@@ -41,6 +41,44 @@ struct Snapshot {
 
 /// The outcome of reading a prompt: everything but its last token is in memory (`last`, which
 /// the caller decodes to get the next token's logits, with other sequences' tokens or alone).
+/// A prompt being read into a sequence ([`Memory::begin_prefill`], [`Memory::read_prompt`]).
+#[derive(Debug, Clone)]
+pub(super) struct Reading {
+    /// Tokens kept from memory.
+    start: usize,
+    /// Tokens in memory now.
+    pos: usize,
+    boundary: Option<usize>,
+    pin: bool,
+    reuse: Reuse,
+    dropped_pin: Option<usize>,
+    cancelled: bool,
+    /// All but the last token read and the snapshot taken.
+    done: bool,
+}
+
+impl Reading {
+    /// True when everything but the last token is read (or the reading was cancelled).
+    pub(super) fn finished(&self) -> bool {
+        self.done || self.cancelled
+    }
+
+    /// What the reading came to, for `prompt`.
+    pub(super) fn result(&self, prompt: &[LlamaToken]) -> Prefill {
+        Prefill {
+            last: prompt[prompt.len() - 1],
+            reuse: self.reuse,
+            reused: self.start,
+            evaluated: match self.cancelled {
+                true => self.pos - self.start,
+                false => prompt.len() - self.start,
+            },
+            cancelled: self.cancelled,
+            dropped_pin: self.dropped_pin,
+        }
+    }
+}
+
 pub(super) struct Prefill {
     pub last: LlamaToken,
     pub reuse: Reuse,
@@ -154,6 +192,21 @@ impl Memory {
         pin: bool,
         cancel: &AtomicBool,
     ) -> Result<Prefill, EngineError> {
+        let mut reading = self.begin_prefill(ctx, prompt, boundary, pin)?;
+        self.read_prompt(ctx, prompt, &mut reading, usize::MAX, cancel)?;
+        Ok(reading.result(prompt))
+    }
+
+    /// The first part of [`Self::prefill_to_last`]: match `prompt` against memory (rewinding
+    /// where it diverges) and pin; nothing of the prompt is read yet. [`Self::read_prompt`]
+    /// reads it, a budget at a time, so that other sequences can decode in between.
+    pub(super) fn begin_prefill(
+        &mut self,
+        ctx: &mut Target<'_>,
+        prompt: &[LlamaToken],
+        boundary: Option<usize>,
+        pin: bool,
+    ) -> Result<Reading, EngineError> {
         let n = prompt.len();
         if n == 0 {
             return Err(EngineError::EmptyPrompt);
@@ -182,43 +235,59 @@ impl Memory {
         if let Some(b) = boundary.filter(|&b| pin && b <= start) {
             self.pin_existing(b);
         }
-        // Everything but the last token is read first and a snapshot taken there: a later
-        // prompt that shares at least those tokens (the next turn, or the same prompt again)
-        // can always come back to this point, since it must read at least one token anyway.
-        // A snapshot is also taken at `boundary` (the start of the last message), which a
-        // re-rendered last turn (earlier reasoning dropped, say) still shares.
-        let last = n - 1;
-        let mut pos = start;
-        while pos < last {
+        Ok(Reading {
+            start,
+            pos: start,
+            boundary,
+            pin,
+            reuse,
+            dropped_pin,
+            cancelled: false,
+            done: false,
+        })
+    }
+
+    /// Read up to `budget` more tokens of `prompt` (at least one batch when any is left),
+    /// stopping early when `cancel` is set; returns how many were read. Everything but the last
+    /// token is read, then a snapshot taken there: a later prompt that shares at least those
+    /// tokens (the next turn, or the same prompt again) can always come back to this point,
+    /// since it must read at least one token anyway. A snapshot is also taken at `boundary`
+    /// (the start of the last message), which a re-rendered last turn (earlier reasoning
+    /// dropped, say) still shares.
+    pub(super) fn read_prompt(
+        &mut self,
+        ctx: &mut Target<'_>,
+        prompt: &[LlamaToken],
+        r: &mut Reading,
+        budget: usize,
+        cancel: &AtomicBool,
+    ) -> Result<usize, EngineError> {
+        let last = prompt.len() - 1;
+        let from = r.pos;
+        while r.pos < last {
             if cancel.load(Ordering::Relaxed) {
-                return Ok(Prefill {
-                    last: prompt[last],
-                    reuse,
-                    reused: start,
-                    evaluated: pos - start,
-                    cancelled: true,
-                    dropped_pin,
-                });
+                r.cancelled = true;
+                return Ok(r.pos - from);
             }
-            let mut end = (pos + self.n_batch).min(last);
-            if let Some(b) = boundary.filter(|&b| pos < b && b < end) {
+            let left = budget.saturating_sub(r.pos - from);
+            if left == 0 {
+                return Ok(r.pos - from);
+            }
+            let mut end = (r.pos + self.n_batch.min(left)).min(last);
+            if let Some(b) = r.boundary.filter(|&b| r.pos < b && b < end) {
                 end = b;
             }
-            self.decode(ctx, &prompt[pos..end], None)?;
-            pos = end;
-            if Some(pos) == boundary {
-                self.take_snapshot(ctx, true, pin)?;
+            self.decode(ctx, &prompt[r.pos..end], None)?;
+            r.pos = end;
+            if Some(r.pos) == r.boundary {
+                self.take_snapshot(ctx, true, r.pin)?;
             }
         }
-        self.snapshot(ctx)?;
-        Ok(Prefill {
-            last: prompt[last],
-            reuse,
-            reused: start,
-            evaluated: n - start,
-            cancelled: false,
-            dropped_pin,
-        })
+        if !r.done {
+            self.snapshot(ctx)?;
+            r.done = true;
+        }
+        Ok(r.pos - from)
     }
 
     /// Record a token the caller decoded into this sequence (at position `self.len()`).

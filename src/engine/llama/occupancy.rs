@@ -14,6 +14,8 @@ pub struct Occupancy {
     used_tokens: AtomicUsize,
     context_tokens: AtomicUsize,
     parked: AtomicUsize,
+    /// The most prompt tokens read between two steps while generations were running.
+    prompt_between_steps: AtomicUsize,
 }
 
 /// A reading of [`Occupancy`].
@@ -25,6 +27,9 @@ pub struct OccupancyReading {
     pub context_tokens: usize,
     /// Conversations parked in host memory.
     pub parked: usize,
+    /// The most prompt tokens read between two decode steps while generations were running
+    /// (since the engine started): what a joining prompt made them wait for at most.
+    pub prompt_between_steps_max: usize,
 }
 
 impl OccupancyReading {
@@ -45,12 +50,18 @@ impl Occupancy {
         self.parked.store(parked, Ordering::Relaxed);
     }
 
+    /// Record that `n` prompt tokens were read between two steps of running generations.
+    pub(super) fn prompt_read_between_steps(&self, n: usize) {
+        self.prompt_between_steps.fetch_max(n, Ordering::Relaxed);
+    }
+
     /// The counts now (each as last written; they may be one step apart).
     pub fn read(&self) -> OccupancyReading {
         OccupancyReading {
             used_tokens: self.used_tokens.load(Ordering::Relaxed),
             context_tokens: self.context_tokens.load(Ordering::Relaxed),
             parked: self.parked.load(Ordering::Relaxed),
+            prompt_between_steps_max: self.prompt_between_steps.load(Ordering::Relaxed),
         }
     }
 }

@@ -3,9 +3,11 @@
 //! llama.cpp after loading happens here.
 //!
 //! The loop: sample the next token of every running generation (`super::step`), take new
-//! jobs, start the waiting ones that can start (a request joins when its conversation is not
-//! generating already and a sequence is free or can be freed by parking an idle one; its
-//! prompt is read then, all but the last token), then decode one batch with a token of every
+//! jobs, start the waiting ones that can start (a request starts when its conversation is not
+//! generating already and a sequence is free or can be freed by parking an idle one), read
+//! the prompts of starting generations (all but the last token; while generations run, at most
+//! `prefill_chunk` tokens between two of their steps, so a long prompt joining does not stall
+//! them; a prompt read to its end joins the step), then decode one batch with a token of every
 //! running generation. Other jobs (logits, scoring, saving, forking) run between two steps.
 //! Jobs of one conversation start in the order they came.
 
@@ -41,6 +43,7 @@ pub(super) struct Plan {
     threads: u32,
     batch: u32,
     ubatch: u32,
+    prefill_chunk: usize,
     max_snapshots: usize,
     pinned_snapshots: usize,
     snapshot_interval: usize,
@@ -85,6 +88,10 @@ impl Plan {
             threads,
             batch: s.batch.max(1),
             ubatch: s.ubatch.clamp(1, s.batch.max(1)),
+            prefill_chunk: match s.prefill_chunk {
+                0 => usize::MAX,
+                n => n as usize,
+            },
             max_snapshots: s.max_snapshots,
             pinned_snapshots: s.pinned_snapshots,
             snapshot_interval: s.snapshot_interval as usize,
@@ -315,6 +322,8 @@ pub(super) fn run(
             plan.snapshot_interval,
         ),
         waiting: VecDeque::new(),
+        reading: VecDeque::new(),
+        prefill_chunk: plan.prefill_chunk,
         kv_bytes_per_token: plan.kv_bytes_per_token,
         recurrent_bytes: plan.recurrent_bytes,
         occupancy,
@@ -354,12 +363,29 @@ enum Start {
     Wait(Waiting),
 }
 
+/// A generation whose prompt is being read, a chunk between two steps of the running ones.
+struct Reading {
+    i: usize,
+    tokens: Vec<LlamaToken>,
+    reading: super::memory::Reading,
+    out: Outlet,
+    sampling: crate::engine::types::SamplingParams,
+    grammar: Option<String>,
+    report: crate::engine::types::TokenReport,
+    max_tokens: usize,
+    started: Instant,
+}
+
 struct Worker<'m> {
     model: &'m LlamaModel,
     ctx: Target<'m>,
     pool: Pool,
     step: Step,
     waiting: VecDeque<Waiting>,
+    /// Generations reading their prompts, in the order they started.
+    reading: VecDeque<Reading>,
+    /// Prompt tokens read per step while generations run (`usize::MAX`: no limit).
+    prefill_chunk: usize,
     kv_bytes_per_token: u64,
     recurrent_bytes: u64,
     occupancy: std::sync::Arc<super::Occupancy>,
@@ -372,7 +398,7 @@ impl Worker<'_> {
         loop {
             self.step.sample(self.model, &mut self.ctx, &mut self.pool);
             let mut halt = None;
-            if self.step.is_empty() && self.waiting.is_empty() {
+            if self.step.is_empty() && self.waiting.is_empty() && self.reading.is_empty() {
                 match jobs.recv() {
                     Ok(Job::Halt { done }) => halt = Some(done),
                     Ok(job) => self.waiting.push_back(Waiting::new(job)),
@@ -397,9 +423,14 @@ impl Worker<'_> {
                 for w in self.waiting.drain(..) {
                     fail(w.job, EngineError::Stopped);
                 }
+                for r in self.reading.drain(..) {
+                    self.pool.set_busy(r.i, false);
+                    let _ = r.out.events.send(EngineEvent::Failed(EngineError::Stopped));
+                }
                 return halt;
             }
             self.start_waiting();
+            self.read_prompts();
             self.step.decode(&mut self.ctx, &mut self.pool);
             self.occupancy.write(
                 self.pool.used_tokens(),
@@ -428,7 +459,7 @@ impl Worker<'_> {
                 }
             }
         }
-        if self.step.is_empty() {
+        if self.step.is_empty() && self.reading.is_empty() {
             // Nothing runs that could free a sequence or memory: say so instead of waiting.
             for w in kept.drain(..) {
                 fail(w.job, EngineError::NoSequence);
@@ -654,52 +685,121 @@ impl Worker<'_> {
         }
         let started = Instant::now();
         let boundary = last_message_start(self.model, &tokens);
-        let pre = match self.pool.memory(i).prefill_to_last(
-            &mut self.ctx,
-            &tokens,
-            boundary,
-            pin,
-            &out.cancel,
-        ) {
-            Ok(p) => p,
+        let reading = match self
+            .pool
+            .memory(i)
+            .begin_prefill(&mut self.ctx, &tokens, boundary, pin)
+        {
+            Ok(r) => r,
             Err(e) => {
                 let _ = out.events.send(EngineEvent::Failed(e));
                 return Start::Done;
             }
         };
+        // The sequence is this generation's from now on: no other job may use or park it.
+        self.pool.set_busy(i, true);
+        self.reading.push_back(Reading {
+            i,
+            tokens,
+            reading,
+            out,
+            sampling,
+            grammar,
+            report,
+            max_tokens,
+            started,
+        });
+        Start::Done
+    }
+
+    /// Read the prompts of the generations that are starting: with generations running, at
+    /// most `prefill_chunk` tokens in all before their next step (oldest first), so that
+    /// their time between tokens stays bounded; with none running, whole. A prompt read to
+    /// its end joins the step.
+    fn read_prompts(&mut self) {
+        let mut budget = match self.step.is_empty() {
+            true => usize::MAX,
+            false => self.prefill_chunk,
+        };
+        let mut read_now = 0;
+        let mut kept = VecDeque::new();
+        while let Some(mut r) = self.reading.pop_front() {
+            if budget == 0 {
+                kept.push_back(r);
+                continue;
+            }
+            let res = self.pool.memory(r.i).read_prompt(
+                &mut self.ctx,
+                &r.tokens,
+                &mut r.reading,
+                budget,
+                &r.out.cancel,
+            );
+            match res {
+                Ok(n) => {
+                    budget = budget.saturating_sub(n);
+                    read_now += n;
+                }
+                Err(e) => {
+                    self.pool.set_busy(r.i, false);
+                    let _ = r.out.events.send(EngineEvent::Failed(e));
+                    continue;
+                }
+            }
+            match r.reading.finished() {
+                true => self.join(r),
+                false => kept.push_back(r),
+            }
+        }
+        self.reading = kept;
+        if !self.step.is_empty() {
+            self.occupancy.prompt_read_between_steps(read_now);
+        }
+    }
+
+    /// A generation whose prompt is read: into the step (or done, when it was cancelled).
+    fn join(&mut self, r: Reading) {
+        let pre = r.reading.result(&r.tokens);
         let figures = Figures {
-            prompt_tokens: tokens.len(),
+            prompt_tokens: r.tokens.len(),
             reused_tokens: pre.reused,
             evaluated_tokens: pre.evaluated,
             reuse: pre.reuse,
             generated_tokens: 0,
-            prefill_seconds: started.elapsed().as_secs_f64(),
+            prefill_seconds: r.started.elapsed().as_secs_f64(),
             decode_seconds: 0.0,
             dropped_pin: pre.dropped_pin,
             draft: None,
         };
         if pre.cancelled {
-            let _ = out.events.send(EngineEvent::Done(Generation::empty(
+            self.pool.set_busy(r.i, false);
+            let _ = r.out.events.send(EngineEvent::Done(Generation::empty(
                 StopReason::Cancelled,
                 figures,
             )));
-            return Start::Done;
+            return;
         }
-        let mut sampler = sampler::build(self.model, &sampling, grammar.as_deref());
-        if let Some(t) = sampler.trigger().filter(|t| tokens.last() == Some(t)) {
+        let mut sampler = sampler::build(self.model, &r.sampling, r.grammar.as_deref());
+        if let Some(t) = sampler.trigger().filter(|t| r.tokens.last() == Some(t)) {
             // The prompt ends inside a call already: the grammar starts triggered.
             sampler.accept(t);
         }
-        self.pool.set_busy(i, true);
-        let mut active = Active::new(i, max_tokens, out, sampler, figures, started, pre.last);
+        let mut active = Active::new(
+            r.i,
+            r.max_tokens,
+            r.out,
+            sampler,
+            figures,
+            r.started,
+            pre.last,
+        );
         active.report(
-            report.logprobs,
-            report
+            r.report.logprobs,
+            r.report
                 .prompt_tokens
-                .then(|| tokens.iter().map(|t| t.0 as u32).collect()),
+                .then(|| r.tokens.iter().map(|t| t.0 as u32).collect()),
         );
         self.step.join(active);
-        Start::Done
     }
 
     fn logits(
