@@ -29,6 +29,7 @@ mod tui_composer;
 mod tui_conventions;
 mod tui_edit_views;
 mod tui_line_comments;
+mod tui_pickers;
 mod tui_reasoning;
 mod tui_rewind;
 mod tui_streaming;

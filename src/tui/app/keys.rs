@@ -50,6 +50,12 @@ impl App {
             Mode::Transcript if self.message_line_open() && self.recall.is_some() => {
                 vec![C::HistorySearch, C::Anywhere]
             }
+            Mode::Transcript if self.message_line_open() && self.picker.is_some() => {
+                vec![C::PathPicker, C::Input, C::Anywhere]
+            }
+            Mode::Transcript if self.message_line_open() && self.palette.is_some() => {
+                vec![C::Palette, C::Input, C::Anywhere]
+            }
             Mode::Transcript if self.chat_in_front() => vec![C::Chat, C::Input, C::Anywhere],
             Mode::Transcript if self.input_focus => vec![C::Input, C::Anywhere],
             Mode::Transcript if self.search.is_some() && self.replay.is_some() => {
@@ -132,7 +138,11 @@ impl App {
             self.esc_armed = false;
         }
         match action {
-            Some(action) => self.act(action, contexts[0]),
+            Some(action) => {
+                let fx = self.act(action, contexts[0]);
+                self.refresh_pickers();
+                fx
+            }
             None => {
                 if matches!(contexts[0], Context::Input | Context::Chat)
                     && key.code == crossterm::event::KeyCode::Backspace
@@ -141,6 +151,13 @@ impl App {
                 {
                     return Vec::new();
                 }
+                let on_message_line = matches!(
+                    contexts[0],
+                    Context::Input | Context::Chat | Context::Palette | Context::PathPicker
+                ) && self.recall.is_none();
+                let opens = on_message_line
+                    .then(|| self.picker_opened_by(&key))
+                    .flatten();
                 if contexts[0].is_text_entry() {
                     if let Some(field) = self.text_field() {
                         field.handle(&key);
@@ -149,7 +166,12 @@ impl App {
                 if contexts[0] == Context::HistorySearch {
                     self.recall_step(false);
                 }
-                Vec::new()
+                let fx = match opens {
+                    Some(opens) => self.open_picker(opens),
+                    None => Vec::new(),
+                };
+                self.refresh_pickers();
+                fx
             }
         }
     }
@@ -172,7 +194,7 @@ impl App {
             self.input_focus = true;
         }
         match self.contexts()[0] {
-            Context::Input | Context::Chat => {
+            Context::Input | Context::Chat | Context::Palette | Context::PathPicker => {
                 let lines = text.lines().count();
                 if lines > FOLD_LINES {
                     let mut label = format!("[pasted {lines} lines]");
@@ -202,6 +224,7 @@ impl App {
             }
             _ => {}
         }
+        self.refresh_pickers();
     }
 
     /// Backspace right after a folded paste's label deletes the label (and the paste) whole.
@@ -220,7 +243,7 @@ impl App {
     }
 
     /// The message as it is sent: the line's text with each folded paste put back whole.
-    fn message_text(&self) -> String {
+    pub(super) fn message_text(&self) -> String {
         let mut text = self.input.text().to_string();
         for (label, pasted) in &self.pastes {
             if let Some(at) = text.find(label.as_str()) {
@@ -384,7 +407,7 @@ impl App {
         }
     }
 
-    fn act(&mut self, action: Action, ctx: Context) -> Vec<Effect> {
+    pub(super) fn act(&mut self, action: Action, ctx: Context) -> Vec<Effect> {
         use Action as A;
         match action {
             A::Help => {
@@ -423,6 +446,14 @@ impl App {
                 };
                 self.help_scroll = (self.help_scroll as isize + d).max(0) as usize;
                 Vec::new()
+            }
+            A::Submit | A::Cancel | A::Complete | A::PrevEntry | A::NextEntry
+                if ctx == Context::Palette =>
+            {
+                self.act_palette(action)
+            }
+            A::Submit | A::Cancel | A::PrevEntry | A::NextEntry if ctx == Context::PathPicker => {
+                self.act_picker(action)
             }
             A::Submit | A::Cancel | A::OlderMatch if ctx == Context::HistorySearch => {
                 self.recall_choice(action);
@@ -716,7 +747,7 @@ impl App {
         vec![Effect::Send(Op::UserMessage { text })]
     }
 
-    fn act_transcript(&mut self, action: Action) -> Vec<Effect> {
+    pub(super) fn act_transcript(&mut self, action: Action) -> Vec<Effect> {
         use Action as A;
         match action {
             A::Newline

@@ -10,6 +10,7 @@
 
 mod keys;
 pub use keys::FOLD_LINES;
+pub mod pickers;
 pub mod review;
 pub mod search;
 mod status;
@@ -65,6 +66,8 @@ pub enum Effect {
     /// Stop the program (SIGTSTP) with the terminal restored; the screen is drawn again on
     /// `fg`.
     Suspend,
+    /// List the repository's files for the file picker, then call [`App::on_paths`].
+    ListPaths,
     /// Copy `text` out of the interface (OSC 52, or a file), then call [`App::on_copied`].
     Copy {
         what: String,
@@ -175,6 +178,14 @@ pub struct App {
     pub keys: crate::tui::KeyScheme,
     /// Esc was pressed on an empty message line: a second Esc asks which turn to rewind to.
     pub(crate) esc_armed: bool,
+    /// The command palette, while the message line starts with the `/` that opened it.
+    pub palette: Option<pickers::Palette>,
+    /// The file picker, while the cursor is in the word of the `@` that opened it.
+    pub picker: Option<pickers::PathPicker>,
+    /// The prompt files the palette offers (the runner reads them at start).
+    pub prompts: Vec<crate::tui::prompts::PromptFile>,
+    /// The repository's paths for the file picker (listed the first time it opens).
+    pub paths: pickers::PathList,
 }
 
 impl App {
@@ -209,6 +220,10 @@ impl App {
             attempt_label: None,
             keys: crate::tui::KeyScheme::Modal,
             esc_armed: false,
+            palette: None,
+            picker: None,
+            prompts: Vec::new(),
+            paths: pickers::PathList::Unknown,
             options,
         }
     }
