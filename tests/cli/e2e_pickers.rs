@@ -3,7 +3,8 @@
 //! back); a prompt file of the repository's `.lilypad/prompts/` (overriding the person's own
 //! of the same name) is listed with its description and sent as `/fix calc.py 'it adds'`
 //! with `$1` and `$ARGUMENTS` filled in; `@` then part of a file name and Enter puts the path
-//! in the message; `/quit` quits. The session log is checked for the messages the model got.
+//! in the message; `!echo …` runs in the sandbox and its output goes at the head of the next
+//! message; `/quit` quits. The session log is checked for the messages the model got.
 //! Scripted engine (a mock of the model), the host sandbox.
 
 use super::e2e_composer::has_user_message;
@@ -45,6 +46,11 @@ Read it.
 </think>
 
 Noted the path.
+=== turn ===
+Read it.
+</think>
+
+Noted the command.
 ";
 
 const REPO_FIX: &str =
@@ -132,7 +138,20 @@ fn palette_prompt_files_and_the_file_picker_in_a_real_terminal() {
     t.keys(&["Escape"]);
     t.wait_for(&["Noted the path.", "Enter send"]);
 
-    // 4. /quit quits (nothing is pending).
+    // 4. `!cmd` runs in the sandbox; its output goes with the next message.
+    t.keys(&["!echo lily-$((6*7))"]);
+    t.keys(&["Enter"]);
+    t.wait_for(&[
+        "$ echo lily-$((6*7))  (goes with your next message)",
+        "lily-42",
+    ]);
+    t.keys(&["what now?"]);
+    t.keys(&["Enter"]);
+    t.wait_for(&["Session patch", "apply to your tree"]);
+    t.keys(&["Escape"]);
+    t.wait_for(&["Noted the command.", "Enter send"]);
+
+    // 5. /quit quits (nothing is pending).
     t.keys(&["/quit"]);
     t.wait_for(&["/quit"]);
     t.keys(&["Enter"]);
@@ -148,4 +167,11 @@ fn palette_prompt_files_and_the_file_picker_in_a_real_terminal() {
         "the prompt file, expanded: {log:#?}"
     );
     assert!(has_user_message(&log, "look at calc.py"), "{log:#?}");
+    assert!(
+        has_user_message(
+            &log,
+            "$ echo lily-$((6*7))\nExit code: 0\nSTDOUT:\nlily-42\n\nSTDERR:\n\n\nwhat now?"
+        ),
+        "the command's output at the head of the next message: {log:#?}"
+    );
 }

@@ -17,6 +17,7 @@
 mod agent;
 mod agent_instructions;
 mod agent_review;
+mod agent_shell;
 #[path = "../common/mod.rs"]
 mod common;
 mod prompt_parity;

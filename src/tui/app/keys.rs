@@ -769,6 +769,9 @@ impl App {
                 }
                 let text = self.message_text().trim().to_string();
                 let state = self.status.state;
+                if let Some(command) = shell_command(&text) {
+                    return self.run_shell(&text, command);
+                }
                 if self.context_full && state.accepts_message() {
                     // Sent only once the person has chosen how to make room.
                     self.take_message(&text);
@@ -888,6 +891,30 @@ impl App {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// `!cmd` sent: the command runs in the sandbox for the person (once the agent is
+    /// between tasks), and its output goes with the next message.
+    fn run_shell(&mut self, text: &str, command: String) -> Vec<Effect> {
+        let state = self.status.state;
+        if state == AgentState::Starting || (!state.accepts_message() && !state.is_busy()) {
+            self.transcript.notice(
+                Level::Warning,
+                "the session is not running: the command cannot run",
+            );
+            return Vec::new();
+        }
+        self.take_message(text);
+        let when = if state.is_busy() {
+            "runs in the sandbox once the agent has finished"
+        } else {
+            self.shell_before = Some(state);
+            self.status.state = AgentState::RunningTool;
+            "running in the sandbox… Esc interrupts"
+        };
+        self.transcript
+            .notice(Level::Info, format!("$ {command}  ({when})"));
+        vec![Effect::Send(Op::Shell { command })]
     }
 
     /// Ctrl-C: while the agent works, interrupt it and ask whether to quit as well (a second
@@ -1045,6 +1072,12 @@ impl App {
         }
         fx
     }
+}
+
+/// The command of a message `!cmd` (`!` and a command, on one line or more), if it is one.
+fn shell_command(text: &str) -> Option<String> {
+    let command = text.strip_prefix('!')?.trim();
+    (!command.is_empty()).then(|| command.to_string())
 }
 
 /// The direction of one action of a next/previous pair: forward when it is `next`.

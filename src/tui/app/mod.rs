@@ -186,6 +186,9 @@ pub struct App {
     pub prompts: Vec<crate::tui::prompts::PromptFile>,
     /// The repository's paths for the file picker (listed the first time it opens).
     pub paths: pickers::PathList,
+    /// The person's command (`!cmd`) runs while the agent waits: the state to go back to
+    /// once it has run (meanwhile the state is busy, so Esc interrupts it).
+    pub(crate) shell_before: Option<AgentState>,
 }
 
 impl App {
@@ -224,6 +227,7 @@ impl App {
             picker: None,
             prompts: Vec::new(),
             paths: pickers::PathList::Unknown,
+            shell_before: None,
             options,
         }
     }
@@ -333,8 +337,15 @@ impl App {
                 }
             }
             Event::MessageQueued { text } => self.queued_messages.push(text),
+            Event::ShellRan { .. } => {
+                if let Some(state) = self.shell_before.take() {
+                    self.status.state = state;
+                }
+            }
             Event::UserMessage { text } => {
-                if let Some(i) = self.queued_messages.iter().position(|q| *q == text) {
+                // The person's commands (`!cmd`) may have gone at its head.
+                let delivered = |q: &String| *q == text || text.ends_with(&format!("\n\n{q}"));
+                if let Some(i) = self.queued_messages.iter().position(delivered) {
                     self.queued_messages.remove(i);
                 }
             }
