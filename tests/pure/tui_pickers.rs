@@ -1,8 +1,8 @@
 //! The message line's pickers on the real App, in the default (chat) keys: `/` on an empty
 //! line opens the command palette, typing filters it, Enter runs the chosen command and Esc
 //! closes it keeping the text; a prompt file is sent expanded with the words typed after its
-//! name; `@` opens the file picker, which asks for the repository's paths once, filters them
-//! as the word after `@` is typed and puts the chosen path in place of that word.
+//! name; `@` opens the file picker, which asks for the repository's paths each time it opens,
+//! filters them as the word after `@` is typed and puts the chosen path in place of that word.
 
 use super::tui_views::{app, draw, feed, session_start, text};
 use crossterm::event::{KeyCode, KeyEvent};
@@ -164,9 +164,10 @@ fn at_opens_the_file_picker_and_enter_puts_the_path_in_place() {
     key(&mut a, KeyCode::Enter);
     assert!(a.picker.is_none());
     assert_eq!(a.input.text(), "look at tests/test_calc.py ");
-    // A second picker reuses the listing; a space ends it, and Esc keeps what was typed.
+    // A second picker reads the repository again, and meanwhile ranks the last listing; Esc
+    // closes it, keeping what was typed.
     let fx = typed(&mut a, "and @cal");
-    assert!(fx.is_empty(), "{fx:?}");
+    assert_eq!(fx, vec![Effect::ListPaths]);
     assert_eq!(a.path_matches()[0], "src/calc.py");
     key(&mut a, KeyCode::Esc);
     assert!(a.picker.is_none());

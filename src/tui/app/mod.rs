@@ -184,7 +184,7 @@ pub struct App {
     pub picker: Option<pickers::PathPicker>,
     /// The prompt files the palette offers (the runner reads them at start).
     pub prompts: Vec<crate::tui::prompts::PromptFile>,
-    /// The repository's paths for the file picker (listed the first time it opens).
+    /// The repository's paths for the file picker (listed each time it opens).
     pub paths: pickers::PathList,
     /// The person's command (`!cmd`) runs while the agent waits: the state to go back to
     /// once it has run (meanwhile the state is busy, so Esc interrupts it).
@@ -226,7 +226,7 @@ impl App {
             palette: None,
             picker: None,
             prompts: Vec::new(),
-            paths: pickers::PathList::Unknown,
+            paths: pickers::PathList::default(),
             shell_before: None,
             options,
         }

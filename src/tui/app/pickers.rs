@@ -34,17 +34,20 @@ pub struct PathPicker {
     pub at: usize,
     /// The chosen path, an index into [`App::path_matches`].
     pub selected: usize,
+    /// The query [`PathPicker::matches`] were ranked for (`None`: not ranked yet), so that a
+    /// large repository is ranked once per key typed, not once per frame.
+    ranked_for: Option<String>,
+    matches: Vec<String>,
 }
 
-/// The repository's paths for the file picker, as the runner listed them.
+/// The repository's paths for the file picker, as the runner listed them: read again each
+/// time the picker opens, the last listing used meanwhile.
 #[derive(Debug, Clone, Default)]
-pub enum PathList {
-    /// Not asked for yet.
-    #[default]
-    Unknown,
-    /// Asked for; the listing has not come back.
-    Reading,
-    Ready(Arc<Vec<String>>),
+pub struct PathList {
+    /// The last listing (`None`: none has come back yet).
+    pub paths: Option<Arc<Vec<String>>>,
+    /// A listing was asked for and has not come back.
+    pub reading: bool,
 }
 
 /// One entry of the palette.
@@ -107,14 +110,17 @@ impl App {
                 Vec::new()
             }
             Opens::Paths { at } => {
-                self.picker = Some(PathPicker { at, selected: 0 });
-                match self.paths {
-                    PathList::Unknown => {
-                        self.paths = PathList::Reading;
-                        vec![Effect::ListPaths]
-                    }
-                    PathList::Reading | PathList::Ready(_) => Vec::new(),
+                self.picker = Some(PathPicker {
+                    at,
+                    selected: 0,
+                    ranked_for: None,
+                    matches: Vec::new(),
+                });
+                if self.paths.reading {
+                    return Vec::new();
                 }
+                self.paths.reading = true;
+                vec![Effect::ListPaths]
             }
         }
     }
@@ -131,14 +137,20 @@ impl App {
                 p.selected = p.selected.min(n.saturating_sub(1));
             }
         }
-        if self.picker_query().is_none() || !self.message_line_open() {
+        let query = self.picker_query().map(str::to_string);
+        if query.is_none() || !self.message_line_open() {
             self.picker = None;
         }
-        if self.picker.is_some() {
-            let n = self.path_matches().len();
-            if let Some(p) = self.picker.as_mut() {
-                p.selected = p.selected.min(n.saturating_sub(1));
+        let paths = self.paths.paths.clone();
+        if let (Some(p), Some(query), Some(paths)) = (self.picker.as_mut(), query, paths) {
+            if p.ranked_for.as_deref() != Some(query.as_str()) {
+                p.matches = fuzzy::rank(&query, paths.iter().map(String::as_str), PATH_MATCHES)
+                    .into_iter()
+                    .map(|i| paths[i].clone())
+                    .collect();
+                p.ranked_for = Some(query);
             }
+            p.selected = p.selected.min(p.matches.len().saturating_sub(1));
         }
     }
 
@@ -187,25 +199,28 @@ impl App {
 
     /// The repository's paths that match the picker's query, best first (at most
     /// [`PATH_MATCHES`]).
-    pub fn path_matches(&self) -> Vec<&str> {
-        let (Some(query), PathList::Ready(paths)) = (self.picker_query(), &self.paths) else {
-            return Vec::new();
-        };
-        fuzzy::rank(query, paths.iter().map(String::as_str), PATH_MATCHES)
-            .into_iter()
-            .map(|i| paths[i].as_str())
-            .collect()
+    pub fn path_matches(&self) -> &[String] {
+        self.picker.as_ref().map_or(&[], |p| p.matches.as_slice())
     }
 
     /// The repository's paths, listed by the runner (or why not).
     pub fn on_paths(&mut self, result: Result<Vec<String>, crate::tui::actions::ActionError>) {
+        self.paths.reading = false;
         match result {
-            Ok(paths) => self.paths = PathList::Ready(Arc::new(paths)),
+            Ok(paths) => {
+                self.paths.paths = Some(Arc::new(paths));
+                if let Some(p) = self.picker.as_mut() {
+                    p.ranked_for = None;
+                }
+            }
             Err(e) => {
-                self.paths = PathList::Unknown;
-                self.picker = None;
-                self.transcript
-                    .notice(Level::Error, format!("the file picker has no paths: {e}"));
+                if self.paths.paths.is_none() {
+                    self.picker = None;
+                }
+                self.transcript.notice(
+                    Level::Error,
+                    format!("the file picker could not list the repository: {e}"),
+                );
             }
         }
         self.refresh_pickers();
@@ -295,7 +310,7 @@ impl App {
             Action::Cancel => self.picker = None,
             Action::Submit => {
                 let selected = picker.selected;
-                let chosen = self.path_matches().get(selected).map(|p| p.to_string());
+                let chosen = self.path_matches().get(selected).cloned();
                 let typed = self.picker_query().map_or(0, |q| q.chars().count() + 1);
                 self.picker = None;
                 if let Some(path) = chosen {

@@ -2,7 +2,7 @@
 //! message line over the bottom of the transcript. Only reads the App
 //! (`crate::tui::app::pickers` decides what they list).
 
-use crate::tui::app::pickers::{Entry, PathList};
+use crate::tui::app::pickers::Entry;
 use crate::tui::app::App;
 use crate::tui::keymap::{self, Context};
 use crate::tui::wrap::truncate;
@@ -85,17 +85,15 @@ fn paths(frame: &mut Frame<'_>, above: Rect, app: &App) {
         .as_ref()
         .map(|p| p.selected)
         .filter(|_| !matches.is_empty());
-    let rows: Vec<Line<'static>> = match &app.paths {
-        PathList::Ready(_) if matches.is_empty() => {
+    let rows: Vec<Line<'static>> = match &app.paths.paths {
+        None => vec![Line::styled("reading the repository…", t.dim())],
+        Some(_) if matches.is_empty() => {
             vec![Line::styled("no file of the repository matches", t.dim())]
         }
-        PathList::Ready(_) => matches
+        Some(_) => matches
             .iter()
-            .map(|p| Line::styled(p.to_string(), t.fg(t.text)))
+            .map(|p| Line::styled(p.clone(), t.fg(t.text)))
             .collect(),
-        PathList::Unknown | PathList::Reading => {
-            vec![Line::styled("reading the repository…", t.dim())]
-        }
     };
     popup(frame, above, app, " files ", rows, selected);
 }
