@@ -472,8 +472,10 @@ impl Agent {
         }
     }
 
-    /// Add the person's message to the conversation. The conversation's first message (only
-    /// the system prompt before it) starts with the project instructions, announced first.
+    /// Add the person's message to the conversation, after the commands of theirs that ran
+    /// since the last one (`Op::Shell`, see `shell.rs`). The conversation's first message
+    /// (only the system prompt before it) starts with the project instructions, announced
+    /// first.
     pub(super) fn push_user(&mut self, text: String) {
         let text = self.with_attached(text);
         let first = self
