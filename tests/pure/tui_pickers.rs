@@ -4,7 +4,7 @@
 //! name; `@` opens the file picker, which asks for the repository's paths each time it opens,
 //! filters them as the word after `@` is typed and puts the chosen path in place of that word.
 
-use super::tui_views::{app, draw, feed, session_start, text};
+use super::tui_views::{app, draw, feed, session_start, snapshot, text};
 use crossterm::event::{KeyCode, KeyEvent};
 use lilypad::protocol::Op;
 use lilypad::tui::app::pickers::Entry;
@@ -121,6 +121,7 @@ fn a_prompt_file_is_sent_expanded_with_its_arguments() {
         "---\ndescription: Fix a test\nargument-hint: FILE [WHY]\n---\nFix $1 because $2. All: $ARGUMENTS\n",
     )];
     typed(&mut a, "/fi");
+    snapshot("palette_prompt", &draw(&a));
     let entries = a.palette_entries();
     assert!(matches!(entries[0], Entry::Prompt(_)), "{:?}", names(&a));
     let screen = text(&draw(&a));
