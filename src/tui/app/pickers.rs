@@ -102,7 +102,8 @@ impl App {
         None
     }
 
-    /// After a key typed: open what it opened (asking for the repository's paths once).
+    /// After a key typed: open what it opened (the file picker asks for a new listing of the
+    /// repository unless one is being read).
     pub(super) fn open_picker(&mut self, opens: Opens) -> Vec<Effect> {
         match opens {
             Opens::Palette => {
