@@ -65,6 +65,13 @@ pub(super) struct Agent {
     turn_ends: Vec<TurnEnd>,
     /// A rewind asked for while a task ran: done once the interrupted task has ended.
     rewind_after: Option<u32>,
+    /// Operations that arrived while something else held the loop (the person's command
+    /// running, or a task for [`Op::Shell`]), taken before any new one.
+    deferred: VecDeque<Op>,
+    /// The person's commands that ran (`$ command` and the result), waiting to go at the
+    /// head of the next user message.
+    attached: Vec<String>,
+    shells_run: usize,
     shutdown: bool,
 }
 
@@ -109,6 +116,9 @@ impl Agent {
             pending: Vec::new(),
             turn_ends: Vec::new(),
             rewind_after: None,
+            deferred: VecDeque::new(),
+            attached: Vec::new(),
+            shells_run: 0,
             shutdown: false,
         }
         .with_turns(Vec::new())
@@ -157,7 +167,7 @@ impl Agent {
             };
             let text = match next_queued {
                 Some(t) => Some(t),
-                None => match ops.recv().await {
+                None => match self.next_op(&mut ops).await {
                     None | Some(Op::Shutdown) => break,
                     Some(Op::UserMessage { text }) => Some(text),
                     Some(Op::Continue) => None,
@@ -180,6 +190,10 @@ impl Agent {
                     }
                     Some(Op::Rewind { turn }) => {
                         self.rewind(turn).await;
+                        continue;
+                    }
+                    Some(Op::Shell { command }) => {
+                        self.shell(command, &mut ops).await;
                         continue;
                     }
                     Some(Op::Interrupt | Op::Step | Op::Review { .. }) => continue,
@@ -458,9 +472,12 @@ impl Agent {
         }
     }
 
-    /// Add the person's message to the conversation. The conversation's first message (only
-    /// the system prompt before it) starts with the project instructions, announced first.
+    /// Add the person's message to the conversation, after the commands of theirs that ran
+    /// since the last one (`Op::Shell`, see `shell.rs`). The conversation's first message
+    /// (only the system prompt before it) starts with the project instructions, announced
+    /// first.
     pub(super) fn push_user(&mut self, text: String) {
+        let text = self.with_attached(text);
         let first = self
             .messages
             .iter()
@@ -477,6 +494,14 @@ impl Agent {
             None => self.messages.push(Message::user(text.clone())),
         }
         self.emit(Event::UserMessage { text });
+    }
+
+    /// The next operation: one deferred earlier first, else the next to arrive.
+    async fn next_op(&mut self, ops: &mut UnboundedReceiver<Op>) -> Option<Op> {
+        match self.deferred.pop_front() {
+            Some(op) => Some(op),
+            None => ops.recv().await,
+        }
     }
 
     /// Handle an operation that arrives while something else is going on. Returns a halt for
@@ -497,6 +522,11 @@ impl Agent {
             Some(Op::Rewind { turn }) => {
                 self.rewind_after = Some(turn);
                 Some(Halt::Interrupted)
+            }
+            // Once the task has ended.
+            Some(op @ Op::Shell { .. }) => {
+                self.deferred.push_back(op);
+                None
             }
             Some(
                 Op::Step
@@ -730,3 +760,4 @@ fn derived_turns(messages: &[Message]) -> Vec<TurnEnd> {
 mod calls;
 mod context;
 mod rewind;
+mod shell;

@@ -115,6 +115,7 @@ pub(super) fn run(args: &DemoArgs, settings: &Settings) -> anyhow::Result<ExitCo
                 settings.interface.notify.clone(),
             ),
             history: None,
+            prompt_dirs: interactive::prompt_dirs(&repo),
         },
         resume: None,
         attempts: None,

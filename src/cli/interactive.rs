@@ -341,6 +341,16 @@ pub(super) fn summary(f: &Finished) -> String {
 }
 
 /// The theme from the flag (or `LILYPAD_THEME`), dark by default.
+/// Where the command palette's prompt files are: the person's own
+/// (`…/lilypad/prompts/` in the config directory), then the repository's
+/// (`.lilypad/prompts/`), which override them by name.
+pub(super) fn prompt_dirs(repo: &std::path::Path) -> Vec<PathBuf> {
+    crate::config::prompts_dir()
+        .into_iter()
+        .chain([repo.join(".lilypad").join("prompts")])
+        .collect()
+}
+
 pub(super) fn theme(name: Option<&str>) -> anyhow::Result<tui::Theme> {
     Ok(tui::Theme::load(name.unwrap_or("dark"))?)
 }
@@ -376,7 +386,7 @@ pub(super) fn run_default(
         task: task.clone(),
         tui: TuiOptions {
             theme: theme(theme_name)?,
-            repo: Some(repo),
+            repo: Some(repo.clone()),
             task,
             step_mode: opts.step,
             notices,
@@ -389,6 +399,7 @@ pub(super) fn run_default(
                 settings.interface.notify.clone(),
             ),
             history: crate::config::history_file(),
+            prompt_dirs: prompt_dirs(&repo),
         },
         resume: None,
         attempts,

@@ -102,7 +102,7 @@ fn in_interface(
         task: None,
         tui: TuiOptions {
             theme: interactive::theme(theme)?,
-            repo: Some(repo),
+            repo: Some(repo.clone()),
             // A follow-up given on the command line is sent once the session is back.
             task: args.message.clone(),
             step_mode: opts.step,
@@ -116,6 +116,7 @@ fn in_interface(
                 settings.interface.notify.clone(),
             ),
             history: crate::config::history_file(),
+            prompt_dirs: interactive::prompt_dirs(&repo),
         },
         resume: Some(rec),
         attempts: None,

@@ -455,6 +455,12 @@ pub fn config_dir() -> Option<PathBuf> {
     project_dirs().map(|d| d.config_dir().to_path_buf())
 }
 
+/// `…/lilypad/prompts/` in the platform's config directory: the person's own prompt files
+/// for the interface's command palette.
+pub fn prompts_dir() -> Option<PathBuf> {
+    project_dirs().map(|d| d.config_dir().join("prompts"))
+}
+
 /// `…/lilypad/config.toml` in the platform's config directory.
 pub fn default_config_path() -> Option<PathBuf> {
     project_dirs().map(|d| d.config_dir().join("config.toml"))

@@ -77,6 +77,12 @@ pub fn render_line(e: &Event) -> String {
             (false, Some(c)) => format!("check failed (exit {c}): {command}"),
             (false, None) => format!("check timed out: {command}"),
         },
+        Event::ShellRan {
+            command, attached, ..
+        } => match attached {
+            true => format!("$ {command} (ran; attached to the next message)"),
+            false => format!("$ {command} (interrupted)"),
+        },
         Event::TurnRecorded { .. } => String::new(),
         Event::Rewound {
             turn,

@@ -44,6 +44,12 @@ pub enum Op {
     /// there. Handled between tasks; a running task is interrupted first. 0 is the start of
     /// the session (no turns, the baseline files).
     Rewind { turn: u32 },
+    /// Run `command` in the session's sandbox for the person (`!cmd` on the message line):
+    /// no approval is asked and no turn is taken. Its output, in the Bash tool's result
+    /// format after a `$ command` line, goes to the model at the head of the next user
+    /// message ([`Event::ShellRan`]). Sent while a task runs, it runs once the task has
+    /// ended; [`Op::Interrupt`] stops it.
+    Shell { command: String },
     /// End the session.
     Shutdown,
 }
@@ -326,6 +332,16 @@ pub enum Event {
     TaskFinished {
         reason: FinishReason,
         final_answer: Option<String>,
+    },
+    /// A command of the person's ([`Op::Shell`]) ran in the sandbox.
+    ShellRan {
+        command: String,
+        /// Its result in the Bash tool's format (`Exit code: 0\nSTDOUT:\n...`), or what
+        /// stopped it.
+        output: String,
+        /// Whether `$ command` and `output` wait for the next user message (not when it was
+        /// interrupted).
+        attached: bool,
     },
     /// An attempt's check command ran in its sandbox after the task finished (`--check`).
     CheckFinished {

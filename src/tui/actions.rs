@@ -102,6 +102,8 @@ pub enum ActionError {
     Parse(#[source] tokio::task::JoinError),
     #[error("the terminal: {0}")]
     Terminal(#[source] std::io::Error),
+    #[error("listing the repository: {0}")]
+    List(#[source] crate::sandbox::SandboxError),
 }
 
 fn io(doing: impl Into<String>) -> impl FnOnce(std::io::Error) -> ActionError {

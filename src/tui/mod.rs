@@ -18,10 +18,12 @@ pub mod app;
 pub mod attempts;
 pub mod clipboard;
 pub mod diff_lines;
+pub mod fuzzy;
 pub mod history;
 pub mod keymap;
 pub mod line_comments;
 pub mod notify;
+pub mod prompts;
 mod runner;
 pub mod settings;
 pub mod terminal;
@@ -137,6 +139,9 @@ pub struct TuiOptions {
     /// The file the message line's history is kept in (every repository's, each message
     /// with its repository); `None`: no history.
     pub history: Option<PathBuf>,
+    /// The directories of prompt files for the command palette, a later one's file
+    /// overriding an earlier one's of the same name (the person's, then the repository's).
+    pub prompt_dirs: Vec<PathBuf>,
 }
 
 /// How a session ended, for the summary printed after the screen is restored.

@@ -32,6 +32,8 @@ enum Job {
     PatchDone(usize, Result<PatchDecision, ActionError>),
     /// A patch the attempts board applied (what it was, and how that went).
     BoardApplied(String, Result<PatchDecision, ActionError>),
+    /// The repository's files, for the file picker.
+    Paths(usize, Result<Vec<String>, ActionError>),
 }
 
 /// One session in the interface: the only one, or one of several attempts.
@@ -97,6 +99,8 @@ pub async fn run(
     if let Some(h) = &history {
         app.sent = History::new(h.load());
     }
+    let prompts = super::prompts::load(&options.prompt_dirs);
+    app.prompts = prompts.prompts;
     let mut lp = Loop::new(app, options.task.clone(), options.step_mode, options.screen)?;
     lp.history = history;
     lp.notify = options.notify.clone();
@@ -105,6 +109,12 @@ pub async fn run(
         lp.app_mut()
             .transcript
             .notice(super::transcript::Level::Warning, n.clone());
+    }
+    for problem in prompts.problems {
+        lp.app_mut().transcript.notice(
+            super::transcript::Level::Warning,
+            format!("{problem}; the palette leaves it out"),
+        );
     }
     lp.app_mut().on_progress("starting…".into(), None);
     lp.run(Some(&mut startup)).await?;
@@ -551,6 +561,7 @@ impl Loop {
                 }
                 self.slots[slot].app.on_patch_done(r);
             }
+            Job::Paths(slot, r) => self.slots[slot].app.on_paths(r),
             Job::BoardApplied(what, r) => {
                 if let Some(b) = self.board.as_mut() {
                     b.on_applied(what, r.map(|_| ()).map_err(|e| e.to_string()));
@@ -762,6 +773,20 @@ impl Loop {
                         source,
                     });
                     self.slots[slot].app.on_copied(&what, result);
+                }
+                Effect::ListPaths => {
+                    let tx = self.jobs_tx.clone();
+                    let repo = self.slots[slot].app.options.repo.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let r = match repo {
+                            // The walk of the host sandbox's listing (and Glob's): ignored
+                            // files and `.git` left out.
+                            Some(repo) => crate::sandbox::host::list_local(&repo, &repo)
+                                .map_err(ActionError::List),
+                            None => Err(ActionError::NoRepository),
+                        };
+                        let _ = tx.send(Job::Paths(slot, r));
+                    });
                 }
                 Effect::Quit => self.slots[slot].app.quitting = true,
             }

@@ -31,7 +31,7 @@ Noted three.
 ";
 
 /// Whether the log holds a user message of exactly `text`.
-fn has_user_message(log: &[serde_json::Value], text: &str) -> bool {
+pub fn has_user_message(log: &[serde_json::Value], text: &str) -> bool {
     fn holds(v: &serde_json::Value, text: &str) -> bool {
         match v {
             serde_json::Value::Object(m) => {

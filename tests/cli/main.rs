@@ -29,6 +29,7 @@ mod e2e_composer;
 mod e2e_demo;
 mod e2e_journey;
 mod e2e_keys;
+mod e2e_pickers;
 mod e2e_project;
 mod e2e_resume;
 mod e2e_review;

@@ -17,6 +17,7 @@
 mod agent;
 mod agent_instructions;
 mod agent_review;
+mod agent_shell;
 #[path = "../common/mod.rs"]
 mod common;
 mod prompt_parity;
@@ -29,6 +30,7 @@ mod tui_composer;
 mod tui_conventions;
 mod tui_edit_views;
 mod tui_line_comments;
+mod tui_pickers;
 mod tui_reasoning;
 mod tui_rewind;
 mod tui_streaming;

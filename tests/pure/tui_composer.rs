@@ -267,3 +267,43 @@ fn ctrl_r_searches_the_messages_sent() {
     let screen = text(&draw(&a));
     assert!(screen.contains("sent before: zzz (none) ›"), "{screen}");
 }
+
+#[test]
+fn bang_runs_a_command_in_the_sandbox_and_shows_its_output() {
+    let mut a = composing();
+    a.on_event(lilypad::protocol::Event::TaskFinished {
+        reason: lilypad::protocol::FinishReason::Answered,
+        final_answer: None,
+    });
+    let before = a.status.state;
+    assert!(!before.is_busy(), "{before:?}");
+    typed(&mut a, "!ls -la");
+    let fx = key(&mut a, KeyCode::Enter);
+    assert_eq!(
+        fx,
+        vec![Effect::Send(Op::Shell {
+            command: "ls -la".into()
+        })]
+    );
+    assert_eq!(a.input.text(), "");
+    // While it runs the session is busy, and Esc (the transcript's interrupt once the
+    // message is sent) stops it.
+    assert!(a.status.state.is_busy());
+    assert_eq!(key(&mut a, KeyCode::Esc), vec![Effect::Send(Op::Interrupt)]);
+    a.on_event(lilypad::protocol::Event::ShellRan {
+        command: "ls -la".into(),
+        output: "Exit code: 0\nSTDOUT:\ncalc.py\n\nSTDERR:\n".into(),
+        attached: true,
+    });
+    let screen = text(&draw(&a));
+    assert!(
+        screen.contains("$ ls -la  (goes with your next message)"),
+        "{screen}"
+    );
+    assert!(screen.contains("calc.py"), "{screen}");
+    assert_eq!(a.status.state, before);
+    // A lone `!` is a message.
+    key(&mut a, KeyCode::Char('i'));
+    typed(&mut a, "!");
+    assert_eq!(sent(&key(&mut a, KeyCode::Enter)), "!");
+}

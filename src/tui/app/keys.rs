@@ -50,6 +50,12 @@ impl App {
             Mode::Transcript if self.message_line_open() && self.recall.is_some() => {
                 vec![C::HistorySearch, C::Anywhere]
             }
+            Mode::Transcript if self.message_line_open() && self.picker.is_some() => {
+                vec![C::PathPicker, C::Input, C::Anywhere]
+            }
+            Mode::Transcript if self.message_line_open() && self.palette.is_some() => {
+                vec![C::Palette, C::Input, C::Anywhere]
+            }
             Mode::Transcript if self.chat_in_front() => vec![C::Chat, C::Input, C::Anywhere],
             Mode::Transcript if self.input_focus => vec![C::Input, C::Anywhere],
             Mode::Transcript if self.search.is_some() && self.replay.is_some() => {
@@ -132,7 +138,11 @@ impl App {
             self.esc_armed = false;
         }
         match action {
-            Some(action) => self.act(action, contexts[0]),
+            Some(action) => {
+                let fx = self.act(action, contexts[0]);
+                self.refresh_pickers();
+                fx
+            }
             None => {
                 if matches!(contexts[0], Context::Input | Context::Chat)
                     && key.code == crossterm::event::KeyCode::Backspace
@@ -141,6 +151,13 @@ impl App {
                 {
                     return Vec::new();
                 }
+                let on_message_line = matches!(
+                    contexts[0],
+                    Context::Input | Context::Chat | Context::Palette | Context::PathPicker
+                ) && self.recall.is_none();
+                let opens = on_message_line
+                    .then(|| self.picker_opened_by(&key))
+                    .flatten();
                 if contexts[0].is_text_entry() {
                     if let Some(field) = self.text_field() {
                         field.handle(&key);
@@ -149,7 +166,12 @@ impl App {
                 if contexts[0] == Context::HistorySearch {
                     self.recall_step(false);
                 }
-                Vec::new()
+                let fx = match opens {
+                    Some(opens) => self.open_picker(opens),
+                    None => Vec::new(),
+                };
+                self.refresh_pickers();
+                fx
             }
         }
     }
@@ -172,7 +194,7 @@ impl App {
             self.input_focus = true;
         }
         match self.contexts()[0] {
-            Context::Input | Context::Chat => {
+            Context::Input | Context::Chat | Context::Palette | Context::PathPicker => {
                 let lines = text.lines().count();
                 if lines > FOLD_LINES {
                     let mut label = format!("[pasted {lines} lines]");
@@ -202,6 +224,7 @@ impl App {
             }
             _ => {}
         }
+        self.refresh_pickers();
     }
 
     /// Backspace right after a folded paste's label deletes the label (and the paste) whole.
@@ -220,7 +243,7 @@ impl App {
     }
 
     /// The message as it is sent: the line's text with each folded paste put back whole.
-    fn message_text(&self) -> String {
+    pub(super) fn message_text(&self) -> String {
         let mut text = self.input.text().to_string();
         for (label, pasted) in &self.pastes {
             if let Some(at) = text.find(label.as_str()) {
@@ -384,7 +407,7 @@ impl App {
         }
     }
 
-    fn act(&mut self, action: Action, ctx: Context) -> Vec<Effect> {
+    pub(super) fn act(&mut self, action: Action, ctx: Context) -> Vec<Effect> {
         use Action as A;
         match action {
             A::Help => {
@@ -423,6 +446,14 @@ impl App {
                 };
                 self.help_scroll = (self.help_scroll as isize + d).max(0) as usize;
                 Vec::new()
+            }
+            A::Submit | A::Cancel | A::Complete | A::PrevEntry | A::NextEntry
+                if ctx == Context::Palette =>
+            {
+                self.act_palette(action)
+            }
+            A::Submit | A::Cancel | A::PrevEntry | A::NextEntry if ctx == Context::PathPicker => {
+                self.act_picker(action)
             }
             A::Submit | A::Cancel | A::OlderMatch if ctx == Context::HistorySearch => {
                 self.recall_choice(action);
@@ -716,7 +747,7 @@ impl App {
         vec![Effect::Send(Op::UserMessage { text })]
     }
 
-    fn act_transcript(&mut self, action: Action) -> Vec<Effect> {
+    pub(super) fn act_transcript(&mut self, action: Action) -> Vec<Effect> {
         use Action as A;
         match action {
             A::Newline
@@ -738,6 +769,9 @@ impl App {
                 }
                 let text = self.message_text().trim().to_string();
                 let state = self.status.state;
+                if let Some(command) = shell_command(&text) {
+                    return self.run_shell(&text, command);
+                }
                 if self.context_full && state.accepts_message() {
                     // Sent only once the person has chosen how to make room.
                     self.take_message(&text);
@@ -857,6 +891,30 @@ impl App {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// `!cmd` sent: the command runs in the sandbox for the person (once the agent is
+    /// between tasks), and its output goes with the next message.
+    fn run_shell(&mut self, text: &str, command: String) -> Vec<Effect> {
+        let state = self.status.state;
+        if state == AgentState::Starting || (!state.accepts_message() && !state.is_busy()) {
+            self.transcript.notice(
+                Level::Warning,
+                "the session is not running: the command cannot run",
+            );
+            return Vec::new();
+        }
+        self.take_message(text);
+        let when = if state.is_busy() {
+            "runs in the sandbox once the agent has finished"
+        } else {
+            self.shell_before = Some(state);
+            self.status.state = AgentState::RunningTool;
+            "running in the sandbox… Esc interrupts"
+        };
+        self.transcript
+            .notice(Level::Info, format!("$ {command}  ({when})"));
+        vec![Effect::Send(Op::Shell { command })]
     }
 
     /// Ctrl-C: while the agent works, interrupt it and ask whether to quit as well (a second
@@ -1014,6 +1072,12 @@ impl App {
         }
         fx
     }
+}
+
+/// The command of a message `!cmd` (`!` and a command, on one line or more), if it is one.
+fn shell_command(text: &str) -> Option<String> {
+    let command = text.strip_prefix('!')?.trim();
+    (!command.is_empty()).then(|| command.to_string())
 }
 
 /// The direction of one action of a next/previous pair: forward when it is `next`.

@@ -10,6 +10,7 @@
 
 mod keys;
 pub use keys::FOLD_LINES;
+pub mod pickers;
 pub mod review;
 pub mod search;
 mod status;
@@ -65,6 +66,8 @@ pub enum Effect {
     /// Stop the program (SIGTSTP) with the terminal restored; the screen is drawn again on
     /// `fg`.
     Suspend,
+    /// List the repository's files for the file picker, then call [`App::on_paths`].
+    ListPaths,
     /// Copy `text` out of the interface (OSC 52, or a file), then call [`App::on_copied`].
     Copy {
         what: String,
@@ -175,6 +178,17 @@ pub struct App {
     pub keys: crate::tui::KeyScheme,
     /// Esc was pressed on an empty message line: a second Esc asks which turn to rewind to.
     pub(crate) esc_armed: bool,
+    /// The command palette, while the message line starts with the `/` that opened it.
+    pub palette: Option<pickers::Palette>,
+    /// The file picker, while the cursor is in the word of the `@` that opened it.
+    pub picker: Option<pickers::PathPicker>,
+    /// The prompt files the palette offers (the runner reads them at start).
+    pub prompts: Vec<crate::tui::prompts::PromptFile>,
+    /// The repository's paths for the file picker (listed each time it opens).
+    pub paths: pickers::PathList,
+    /// The person's command (`!cmd`) runs while the agent waits: the state to go back to
+    /// once it has run (meanwhile the state is busy, so Esc interrupts it).
+    pub(crate) shell_before: Option<AgentState>,
 }
 
 impl App {
@@ -209,6 +223,11 @@ impl App {
             attempt_label: None,
             keys: crate::tui::KeyScheme::Modal,
             esc_armed: false,
+            palette: None,
+            picker: None,
+            prompts: Vec::new(),
+            paths: pickers::PathList::default(),
+            shell_before: None,
             options,
         }
     }
@@ -318,8 +337,15 @@ impl App {
                 }
             }
             Event::MessageQueued { text } => self.queued_messages.push(text),
+            Event::ShellRan { .. } => {
+                if let Some(state) = self.shell_before.take() {
+                    self.status.state = state;
+                }
+            }
             Event::UserMessage { text } => {
-                if let Some(i) = self.queued_messages.iter().position(|q| *q == text) {
+                // The person's commands (`!cmd`) may have gone at its head.
+                let delivered = |q: &String| *q == text || text.ends_with(&format!("\n\n{q}"));
+                if let Some(i) = self.queued_messages.iter().position(delivered) {
                     self.queued_messages.remove(i);
                 }
             }

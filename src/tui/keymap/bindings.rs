@@ -23,7 +23,8 @@ pub const BINDINGS: &[Binding] = &[
         A::Suspend,
         None,
         "suspend lilypad, as Ctrl-Z does in a shell (the agent pauses with it; fg brings the screen back)",
-    ),
+    )
+    .named("suspend"),
     b(
         C::Browse,
         &[ch('?')],
@@ -330,7 +331,8 @@ pub const BINDINGS: &[Binding] = &[
         A::Interrupt,
         Some("interrupt"),
         "interrupt the model or the running command",
-    ),
+    )
+    .named("interrupt"),
     b(
         C::Transcript,
         &[ch('s')],
@@ -400,7 +402,8 @@ pub const BINDINGS: &[Binding] = &[
         A::Rewind,
         Some("rewind"),
         "rewind to an earlier turn: the conversation, the files and the model's memory go back to the end of that turn (asks first)",
-    ),
+    )
+    .named("rewind"),
     b(
         C::Transcript,
         &[ch('r')],
@@ -464,35 +467,40 @@ pub const BINDINGS: &[Binding] = &[
         A::Help,
         Some("help"),
         "show or hide this help",
-    ),
+    )
+    .named("help"),
     b(
         C::Chat,
         &[alt('q')],
         A::Quit,
         None,
         "quit (asks first while the agent works or a patch is pending)",
-    ),
+    )
+    .named("quit"),
     b(
         C::Chat,
         &[alt('p')],
         A::ShowPatch,
         Some("patch"),
         "show the session patch",
-    ),
+    )
+    .named("patch"),
     b(
         C::Chat,
         &[alt('s')],
         A::ToggleStepMode,
         None,
         "step mode on/off: pause after every turn",
-    ),
+    )
+    .named("step"),
     b(
         C::Chat,
         &[alt('n')],
         A::StepOnce,
         None,
         "in step mode: run one more turn",
-    ),
+    )
+    .named("next"),
     b(
         C::Chat,
         &[code(KeyCode::Tab)],
@@ -520,21 +528,24 @@ pub const BINDINGS: &[Binding] = &[
         A::Copy,
         None,
         "copy the selected item (else the last answer) as clean text",
-    ),
+    )
+    .named("copy"),
     b(
         C::Chat,
         &[alt('/')],
         A::Search,
         None,
         "search the transcript (n and N then move between the matches)",
-    ),
+    )
+    .named("search"),
     b(
         C::Chat,
         &[alt('r')],
         A::ToggleReasoning,
         None,
         "show reasoning collapsed, in full, or hidden",
-    ),
+    )
+    .named("reasoning"),
     b(
         C::Chat,
         &[alt_code(KeyCode::Up)],
@@ -692,14 +703,16 @@ pub const BINDINGS: &[Binding] = &[
         A::SearchHistory,
         None,
         "search the messages sent in this repository, newest first (Ctrl-R again: an older one)",
-    ),
+    )
+    .named("history"),
     b(
         C::Input,
         &[ctrl('g')],
         A::EditDraft,
         Some("editor"),
         "edit the message in $VISUAL or $EDITOR; what you save becomes the message (an editor that fails keeps it as it was)",
-    ),
+    )
+    .named("editor"),
     b(
         C::Input,
         &[code(KeyCode::Esc)],
@@ -727,6 +740,70 @@ pub const BINDINGS: &[Binding] = &[
         A::Cancel,
         Some("back"),
         "back to the message line as it was",
+    ),
+    // The command palette and the file picker.
+    b(
+        C::Palette,
+        &[code(KeyCode::Enter)],
+        A::Submit,
+        Some("run"),
+        "run the chosen command, or send the chosen prompt file with the words typed after its name (when nothing matches, the text is sent as a message)",
+    ),
+    b(
+        C::Palette,
+        &[code(KeyCode::Tab)],
+        A::Complete,
+        Some("complete"),
+        "put the chosen name on the message line, to type a prompt file's arguments after it",
+    ),
+    b(
+        C::Palette,
+        &[code(KeyCode::Up), ctrl('p')],
+        A::PrevEntry,
+        Some("choose"),
+        "choose the entry above",
+    ),
+    b(
+        C::Palette,
+        &[code(KeyCode::Down), ctrl('n')],
+        A::NextEntry,
+        None,
+        "choose the entry below",
+    ),
+    b(
+        C::Palette,
+        &[code(KeyCode::Esc)],
+        A::Cancel,
+        Some("close"),
+        "close the palette; the text stays, and Enter sends it as a message",
+    ),
+    b(
+        C::PathPicker,
+        &[code(KeyCode::Enter), code(KeyCode::Tab)],
+        A::Submit,
+        Some("insert"),
+        "put the chosen path on the message line in place of @ and what was typed after it",
+    ),
+    b(
+        C::PathPicker,
+        &[code(KeyCode::Up), ctrl('p')],
+        A::PrevEntry,
+        Some("choose"),
+        "choose the path above",
+    ),
+    b(
+        C::PathPicker,
+        &[code(KeyCode::Down), ctrl('n')],
+        A::NextEntry,
+        None,
+        "choose the path below",
+    ),
+    b(
+        C::PathPicker,
+        &[code(KeyCode::Esc)],
+        A::Cancel,
+        Some("close"),
+        "close the picker; the text stays as typed",
     ),
     b(
         C::Feedback,

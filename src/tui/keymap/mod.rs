@@ -51,6 +51,10 @@ pub enum Context {
     Found,
     /// Searching the messages sent in this repository (Ctrl-R on the message line).
     HistorySearch,
+    /// The command palette: `/` typed on an empty message line.
+    Palette,
+    /// The file picker: `@` typed on the message line.
+    PathPicker,
 }
 
 impl Context {
@@ -77,6 +81,8 @@ impl Context {
             Context::Search => "Searching the transcript",
             Context::Found => "After a search",
             Context::HistorySearch => "Searching the messages sent",
+            Context::Palette => "The command palette (/ on an empty message line)",
+            Context::PathPicker => "The file picker (@ on the message line)",
         }
     }
 
@@ -91,6 +97,8 @@ impl Context {
                 | Context::SavePath
                 | Context::Search
                 | Context::HistorySearch
+                | Context::Palette
+                | Context::PathPicker
         )
     }
 }
@@ -179,6 +187,12 @@ pub enum Action {
     /// Esc with the message line in front: interrupt the agent while it works; on an empty
     /// line, a second Esc asks which turn to rewind to.
     EscapeOrRewind,
+    /// A list (the palette, the file picker): the entry above.
+    PrevEntry,
+    /// A list: the entry below.
+    NextEntry,
+    /// A list: put the chosen entry on the message line without running or sending it.
+    Complete,
 }
 
 /// A key: code plus Ctrl/Alt, and Shift where it is not part of the character (Shift-Enter).
@@ -290,7 +304,8 @@ impl Key {
     }
 }
 
-/// One binding: where, which keys, what it does, its footer hint (if shown there) and its help.
+/// One binding: where, which keys, what it does, its footer hint (if shown there), its help,
+/// and its name in the command palette (`/patch`), if it is listed there.
 #[derive(Debug, Clone, Copy)]
 pub struct Binding {
     pub context: Context,
@@ -298,6 +313,17 @@ pub struct Binding {
     pub action: Action,
     pub hint: Option<&'static str>,
     pub help: &'static str,
+    pub command: Option<&'static str>,
+}
+
+impl Binding {
+    /// The same binding, listed in the command palette as `/name`.
+    pub(crate) const fn named(self, name: &'static str) -> Self {
+        Binding {
+            command: Some(name),
+            ..self
+        }
+    }
 }
 
 pub(crate) const fn b(
@@ -313,6 +339,7 @@ pub(crate) const fn b(
         action,
         hint,
         help,
+        command: None,
     }
 }
 
@@ -387,7 +414,8 @@ pub fn hints(contexts: &[Context]) -> Vec<(String, &'static str)> {
 pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
     let mut out: Vec<(&'static str, Vec<(String, &'static str)>)> = Vec::new();
     for bd in BINDINGS {
-        let keys: Vec<String> = bd.keys.iter().map(Key::label).collect();
+        let mut keys: Vec<String> = bd.keys.iter().map(Key::label).collect();
+        keys.extend(bd.command.map(|c| format!("/{c}")));
         let entry = (keys.join(" "), bd.help);
         match out.iter_mut().find(|(t, _)| *t == bd.context.title()) {
             Some((_, list)) => list.push(entry),
@@ -401,6 +429,11 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
     }
     out.push(("Mouse", vec![("wheel".into(), MOUSE_HELP)]));
     out
+}
+
+/// The bindings listed in the command palette, in table order (each has a `command`).
+pub fn commands() -> impl Iterator<Item = &'static Binding> {
+    BINDINGS.iter().filter(|bd| bd.command.is_some())
 }
 
 /// How the keys of `action` in `context` are written ("y q Ctrl-C").
@@ -466,6 +499,19 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn palette_names_are_unique_lowercase_words() {
+        let names: Vec<&str> = commands().filter_map(|bd| bd.command).collect();
+        assert!(names.len() >= 10, "{names:?}");
+        for (i, n) in names.iter().enumerate() {
+            assert!(
+                n.chars().all(|c| c.is_ascii_lowercase()),
+                "{n:?} is not one lowercase word"
+            );
+            assert!(!names[i + 1..].contains(n), "/{n} is named twice");
         }
     }
 

@@ -257,8 +257,18 @@ impl HistoryCell {
                     Level::Warning => t.fg(t.warning),
                     Level::Error => t.fg(t.error),
                 };
-                let line = Line::styled(text.clone(), style);
-                wrap(&line, width, &[Span::raw("  ")])
+                // Each of its lines (a command's output) on its own, the later ones indented.
+                text.split('\n')
+                    .enumerate()
+                    .flat_map(|(i, l)| {
+                        let l = if i == 0 {
+                            l.to_string()
+                        } else {
+                            format!("  {l}")
+                        };
+                        wrap(&Line::styled(l, style), width, &[Span::raw("  ")])
+                    })
+                    .collect()
             }
             CellKind::Finished { reason } => {
                 let (text, style) = match reason {

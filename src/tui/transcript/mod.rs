@@ -29,6 +29,9 @@ enum Stream {
     Content,
 }
 
+/// Lines of a person's command's output shown in its notice (`!cmd`); the rest is counted.
+const SHELL_LINES: usize = 12;
+
 /// See the module docs.
 #[derive(Debug, Default)]
 pub struct Transcript {
@@ -229,6 +232,23 @@ impl Transcript {
                 let lines: Vec<&str> = output.lines().collect();
                 let tail = lines[lines.len().saturating_sub(3)..].join("\n");
                 self.notice(level, format!("check {word}: {command}\n{tail}"));
+            }
+            Event::ShellRan {
+                command,
+                output,
+                attached,
+            } => {
+                let lines: Vec<&str> = output.lines().collect();
+                let shown = SHELL_LINES.min(lines.len());
+                let mut text = match attached {
+                    true => format!("$ {command}  (goes with your next message)\n"),
+                    false => format!("$ {command}\n"),
+                };
+                text.push_str(&lines[..shown].join("\n"));
+                if lines.len() > shown {
+                    text.push_str(&format!("\n… {} more lines", lines.len() - shown));
+                }
+                self.notice(Level::Info, text);
             }
             Event::Error { message } => self.notice(Level::Error, format!("error: {message}")),
             Event::ConversationRestarted { old_context_tokens } => self.notice(

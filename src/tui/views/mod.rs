@@ -4,6 +4,7 @@
 
 mod overlays;
 mod patch;
+mod pickers;
 mod review;
 mod status;
 
@@ -52,6 +53,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     }
     draw_queued(frame, queued, app);
     draw_input(frame, input, app);
+    pickers::draw(frame, main, app);
     status::draw(frame, status_area, app);
     draw_hints(frame, hints, app);
     match &app.overlay {
