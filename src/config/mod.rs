@@ -143,6 +143,10 @@ pub struct SandboxOverrides {
     pub kube_context: Option<String>,
     pub kube_namespace: Option<String>,
     pub runtime_class: Option<String>,
+    /// `--image-registry` (`lilypad run`).
+    pub image_registry: Option<crate::sandbox::image::reference::RegistryPrefix>,
+    /// `--pull-secret` (`lilypad run`; empty: not given).
+    pub pull_secrets: Vec<String>,
 }
 
 impl SandboxOverrides {
@@ -175,6 +179,10 @@ impl SandboxOverrides {
         set(&mut s.kube.context, &self.kube_context);
         set(&mut s.kube.namespace, &self.kube_namespace);
         set(&mut s.kube.runtime_class, &self.runtime_class);
+        set(&mut s.image_registry, &self.image_registry);
+        if !self.pull_secrets.is_empty() {
+            s.kube.pull_secrets.clone_from(&self.pull_secrets);
+        }
     }
 }
 
