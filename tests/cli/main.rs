@@ -18,6 +18,7 @@ mod batch_harbor;
 mod batch_image;
 mod batch_kube;
 mod batch_leaf;
+mod batch_registry;
 mod bench_cli;
 mod cli_model;
 #[path = "../common/mod.rs"]
