@@ -155,11 +155,13 @@ pub(super) fn run(
         Some(None) => match &resolved.image_lock {
             Some(name) => Some(PathBuf::from(name)),
             None => anyhow::bail!(
-                "--image-lock without a FILE takes the preset's lock, and {} names none; \
-                 give the lock's path",
+                "--image-lock without a FILE takes the preset's lock, and {}; give the lock's \
+                 path",
                 args.preset
                     .as_deref()
-                    .map_or("no preset".to_string(), |p| format!("preset {p}"))
+                    .map_or("no preset was given".to_string(), |p| format!(
+                        "preset {p} names none"
+                    ))
             ),
         },
         None => {

@@ -1,5 +1,6 @@
 //! Images at cluster scale, through the real binary: a digest lock that misses a task stops
-//! the batch before anything starts (no sandbox, no session, no result); `--pull-secret` is
+//! the batch before anything starts (no sandbox, no session, no result); `--image-lock` alone
+//! reads the lock the preset names; `--pull-secret` is
 //! refused with Docker; a pinned image under `--image-registry` is the reference the sandbox
 //! is asked to run; and a result records its image's digest as the Docker engine tells it.
 //!
@@ -134,6 +135,77 @@ fn a_task_missing_from_the_digest_lock_stops_the_run_before_any_sandbox_starts()
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("is not `name@sha256:"), "{stderr}");
     assert!(!tmp.path().join("batch").exists());
+}
+
+#[test]
+fn image_lock_without_a_file_reads_the_presets_lock() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tasks = tasks(tmp.path(), &[("t", "swebench/sweb.eval.x86_64.t:latest")]);
+    // No preset: no lock to take.
+    let out = run(tmp.path(), &tasks, &["--image-lock"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("and no preset was given"), "{stderr}");
+    let out = run(
+        tmp.path(),
+        &tasks,
+        &["--preset", "swebench-pro", "--image-lock"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("preset swebench-pro names none"),
+        "{stderr}"
+    );
+    // swebench-verified names image_locks/sweb-v-20260904.json, read from the current folder.
+    let locks = tmp.path().join("image_locks");
+    std::fs::create_dir_all(&locks).unwrap();
+    std::fs::write(
+        locks.join("sweb-v-20260904.json"),
+        r#"{"other:1": "other@sha256:00"}"#,
+    )
+    .unwrap();
+    let preset = ["--preset", "swebench-verified", "--image-lock"];
+    let out = run(tmp.path(), &tasks, &preset);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("image_locks/sweb-v-20260904.json")
+            && stderr.contains("pins other:1 to \"other@sha256:00\""),
+        "{stderr}"
+    );
+    let hex = "0f".repeat(32);
+    std::fs::write(
+        locks.join("sweb-v-20260904.json"),
+        format!(r#"{{"other:1": "other@sha256:{hex}"}}"#),
+    )
+    .unwrap();
+    let out = run(tmp.path(), &tasks, &preset);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("t (swebench/sweb.eval.x86_64.t:latest)"),
+        "{stderr}"
+    );
+    assert!(!tmp.path().join("batch").exists());
+    // Without --image-lock the preset's lock is named, and not read.
+    let out = run(
+        tmp.path(),
+        &tasks,
+        &[
+            "--preset",
+            "swebench-verified",
+            "--max-attempts",
+            "1",
+            "--attempts",
+            "1",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("pass --image-lock [FILE] to pin them"),
+        "{stderr}"
+    );
 }
 
 #[test]
