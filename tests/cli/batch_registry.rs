@@ -1,8 +1,8 @@
 //! Images at cluster scale, through the real binary: a digest lock that misses a task stops
 //! the batch before anything starts (no sandbox, no session, no result); `--image-lock` alone
-//! reads the lock the preset names; `--pull-secret` is
-//! refused with Docker; a pinned image under `--image-registry` is the reference the sandbox
-//! is asked to run; and a result records its image's digest as the Docker engine tells it.
+//! reads the lock the preset names; `--pull-secret` is refused with Docker; a pinned image
+//! under `--image-registry` is the reference the sandbox is asked to run; and a result records
+//! its image's digest as the Docker engine tells it.
 //!
 //! The tests that start sandboxes skip loudly without a Docker engine, unless
 //! LILYPAD_REQUIRE_DOCKER=1 (CI), where they fail.
