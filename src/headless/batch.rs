@@ -333,16 +333,21 @@ fn pin_images(plan: &mut BatchPlan, lock: &ImageLock) -> Result<(), LockError> {
     Ok(())
 }
 
-/// The repository `image` holds at `workdir`, copied out of it (see
-/// [`crate::sandbox::image::extract`]).
-async fn image_repo(image: &str, workdir: &str) -> Result<TaskRepo, LaunchError> {
-    let tmp = tempfile::Builder::new()
-        .prefix("lilypad-task-")
-        .tempdir()
+/// The repository `image` holds at `workdir`, copied out of it for this attempt alone, every
+/// file and its own git history, for the workspace to work in as it is (see
+/// [`crate::sandbox::image::extract`] and [`crate::sandbox::workspace::Workspace::adopt`]);
+/// `settings` are told so.
+async fn image_repo(
+    image: &str,
+    workdir: &str,
+    settings: &mut Settings,
+) -> Result<TaskRepo, LaunchError> {
+    let tmp = crate::sandbox::workspace::scratch_dir()
         .map_err(|e| LaunchError::Task(format!("a folder for the image's repository: {e}")))?;
     let path = crate::sandbox::image::extract::extract_dir(image, workdir, tmp.path())
         .await
         .map_err(|e| LaunchError::Task(format!("the repository at {workdir} in {image}: {e}")))?;
+    settings.sandbox.repo_as_is = true;
     Ok(TaskRepo::in_temp(path, tmp))
 }
 
@@ -396,7 +401,7 @@ async fn harbor_environment(
     opts.wall_time = h.agent_wall_time(run_wall_time, opts.wall_time);
     s.network = Some(h.agent_network.docker_mode().to_string());
     match workdir {
-        Some(w) => image_repo(&image, &w).await,
+        Some(w) => image_repo(&image, &w, settings).await,
         None => {
             let tmp = tempfile::Builder::new()
                 .prefix("lilypad-task-")
@@ -583,7 +588,7 @@ impl Job {
             (Some(h), _, _) => {
                 harbor_environment(h, self.plan.run_wall_time, &mut settings, &mut opts).await?
             }
-            (None, Some(image), Some(workdir)) => image_repo(image, workdir).await?,
+            (None, Some(image), Some(workdir)) => image_repo(image, workdir, &mut settings).await?,
             _ => tokio::task::spawn_blocking(move || task_repo(&t, &default, dir.as_deref()))
                 .await
                 .map_err(|e| LaunchError::Task(format!("preparing the repository: {e}")))?

@@ -270,8 +270,11 @@ pub trait Sandbox: Send + Sync {
 /// Which sandbox to open, on which repository: the kind, with that kind's settings only.
 #[derive(Debug, Clone)]
 pub struct SandboxSpec {
-    /// The user's repository (copied; never written).
+    /// The user's repository (copied; never written), unless `in_place`.
     pub repo: PathBuf,
+    /// `repo` is a copy made for this session (an image's repository): the workspace takes it
+    /// as it is and works in it ([`workspace::Workspace::adopt`]).
+    pub in_place: bool,
     pub settings: KindSettings,
 }
 
@@ -302,12 +305,22 @@ impl SandboxSpec {
     pub fn host(repo: impl Into<PathBuf>) -> Self {
         Self {
             repo: repo.into(),
+            in_place: false,
             settings: KindSettings::Host(Default::default()),
         }
     }
 
     pub fn kind(&self) -> SandboxKind {
         self.settings.kind()
+    }
+
+    /// The session's workspace on `repo`: a copy by git's rules, or `repo` itself when
+    /// `in_place`.
+    pub fn workspace(&self) -> Result<workspace::Workspace, SandboxError> {
+        match self.in_place {
+            true => workspace::Workspace::adopt(&self.repo),
+            false => workspace::Workspace::create(&self.repo),
+        }
     }
 
     /// The image in words, for messages: its name, or where it is built from.
@@ -340,22 +353,17 @@ pub async fn open_reporting(
     progress: image::Progress<'_>,
 ) -> Result<Arc<dyn Sandbox>, SandboxError> {
     Ok(match &spec.settings {
-        KindSettings::Host(host) => Arc::new(host::HostSandbox::new(
-            workspace::Workspace::create(&spec.repo)?,
-            host,
-        )?),
+        KindSettings::Host(host) => Arc::new(host::HostSandbox::new(spec.workspace()?, host)?),
         KindSettings::Docker(docker) => {
             let mut settings = docker.clone();
             settings.image =
                 image::prepare(&docker::connect().await?, &spec.repo, &settings, progress).await?;
-            let ws = workspace::Workspace::create(&spec.repo)?;
-            Arc::new(docker::DockerSandbox::start(ws, &settings).await?)
+            Arc::new(docker::DockerSandbox::start(spec.workspace()?, &settings).await?)
         }
         KindSettings::Kube(kube) => {
             let mut settings = kube.clone();
             settings.image = image::kube_image(&spec.repo, &settings)?;
-            let ws = workspace::Workspace::create(&spec.repo)?;
-            Arc::new(kube::KubeSandbox::start(ws, &settings).await?)
+            Arc::new(kube::KubeSandbox::start(spec.workspace()?, &settings).await?)
         }
     })
 }
@@ -369,8 +377,7 @@ pub async fn open_from(
 ) -> Result<Arc<dyn Sandbox>, SandboxError> {
     match (pool, &spec.settings) {
         (Some(SandboxPool(pool)), KindSettings::Kube(_)) => {
-            let ws = workspace::Workspace::create(&spec.repo)?;
-            Ok(Arc::new(pool.sandbox(ws).await?))
+            Ok(Arc::new(pool.sandbox(spec.workspace()?).await?))
         }
         _ => open_reporting(spec, progress).await,
     }

@@ -95,6 +95,12 @@ pub struct SandboxSettings {
     /// `/tests` and `/logs` for their verifier). Not a config key.
     #[serde(skip)]
     pub scratch_dirs: Vec<String>,
+    /// The repository is a copy made for this session alone (an image's repository directory
+    /// copied out of it): the workspace takes it as it is, every file and its own `.git`,
+    /// instead of copying it by git's rules ([`crate::sandbox::workspace::Workspace::adopt`]).
+    /// Not a config key.
+    #[serde(skip)]
+    pub repo_as_is: bool,
     /// A Dockerfile to build the image from, relative to the repository.
     pub dockerfile: Option<PathBuf>,
     /// Its build context, relative to the repository (default: the Dockerfile's folder).
@@ -137,6 +143,7 @@ impl Default for SandboxSettings {
             image_registry: None,
             workdir: None,
             scratch_dirs: Vec::new(),
+            repo_as_is: false,
             dockerfile: None,
             context: None,
             devcontainer: true,
@@ -204,6 +211,7 @@ impl SandboxSettings {
         };
         SandboxSpec {
             repo: repo.to_path_buf(),
+            in_place: self.repo_as_is,
             settings,
         }
     }

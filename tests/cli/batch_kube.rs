@@ -6,8 +6,8 @@
 //! tasks on the cluster: empty writable `/tests` and `/logs` in each pod, the verifier's
 //! rewards, and the digest of each pod's image in its result.
 //!
-//! Without a cluster the test skips loudly, unless LILYPAD_REQUIRE_KUBE=1 (CI), where it
-//! fails.
+//! Without a cluster the tests skip loudly, unless LILYPAD_REQUIRE_KUBE=1 (CI), where they
+//! fail.
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::api::{Api, ListParams};
@@ -275,6 +275,24 @@ fn a_kube_batch_killed_half_way_finishes_when_run_again_and_leaves_no_pod() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+#[test]
+fn an_image_task_works_on_the_images_own_repository_on_the_cluster() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let Some(kube) = cluster(&rt) else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[sandbox]\nmemory = \"512m\"\n\
+             [sandbox.kube]\nkubeconfig = \"{}\"\nimage_pull_policy = \"Never\"\n",
+            kube.kubeconfig.as_ref().unwrap().display()
+        ),
+    )
+    .unwrap();
+    super::batch_image_own::run_on_own_repository("kube", Some(&config));
 }
 
 /// The Harbor batch of `batch_harbor`, on the cluster: each task's image is built on the

@@ -16,6 +16,7 @@
 mod batch;
 mod batch_harbor;
 mod batch_image;
+mod batch_image_own;
 mod batch_kube;
 mod batch_leaf;
 mod batch_registry;

@@ -16,6 +16,7 @@ fn spec(repo: &std::path::Path) -> SandboxSpec {
 fn spec_with(repo: &std::path::Path, uncontained: bool) -> SandboxSpec {
     SandboxSpec {
         repo: repo.to_path_buf(),
+        in_place: false,
         settings: KindSettings::Host(HostSettings { uncontained }),
     }
 }

@@ -1,9 +1,10 @@
 //! Taking a repository out of an image: the directory an image documents as its checkout
 //! (`/testbed` in SWE-bench's images) copied to the host from a created, never started
-//! container, so that it becomes the session's repository and the workspace is mounted back
-//! at the same path ([`crate::sandbox::docker::DockerSettings::workdir`]). The session patch
-//! is then the diff from the image's checkout, and what the image installed against that
-//! directory (an editable package) sees the session's files.
+//! container, every file and its `.git`, so that the session's workspace can take it as it is
+//! ([`crate::sandbox::workspace::Workspace::adopt`]) and the workspace is mounted back at the
+//! same path ([`crate::sandbox::docker::DockerSettings::workdir`]). The session patch is then
+//! the diff from the image's checkout, and what the image installed against that directory
+//! (an editable package) sees the session's files.
 //!
 //! Owns: the copy (an archive download, unpacked with [`crate::sandbox::tarball::unpack`]'s
 //! checks) and removing the container again. Does not own: the session's container, or the

@@ -39,18 +39,24 @@
 //!
 //! The user's repository is only ever read; its `.git` is never copied, opened for writing, or
 //! visible in a sandbox.
+//!
+//! The one other way to make a workspace is [`Workspace::adopt`] ([`in_place`]): a repository
+//! copied out of an image for one session is taken as it is, ignored files and its own `.git`
+//! included, and the baseline is what its git lists.
 
 mod apply;
 pub mod byproducts;
 mod checkout;
 mod copy;
 pub mod git;
+mod in_place;
 mod leftovers;
 
 pub use apply::{apply_to_repository, ApplyError};
 pub use checkout::{Checkout, Files};
 pub(crate) use copy::walker;
 pub use copy::{copy_repo, copy_tree};
+pub use in_place::scratch_dir;
 
 use super::SandboxError;
 use git::Git;
@@ -80,11 +86,32 @@ struct Record {
 #[derive(Debug)]
 pub struct Workspace {
     origin: PathBuf,
-    work: TempDir,
+    work: WorkDir,
     store: TempDir,
     baseline: Record,
+    /// Directories that every ignore rule in force left out when the workspace was made, as
+    /// the build that made an image's repository leaves them (`build/`, say): relative paths,
+    /// for sandboxes that download the files ([`Self::ignored_at_start`]).
+    ignored_at_start: Vec<PathBuf>,
     /// The turn records, in turn order; the lock also serialises use of the work index.
     turns: Mutex<Vec<Record>>,
+}
+
+/// Where the working copy lives: a copy made for the workspace (deleted with it), or a
+/// directory taken as it is ([`Workspace::adopt`]; its owner deletes it).
+#[derive(Debug)]
+enum WorkDir {
+    Own(TempDir),
+    Adopted(PathBuf),
+}
+
+impl WorkDir {
+    fn path(&self) -> &Path {
+        match self {
+            WorkDir::Own(t) => t.path(),
+            WorkDir::Adopted(p) => p,
+        }
+    }
 }
 
 /// What [`Workspace::restore_plan`] says to do to the current files.
@@ -166,13 +193,14 @@ impl Workspace {
         init_checkout(work.path(), s)?;
         Ok(Self {
             origin,
-            work,
+            work: WorkDir::Own(work),
             store,
             baseline: Record {
                 turn: 0,
                 commit,
                 tree,
             },
+            ignored_at_start: Vec::new(),
             turns: Mutex::new(Vec::new()),
         })
     }
@@ -185,6 +213,13 @@ impl Workspace {
     /// The working copy on the host.
     pub fn work_dir(&self) -> &Path {
         self.work.path()
+    }
+
+    /// Directories (relative) that were wholly ignored when the workspace was made: what an
+    /// image's build left in an adopted repository. They are never in the patch unless an
+    /// ignore rule changes, so a sandbox that downloads its files may leave them behind.
+    pub fn ignored_at_start(&self) -> &[PathBuf] {
+        &self.ignored_at_start
     }
 
     /// The baseline commit (the same id in the store and in the in-sandbox `.git`).

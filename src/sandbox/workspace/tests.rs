@@ -391,3 +391,116 @@ fn turn_records_restore_the_files_exactly() {
     assert_eq!(ws.turns().len(), 2);
     assert_eq!(ws.turns()[1].0, 3);
 }
+
+/// An image's repository as its build left it: two commits, a tracked file an ignore rule
+/// matches, a generated module and build output that git ignores, a rule in
+/// `.git/info/exclude`.
+fn image_repository(dir: &Path) {
+    for (path, text) in [
+        ("pkg/__init__.py", "from ._version import VERSION\n"),
+        ("pkg/core.py", "def f():\n    return 1\n"),
+        (".gitignore", "pkg/_version.py\nbuild/\n*.log\n"),
+    ] {
+        fs::create_dir_all(dir.join(path).parent().unwrap()).unwrap();
+        fs::write(dir.join(path), text).unwrap();
+    }
+    model_git(dir, &["init", "-q", "-b", "work"]);
+    model_git(dir, &["add", "-A"]);
+    model_git(
+        dir,
+        &[
+            "-c",
+            "user.name=I",
+            "-c",
+            "user.email=i@x",
+            "commit",
+            "-qm",
+            "one",
+        ],
+    );
+    fs::write(dir.join("kept.log"), "tracked despite the rule\n").unwrap();
+    model_git(dir, &["add", "--force", "kept.log"]);
+    model_git(
+        dir,
+        &[
+            "-c",
+            "user.name=I",
+            "-c",
+            "user.email=i@x",
+            "commit",
+            "-qm",
+            "two",
+        ],
+    );
+    fs::write(dir.join("pkg/_version.py"), "VERSION = '1'\n").unwrap();
+    fs::create_dir_all(dir.join("build/lib")).unwrap();
+    fs::write(dir.join("build/lib/ext.so"), "binary\n").unwrap();
+    fs::write(dir.join("local.tmp"), "excluded by info/exclude\n").unwrap();
+    fs::write(dir.join(".git/info/exclude"), "*.tmp\n").unwrap();
+}
+
+#[test]
+fn an_adopted_repository_keeps_its_files_and_history_and_patches_the_agents_change_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("testbed");
+    image_repository(&dir);
+    let head = model_git(&dir, &["rev-parse", "HEAD"]);
+    let ws = Workspace::adopt(&dir).unwrap();
+    let work = ws.work_dir().to_path_buf();
+    assert_eq!(work, fs::canonicalize(&dir).unwrap(), "worked on in place");
+    // Everything is still there, the image's history included.
+    assert_eq!(model_git(&work, &["rev-parse", "HEAD"]), head);
+    assert!(work.join("pkg/_version.py").is_file());
+    assert!(work.join("build/lib/ext.so").is_file());
+    assert_eq!(ws.ignored_at_start(), [PathBuf::from("build")]);
+    assert!(ws.diff(&work).unwrap().is_empty(), "nothing changed yet");
+    // The agent's changes, and what its commands leave in ignored places.
+    fs::write(work.join("pkg/core.py"), "def f():\n    return 2\n").unwrap();
+    fs::write(work.join("kept.log"), "changed\n").unwrap();
+    fs::write(work.join("pkg/_version.py"), "VERSION = '2'\n").unwrap();
+    fs::write(work.join("build/lib/new.so"), "rebuilt\n").unwrap();
+    fs::write(work.join("more.tmp"), "scratch\n").unwrap();
+    fs::write(work.join("notes.txt"), "new\n").unwrap();
+    let patch = String::from_utf8(ws.diff(&work).unwrap()).unwrap();
+    let changed: Vec<&str> = patch
+        .lines()
+        .filter_map(|l| l.strip_prefix("diff --git a/"))
+        .collect();
+    assert_eq!(
+        changed,
+        [
+            "kept.log b/kept.log",
+            "notes.txt b/notes.txt",
+            "pkg/core.py b/pkg/core.py"
+        ],
+        "{patch}"
+    );
+    // Turn records and restoring leave the ignored files alone.
+    ws.record_turn(&work, 1).unwrap().unwrap();
+    let plan = ws.restore_plan(&work, 0).unwrap();
+    assert!(plan.remove.contains(&PathBuf::from("notes.txt")));
+    assert!(!plan
+        .remove
+        .iter()
+        .any(|p| p.starts_with("build") || p.ends_with("_version.py")));
+}
+
+#[test]
+fn an_adopted_directory_without_git_gets_one_holding_its_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("app");
+    fs::create_dir_all(dir.join("out")).unwrap();
+    fs::write(dir.join("main.c"), "int main(void) { return 0; }\n").unwrap();
+    fs::write(dir.join(".gitignore"), "out/\n").unwrap();
+    fs::write(dir.join("out/main.o"), "object\n").unwrap();
+    let ws = Workspace::adopt(&dir).unwrap();
+    let work = ws.work_dir();
+    assert!(work.join("out/main.o").is_file(), "ignored files stay");
+    assert_eq!(model_git(work, &["status", "--porcelain"]), "");
+    let tracked = model_git(work, &["ls-files"]);
+    assert_eq!(tracked, ".gitignore\nmain.c\n");
+    fs::write(work.join("main.c"), "int main(void) { return 1; }\n").unwrap();
+    let patch = String::from_utf8(ws.diff(work).unwrap()).unwrap();
+    assert!(patch.contains("+int main(void) { return 1; }"), "{patch}");
+    assert!(!patch.contains("main.o"), "{patch}");
+}

@@ -248,15 +248,24 @@ impl ContainerRuntime for KubeRuntime {
         }
     }
 
-    /// Download the pod's workspace (without `.git`) as a tar and unpack it safely.
-    async fn current_files(&self, _ws: &Workspace) -> Result<Files, SandboxError> {
-        // `.git` stays behind where tar can leave it out (GNU tar; busybox's cannot).
+    /// Download the pod's workspace (without `.git`, and without the directories that were
+    /// wholly ignored at the start: an image's build output) as a tar and unpack it safely.
+    async fn current_files(&self, ws: &Workspace) -> Result<Files, SandboxError> {
+        // `.git` and the rest stay behind where tar can leave them out (GNU tar; busybox's
+        // cannot). The ignored directories come as arguments, matched literally.
         let script = format!(
             "cd {} || exit 2; if tar -c -f /dev/null --exclude=./.git /dev/null \
-             2>/dev/null; then exec tar -c -f - --exclude=./.git .; else exec tar -c -f - .; fi",
+             2>/dev/null; then exec tar -c -f - --no-wildcards --exclude=./.git \"$@\" .; \
+             else exec tar -c -f - .; fi",
             self.settings.workdir()
         );
-        let argv = vec!["sh".into(), "-c".into(), script];
+        let mut argv = vec!["sh".into(), "-c".into(), script, "sh".into()];
+        argv.extend(
+            ws.ignored_at_start()
+                .iter()
+                .filter_map(|d| d.to_str())
+                .map(|d| format!("--exclude=./{d}")),
+        );
         let mut out = Collector::new(DOWNLOAD_LIMIT);
         let mut err = Collector::new(4096);
         let deadline = Instant::now() + TRANSFER_TIMEOUT;
