@@ -586,4 +586,28 @@ mod tests {
         // Boxed: the client's error does not size every `Result` of the sandbox seam.
         assert!(std::mem::size_of::<RuntimeError>() <= 3 * std::mem::size_of::<usize>());
     }
+
+    #[test]
+    fn the_digest_is_the_images_own_repository_digest_else_its_id() {
+        let d = |c: &str| format!("sha256:{}", c.repeat(64));
+        let inspect = |digests: Vec<String>| bollard::models::ImageInspect {
+            repo_digests: Some(digests),
+            id: Some(d("c")),
+            ..Default::default()
+        };
+        let both = inspect(vec![
+            format!("other/x@{}", d("a")),
+            format!("mirror.example.com:5000/hub/x@{}", d("b")),
+        ]);
+        let image = "mirror.example.com:5000/hub/x:latest";
+        assert_eq!(image_digest(image, &both), Some(d("b")));
+        let pinned = format!("mirror.example.com:5000/hub/x@{}", d("b"));
+        assert_eq!(image_digest(&pinned, &both), Some(d("b")));
+        assert_eq!(
+            image_digest("third/x:1", &both),
+            Some(d("a")),
+            "else the first"
+        );
+        assert_eq!(image_digest("local:1", &inspect(Vec::new())), Some(d("c")));
+    }
 }
