@@ -607,13 +607,31 @@ image = "team/dev:1"
 setup = "pip install -e ."
 memory = "4g"
 cpus = 2
+image_registry = "file.example.com"
 [sandbox.kube]
 namespace = "ci"
 runtime_class = "gvisor"
+pull_secrets = ["file-cred"]
 "#,
         )
         .unwrap();
         assert_eq!(s.sandbox.image.as_deref(), Some("team/dev:1"));
+        // The registry and the pull secrets: the file's until a flag gives its own.
+        s.apply_flags(&Overrides::default());
+        assert_eq!(s.sandbox.kube.pull_secrets, ["file-cred"]);
+        s.apply_flags(&Overrides {
+            sandbox: SandboxOverrides {
+                image_registry: Some("flag.example.com".parse().unwrap()),
+                pull_secrets: vec!["flag-cred".into()],
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        assert_eq!(
+            s.sandbox.image_ref().as_deref(),
+            Some("flag.example.com/team/dev:1")
+        );
+        assert_eq!(s.sandbox.kube.pull_secrets, ["flag-cred"]);
         assert_eq!(s.sandbox.memory.map(|m| m.0), Some(4 << 30));
         s.apply_flags(&Overrides {
             sandbox: SandboxOverrides {
