@@ -14,7 +14,8 @@
 //!   cost against a plain step's, and the ceiling with every draft accepted;
 //! - [`batch`]: a scripted research batch's attempts per hour with 1, 2 and 4 pods at a time
 //!   against as many Docker containers, and the wait from one attempt's end to the next's
-//!   first turn;
+//!   first turn; and image tasks' attempts per hour on the image's own repository against a
+//!   copy by git's rules ([`image_repo`]);
 //! - [`sequences`]: aggregate decode speed of 2, 4 and 8 sequences together against one, and
 //!   `lilypad serve` with concurrent clients against the same requests one at a time.
 //! - [`peers`]: llama.cpp's own programs (`llama-bench`, `llama-batched-bench`,
@@ -35,6 +36,7 @@ pub mod decode;
 pub mod engine;
 mod engine_runs;
 pub mod grammar;
+pub mod image_repo;
 pub mod logprobs;
 pub mod mtp;
 pub mod peers;

@@ -199,6 +199,7 @@ pub fn run(opts: &Options, settings: &EngineSettings) -> Result<Output, BenchErr
     }
     if opts.which == Which::Batch {
         super::batch::run(opts.quick, &opts.sandbox_settings, &mut report)?;
+        super::image_repo::run(opts.quick, &opts.sandbox_settings, &mut report)?;
     }
     if opts.which == Which::Grammar {
         engine_runs::grammar(opts, settings, dir.path(), threads, &mut report)?;

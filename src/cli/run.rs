@@ -27,9 +27,14 @@ pub struct RunArgs {
     pub task_file: Option<PathBuf>,
     /// Run many tasks: a JSONL file with `instance_id`, `task` (or `problem_statement`) and
     /// optionally `repo` per line, or a SWE-bench file (`repo` "owner/name", `base_commit`)
-    /// with --repos-dir
+    /// with --repos-dir, a folder of Harbor tasks, or PatchEval's dataset file
+    /// (`patcheval_verified.json`)
     #[arg(long)]
     pub tasks: Option<PathBuf>,
+    /// Your copy of Leaf (a checkout or installed package): PatchEval's task text is then
+    /// Leaf's instruction, read from it [default: a wording of Lilypad's own]
+    #[arg(long, value_name = "PATH")]
+    pub leaf: Option<PathBuf>,
     /// Attempts per task, each with its own seed (--seed plus the attempt number minus 1),
     /// sandbox and engine sequence [default: 1, or the preset's seeds]
     #[arg(long)]
@@ -190,7 +195,14 @@ pub(super) fn run(
         Some(file) => {
             let text = std::fs::read_to_string(file)
                 .with_context(|| format!("reading {}", file.display()))?;
-            Some(headless::parse_tasks(&text, file)?)
+            match headless::patcheval::is_dataset(&text) {
+                true => Some(headless::patcheval::read_tasks(
+                    &text,
+                    file,
+                    args.leaf.as_deref(),
+                )?),
+                false => Some(headless::parse_tasks(&text, file)?),
+            }
         }
         None => None,
     };
@@ -222,6 +234,7 @@ pub(super) fn run(
             base_commit: None,
             image: None,
             harbor: None,
+            patcheval: None,
         }],
         None => {
             let task = task_text()?;
@@ -366,6 +379,7 @@ fn single(
         resume: None,
         on_log: None,
         verifier: None,
+        patch_eval: None,
         pool: None,
         rollout: args.rollout,
         instance_id: None,

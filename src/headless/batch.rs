@@ -285,6 +285,10 @@ pub async fn run_batch(
         if let Some(r) = &settings.sandbox.image_registry {
             o.insert("image_registry".into(), r.as_str().into());
         }
+        // Whose words wrap PatchEval's descriptions: Leaf's (from the user's copy) or ours.
+        if let Some(p) = plan.tasks.iter().find_map(|t| t.patcheval.as_ref()) {
+            o.insert("patcheval_instruction".into(), p.instruction_from.into());
+        }
     }
     let rows: Vec<super::leaf::Row> = all.iter().map(super::leaf::row).collect();
     let leaf = super::leaf::summarize(
@@ -410,6 +414,33 @@ async fn harbor_environment(
             Ok(TaskRepo::in_temp(tmp.path().to_path_buf(), tmp))
         }
     }
+}
+
+/// A PatchEval task's sandbox (see [`super::patcheval`]): the image's `/workspace` copied out
+/// of it for this attempt, the repository found in it and worked on as it is, Leaf's resources
+/// and no network; the agent's wall time is the run's when it set one, else the task's.
+async fn patcheval_environment(
+    p: &super::patcheval::PatchEvalTask,
+    image: &str,
+    run_wall_time: bool,
+    settings: &mut Settings,
+    opts: &mut SessionOptions,
+) -> Result<TaskRepo, LaunchError> {
+    use super::patcheval::{agent_sandbox, AGENT_SECS, WORKSPACE};
+    let tmp = crate::sandbox::workspace::scratch_dir()
+        .map_err(|e| LaunchError::Task(format!("a folder for the image's workspace: {e}")))?;
+    let root = crate::sandbox::image::extract::extract_dir(image, WORKSPACE, tmp.path())
+        .await
+        .map_err(|e| LaunchError::Task(format!("{WORKSPACE} in {image}: {e}")))?;
+    let repo = agent_sandbox(p, image, &root, &mut settings.sandbox)
+        .map_err(|e| LaunchError::Task(format!("PatchEval image {image}: {e}")))?;
+    // `image` is already the reference the sandbox runs (under `--image-registry`), for the
+    // agent's sandbox and the verifier's alike.
+    settings.sandbox.image_registry = None;
+    if !run_wall_time {
+        opts.wall_time = Some(AGENT_SECS);
+    }
+    Ok(TaskRepo::in_temp(repo, tmp))
 }
 
 /// One attempt to run, with everything it needs moved in.
@@ -588,6 +619,13 @@ impl Job {
             (Some(h), _, _) => {
                 harbor_environment(h, self.plan.run_wall_time, &mut settings, &mut opts).await?
             }
+            (None, Some(image), _) if task.patcheval.is_some() => {
+                let p = task.patcheval.as_ref().ok_or_else(|| {
+                    LaunchError::Task("a PatchEval task without its details".into())
+                })?;
+                patcheval_environment(p, image, self.plan.run_wall_time, &mut settings, &mut opts)
+                    .await?
+            }
             (None, Some(image), Some(workdir)) => image_repo(image, workdir, &mut settings).await?,
             _ => tokio::task::spawn_blocking(move || task_repo(&t, &default, dir.as_deref()))
                 .await
@@ -638,6 +676,7 @@ impl Job {
             resume: resume.as_deref(),
             on_log: Some(&on_log),
             verifier: task.harbor.as_ref(),
+            patch_eval: image.filter(|_| task.patcheval.is_some()),
             // The pool holds one pod per attempt: a second try makes its own.
             pool: self.pool.as_deref().filter(|_| tries == 1),
             rollout: self.plan.rollout,

@@ -199,6 +199,7 @@ fn read_task(dir: &Path) -> Result<BatchTask, SourceError> {
         base_commit: None,
         image: None,
         harbor: Some(harbor),
+        patcheval: None,
     })
 }
 

@@ -9,6 +9,7 @@ pub mod attempts;
 pub mod batch;
 pub mod harbor;
 pub mod leaf;
+pub mod patcheval;
 pub mod presets;
 mod print;
 pub mod progress;
@@ -147,6 +148,9 @@ pub struct TaskRun<'a> {
     pub on_log: Option<&'a (dyn Fn(&Path) + Send + Sync)>,
     /// A Harbor task's verifier, run after the agent (and after `check`) in the same sandbox.
     pub verifier: Option<&'a harbor::HarborTask>,
+    /// A PatchEval task's image: the patch is verified in a fresh sandbox from it
+    /// ([`patcheval::verify`]).
+    pub patch_eval: Option<&'a str>,
     /// Pods created ahead of need (a Kubernetes batch): the sandbox is made on the next one.
     pub pool: Option<&'a crate::sandbox::SandboxPool>,
     /// Record the tokens and write a rollout.
@@ -204,6 +208,7 @@ pub async fn run_task(
         resume,
         on_log,
         verifier,
+        patch_eval,
         pool,
         rollout,
         instance_id,
@@ -289,6 +294,12 @@ pub async fn run_task(
         _ => None,
     };
     let _ = sandbox.close().await;
+    let verified = match (verified, patch_eval, &patch) {
+        (None, Some(image), Ok(p)) => {
+            Some(patcheval::verify(image, p, spec.kind(), &settings.sandbox).await)
+        }
+        (v, ..) => v,
+    };
     let patch = patch.map_err(launch::LaunchError::PatchExport)?;
     let mut check = checked.transpose()?;
     let verified = verified.transpose()?;

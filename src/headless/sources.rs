@@ -44,6 +44,8 @@ pub enum SourceError {
     },
     #[error("Harbor task {dir}: {why}")]
     Harbor { dir: PathBuf, why: String },
+    #[error("PatchEval dataset {file}: {why}")]
+    PatchEval { file: PathBuf, why: String },
     #[error("task {id}: checking out {commit} of {clone}: {why}")]
     Checkout {
         id: String,
@@ -73,6 +75,10 @@ pub struct BatchTask {
     /// A Harbor task's folder and limits (tasks read from a folder of Harbor tasks).
     #[serde(skip)]
     pub harbor: Option<super::harbor::HarborTask>,
+    /// A PatchEval task's repository name and instruction source (tasks read from PatchEval's
+    /// dataset file).
+    #[serde(skip)]
+    pub patcheval: Option<super::patcheval::PatchEvalTask>,
 }
 
 /// Read a tasks file's text (`file` names it in errors).

@@ -286,6 +286,7 @@ impl SandboxSettings {
         s.dockerfile = self.dockerfile.as_ref().map(|d| repo.join(d));
         s.workdir.clone_from(&self.workdir);
         s.scratch_dirs.clone_from(&self.scratch_dirs);
+        s.seed_from_image = self.repo_as_is && self.workdir.is_some();
         if let Some(c) = self.cpus {
             s.cpu = format!("{}m", (c * 1000.0).round() as i64);
         }

@@ -1,4 +1,5 @@
-//! Tar archives of a workspace: [`pack`] a host directory for upload into a pod, and
+//! Tar archives of a workspace: [`pack`] a host directory for upload into a pod (or
+//! [`pack_only`] one of its entries), and
 //! [`unpack`] what comes back from one.
 //!
 //! What comes back is untrusted (the model controls the pod's files): `unpack` writes only
@@ -28,6 +29,17 @@ pub fn pack(dir: &Path) -> Result<Vec<u8>, SandboxError> {
             b.append_path_with_name(&path, &name).map_err(err)?;
         }
     }
+    b.into_inner().map_err(err)
+}
+
+/// A tar of the one entry `name` of `dir` (a directory, with its contents), as [`pack`] writes
+/// it.
+pub fn pack_only(dir: &Path, name: &str) -> Result<Vec<u8>, SandboxError> {
+    let err = |e| SandboxError::io("archiving", dir.join(name).display().to_string(), e);
+    let mut b = tar::Builder::new(Vec::new());
+    b.follow_symlinks(false);
+    b.mode(tar::HeaderMode::Complete);
+    b.append_dir_all(name, dir.join(name)).map_err(err)?;
     b.into_inner().map_err(err)
 }
 

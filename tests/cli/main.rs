@@ -19,6 +19,7 @@ mod batch_image;
 mod batch_image_own;
 mod batch_kube;
 mod batch_leaf;
+mod batch_patcheval;
 mod batch_registry;
 mod bench_cli;
 mod cli_model;

@@ -101,6 +101,7 @@ impl Workspace {
                 tree,
             },
             ignored_at_start,
+            made_git: !has_git,
             turns: Mutex::new(Vec::new()),
         })
     }

@@ -93,6 +93,9 @@ pub struct Workspace {
     /// the build that made an image's repository leaves them (`build/`, say): relative paths,
     /// for sandboxes that download the files ([`Self::ignored_at_start`]).
     ignored_at_start: Vec<PathBuf>,
+    /// The working copy's `.git` is one Lilypad made (every copy; an adopted directory that
+    /// had none), not the repository's own.
+    made_git: bool,
     /// The turn records, in turn order; the lock also serialises use of the work index.
     turns: Mutex<Vec<Record>>,
 }
@@ -201,6 +204,7 @@ impl Workspace {
                 tree,
             },
             ignored_at_start: Vec::new(),
+            made_git: true,
             turns: Mutex::new(Vec::new()),
         })
     }
@@ -220,6 +224,12 @@ impl Workspace {
     /// ignore rule changes, so a sandbox that downloads its files may leave them behind.
     pub fn ignored_at_start(&self) -> &[PathBuf] {
         &self.ignored_at_start
+    }
+
+    /// True when the working copy's `.git` was made by Lilypad (a copy, or an adopted
+    /// directory that had none), false when it is the adopted repository's own.
+    pub fn made_git(&self) -> bool {
+        self.made_git
     }
 
     /// The baseline commit (the same id in the store and in the in-sandbox `.git`).

@@ -222,7 +222,13 @@ impl ContainerRuntime for KubeRuntime {
 
     /// Upload the workspace copy as a tar (sized: see the module docs).
     async fn copy_in(&self, ws: &Workspace) -> Result<(), SandboxError> {
-        let tar = tarball::pack(ws.work_dir())?;
+        // A pod seeded from its image has the repository already; only a `.git` Lilypad made
+        // for a directory without one is not in the image.
+        let tar = match self.settings.seed_from_image {
+            true if ws.made_git() => tarball::pack_only(ws.work_dir(), ".git")?,
+            true => return Ok(()),
+            false => tarball::pack(ws.work_dir())?,
+        };
         let script = format!(
             "head -c {} | tar -x -f - -C {}",
             tar.len(),

@@ -31,6 +31,8 @@ pub(super) const ANN_EXPIRES: &str = "lilypad.dev/expires-unix";
 /// The label selector of every Lilypad object.
 pub(super) const SELECTOR: &str = "app.kubernetes.io/managed-by=lilypad";
 pub(super) const CONTAINER: &str = "sandbox";
+/// Where the init container of a pod seeded from its image sees the workspace volume.
+const SEED_DIR: &str = "/lilypad-seed";
 
 fn labels(session: &str) -> Value {
     json!({ MANAGED_BY: "lilypad", LABEL_SESSION: session, "app.kubernetes.io/name": "lilypad-sandbox" })
@@ -200,6 +202,22 @@ pub(super) fn pod(
             .collect();
         pod["spec"]["imagePullSecrets"] = json!(secrets);
     }
+    if s.seed_from_image {
+        // The image's own repository, copied into the workspace volume as the sandbox user
+        // (so it may write there), before the sandbox starts: nothing crosses the network.
+        // The volume's root is not the user's: the archive has no entry for it.
+        let script = format!(
+            "cd '{}' && find . -mindepth 1 -maxdepth 1 -exec tar -c -f - {{}} + \
+             | tar -x -f - -C {SEED_DIR}",
+            s.workdir().replace('\'', "'\\''")
+        );
+        let mut seed = pod["spec"]["containers"][0].clone();
+        seed["name"] = json!("seed");
+        seed["command"] = json!(["sh", "-c", script]);
+        seed["workingDir"] = json!("/");
+        seed["volumeMounts"] = json!([{ "name": "workspace", "mountPath": SEED_DIR }]);
+        pod["spec"]["initContainers"] = json!([seed]);
+    }
     if let Some(rc) = &s.runtime_class {
         pod["spec"]["runtimeClassName"] = json!(rc);
     }
@@ -361,6 +379,26 @@ async fn wait_ready(
             return Ok(digest);
         }
         let phase = status.phase.clone().unwrap_or_default();
+        // The seed container (an image's own repository copied into the workspace) failed.
+        let seed_failed = status
+            .init_container_statuses
+            .iter()
+            .flatten()
+            .find_map(|c| {
+                let t = c.state.as_ref()?.terminated.as_ref()?;
+                (t.exit_code != 0).then_some(t.exit_code)
+            });
+        if let (Some(code), true) = (seed_failed, phase == "Failed") {
+            return Err(SandboxError::Unavailable {
+                what: format!(
+                    "the sandbox pod {name} could not copy the image's repository into its \
+                     workspace (exit {code})"
+                ),
+                hint: "every file of the image's repository directory must be readable by the \
+                       sandbox user (uid in [sandbox.kube])"
+                    .into(),
+            });
+        }
         if phase == "Failed" || phase == "Succeeded" {
             return Err(SandboxError::Unavailable {
                 what: format!(
@@ -483,5 +521,34 @@ mod tests {
             let dir = v.empty_dir.as_ref().unwrap();
             assert_eq!(dir.medium, None, "on the node's disk, not in memory");
         }
+    }
+
+    #[test]
+    fn a_pod_seeded_from_its_image_copies_the_workdir_in_an_init_container() {
+        let cm = config_map("lilypad-t", "t", 60).unwrap();
+        let s = KubeSettings {
+            image: "task:1".into(),
+            workdir: Some("/testbed".into()),
+            seed_from_image: true,
+            ..Default::default()
+        };
+        let spec = pod("lilypad-t", "t", &cm, &s).unwrap().spec.unwrap();
+        let init = spec.init_containers.unwrap();
+        assert_eq!(init.len(), 1);
+        let seed = &init[0];
+        assert_eq!(seed.image.as_deref(), Some("task:1"));
+        let script = seed.command.as_ref().unwrap().join(" ");
+        assert!(script.contains("cd '/testbed'"), "{script}");
+        let mounts = seed.volume_mounts.as_ref().unwrap();
+        assert_eq!(mounts[0].name, "workspace");
+        assert_eq!(mounts[0].mount_path, SEED_DIR);
+        // As unprivileged as the sandbox itself.
+        let sc = seed.security_context.as_ref().unwrap();
+        assert_eq!(sc.allow_privilege_escalation, Some(false));
+        let plain = pod("lilypad-t", "t", &cm, &KubeSettings::default())
+            .unwrap()
+            .spec
+            .unwrap();
+        assert!(plain.init_containers.is_none());
     }
 }

@@ -56,6 +56,12 @@ pub struct KubeSettings {
     /// Empty, writable directories the pod gets besides /tmp (emptyDir volumes: a Harbor
     /// task's `/tests` and `/logs`).
     pub scratch_dirs: Vec<String>,
+    /// The workspace is the image's own repository at `workdir` (a batch's image task, see
+    /// `crate::sandbox::workspace::Workspace::adopt`): an init container copies it from the
+    /// image into the workspace volume inside the pod, and only what Lilypad added to it is
+    /// uploaded. Not a config key.
+    #[serde(skip)]
+    pub seed_from_image: bool,
 }
 
 impl KubeSettings {
@@ -93,6 +99,7 @@ impl Default for KubeSettings {
             dockerfile: None,
             workdir: None,
             scratch_dirs: Vec::new(),
+            seed_from_image: false,
         }
     }
 }
