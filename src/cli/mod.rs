@@ -119,6 +119,13 @@ pub fn main() -> ExitCode {
     // Settings first, so that the config file's `[log]` level applies to the diagnostics.
     let mut overrides: crate::config::Overrides = (&cli.engine).into();
     overrides.sandbox = sandbox_flags(&cli).into();
+    if let Some(Command::Run(a)) = &cli.command {
+        overrides
+            .sandbox
+            .image_registry
+            .clone_from(&a.image_registry);
+        overrides.sandbox.pull_secrets.clone_from(&a.pull_secret);
+    }
     // The repository's own `.lilypad/config.toml` is a layer of the settings.
     overrides.repo = session_repo(&cli)
         .cloned()

@@ -218,6 +218,8 @@ impl From<&SandboxArgs> for SandboxOverrides {
             kube_context: a.kube_context.clone(),
             kube_namespace: a.kube_namespace.clone(),
             runtime_class: a.runtime_class.clone(),
+            image_registry: None,
+            pull_secrets: Vec::new(),
         }
     }
 }

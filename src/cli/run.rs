@@ -71,6 +71,22 @@ pub struct RunArgs {
     /// the sandbox works there, on the image's own checkout
     #[arg(long, value_name = "DIR", default_value = "/testbed")]
     pub image_workdir: String,
+    /// Put this registry (and path) in front of every image that names no registry of its
+    /// own, e.g. `mirror.example.com/hub`: `swebench/x:latest` becomes
+    /// `mirror.example.com/hub/swebench/x:latest` [default: the config file's `[sandbox]
+    /// image_registry`]
+    #[arg(long, value_name = "PREFIX")]
+    pub image_registry: Option<crate::sandbox::image::reference::RegistryPrefix>,
+    /// A Kubernetes Secret the sandbox pods pull their images with (`imagePullSecrets`);
+    /// repeat it for several [default: the config file's `[sandbox.kube] pull_secrets`]
+    #[arg(long, value_name = "NAME")]
+    pub pull_secret: Vec<String>,
+    /// Pin every task's image by this digest lock (Leaf's format: image reference to
+    /// `name@sha256:<digest>`) before the batch starts; a task the lock does not pin stops the
+    /// run. Without FILE: the file the preset names (`image_locks/sweb-v-20260904.json` for
+    /// swebench-verified), from the current directory
+    #[arg(long, value_name = "FILE", num_args = 0..=1, requires = "tasks")]
+    pub image_lock: Option<Option<PathBuf>>,
     /// An evaluation preset (Leaf's): steps, context, per-turn cap, wall time, attempts and
     /// sampling; explicit flags win. `--preset list` prints them
     #[arg(long, value_name = "NAME")]
@@ -126,7 +142,46 @@ pub(super) fn run(
         max_attempts: args.max_attempts,
     };
     let named = args.preset.as_deref().zip(preset.as_ref());
-    let resolved = presets::apply(named, &explicit, &mut settings, &mut opts);
+    let mut resolved = presets::apply(named, &explicit, &mut settings, &mut opts);
+    let kind = opts
+        .sandbox
+        .kind
+        .or(settings.sandbox.kind)
+        .unwrap_or(crate::sandbox::SandboxKind::Docker);
+    if !args.pull_secret.is_empty() && kind != crate::sandbox::SandboxKind::Kube {
+        anyhow::bail!(
+            "--pull-secret names a Kubernetes Secret for the pods' image pulls; the {kind} \
+             sandbox has no pods (use --sandbox kube, or log the Docker engine in to the \
+             registry with `docker login`)"
+        );
+    }
+    let image_lock = match &args.image_lock {
+        Some(Some(file)) => Some(file.clone()),
+        Some(None) => match &resolved.image_lock {
+            Some(name) => Some(PathBuf::from(name)),
+            None => anyhow::bail!(
+                "--image-lock without a FILE takes the preset's lock, and {}; give the lock's \
+                 path",
+                args.preset
+                    .as_deref()
+                    .map_or("no preset was given".to_string(), |p| format!(
+                        "preset {p} names none"
+                    ))
+            ),
+        },
+        None => {
+            if let Some(name) = &resolved.image_lock {
+                eprintln!(
+                    "note: the preset pins its images with {name}; pass --image-lock [FILE] \
+                     to pin them (the images run as the tasks name them)"
+                );
+            }
+            None
+        }
+    };
+    if let Some(l) = &image_lock {
+        resolved.image_lock = Some(l.display().to_string());
+    }
     let check = CheckSpec::from_settings(args.check.as_deref(), &settings.sandbox);
     let repo = match &opts.repo {
         Some(r) => r.clone(),
@@ -222,6 +277,7 @@ pub(super) fn run(
         header: serde_json::to_value(&resolved)?,
         rollout: args.rollout,
         reload_weights: args.reload_weights,
+        image_lock,
     };
     let s = rt.block_on(headless::run_batch(&settings, &opts, plan))?;
     let checks = if s.checked > 0 {

@@ -143,6 +143,10 @@ pub struct SandboxOverrides {
     pub kube_context: Option<String>,
     pub kube_namespace: Option<String>,
     pub runtime_class: Option<String>,
+    /// `--image-registry` (`lilypad run`).
+    pub image_registry: Option<crate::sandbox::image::reference::RegistryPrefix>,
+    /// `--pull-secret` (`lilypad run`; empty: not given).
+    pub pull_secrets: Vec<String>,
 }
 
 impl SandboxOverrides {
@@ -175,6 +179,10 @@ impl SandboxOverrides {
         set(&mut s.kube.context, &self.kube_context);
         set(&mut s.kube.namespace, &self.kube_namespace);
         set(&mut s.kube.runtime_class, &self.runtime_class);
+        set(&mut s.image_registry, &self.image_registry);
+        if !self.pull_secrets.is_empty() {
+            s.kube.pull_secrets.clone_from(&self.pull_secrets);
+        }
     }
 }
 
@@ -605,13 +613,31 @@ image = "team/dev:1"
 setup = "pip install -e ."
 memory = "4g"
 cpus = 2
+image_registry = "file.example.com"
 [sandbox.kube]
 namespace = "ci"
 runtime_class = "gvisor"
+pull_secrets = ["file-cred"]
 "#,
         )
         .unwrap();
         assert_eq!(s.sandbox.image.as_deref(), Some("team/dev:1"));
+        // The registry and the pull secrets: the file's until a flag gives its own.
+        s.apply_flags(&Overrides::default());
+        assert_eq!(s.sandbox.kube.pull_secrets, ["file-cred"]);
+        s.apply_flags(&Overrides {
+            sandbox: SandboxOverrides {
+                image_registry: Some("flag.example.com".parse().unwrap()),
+                pull_secrets: vec!["flag-cred".into()],
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        assert_eq!(
+            s.sandbox.image_ref().as_deref(),
+            Some("flag.example.com/team/dev:1")
+        );
+        assert_eq!(s.sandbox.kube.pull_secrets, ["flag-cred"]);
         assert_eq!(s.sandbox.memory.map(|m| m.0), Some(4 << 30));
         s.apply_flags(&Overrides {
             sandbox: SandboxOverrides {

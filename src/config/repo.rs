@@ -4,10 +4,10 @@
 //! Owns: finding the file (at the root of the repository the session works in), what it may
 //! set (`[sandbox]`, `[prompt]` and `[[command_rules]]`), refusing what could loosen
 //! containment when it comes from a cloned repository (the host sandbox, the container's
-//! network, the Kubernetes runtime class, credentials and namespace, a rule that approves
-//! every command, or a rule for another repository),
-//! each refusal naming the file and the key; and laying the allowed sections over the person's
-//! own. Its command rules need no `repo` key: they are the repository's.
+//! network, the Kubernetes runtime class, credentials (pull secrets too) and namespace, a rule
+//! that approves every command, or a rule for another repository), each refusal naming the
+//! file and the key; and laying the allowed sections over the person's own. Its command rules
+//! need no `repo` key: they are the repository's.
 //!
 //! Does not own: the settings types (each layer's own), or the other layers (`super`).
 
@@ -175,6 +175,14 @@ fn check_sandbox(
             ("kubeconfig", "it chooses the cluster credentials"),
             ("context", "it chooses the cluster credentials"),
             (
+                "pull_secrets",
+                "it lends the namespace's registry credentials",
+            ),
+            (
+                "imagePullSecrets",
+                "it lends the namespace's registry credentials",
+            ),
+            (
                 "namespace",
                 "it chooses where in the cluster the pod runs, and under which admission rules",
             ),
@@ -258,6 +266,10 @@ mod tests {
             (
                 "[sandbox.kube]\nnamespace = \"kube-system\"\n",
                 "sandbox.kube.namespace",
+            ),
+            (
+                "[sandbox.kube]\npull_secrets = [\"regcred\"]\n",
+                "sandbox.kube.pull_secrets",
             ),
             ("[engine]\nctx = 4\n", "engine"),
             ("[remote]\nendpoint = \"http://x\"\n", "remote"),

@@ -21,6 +21,7 @@ use crate::config::Settings;
 use crate::launch::check::CheckSpec;
 use crate::launch::{self, EngineChoice, LaunchError, SessionOptions};
 use crate::protocol::Event;
+use crate::sandbox::image::lock::{ImageLock, LockError};
 use crate::sandbox::{SandboxKind, SandboxPool};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -63,6 +64,9 @@ pub struct BatchPlan {
     /// Look at the weight file before each attempt and load it anew when it was replaced
     /// (`super::weights`).
     pub reload_weights: bool,
+    /// A digest lock in Leaf's format (`--image-lock`): every task's image is replaced by the
+    /// reference it pins before anything starts, and a task it does not pin stops the run.
+    pub image_lock: Option<PathBuf>,
 }
 
 /// How a batch went.
@@ -87,9 +91,13 @@ pub struct BatchSummary {
 pub async fn run_batch(
     settings: &Settings,
     opts: &SessionOptions,
-    plan: BatchPlan,
+    mut plan: BatchPlan,
 ) -> Result<BatchSummary, LaunchError> {
     let began = std::time::Instant::now();
+    // Before anything starts (no sweep, no model, no sandbox): every image pinned, or none.
+    if let Some(path) = plan.image_lock.clone() {
+        pin_images(&mut plan, &ImageLock::read(&path)?)?;
+    }
     // The tasks of a batch leave the project instructions out unless the settings ask for
     // them: a batch's task says all there is to do.
     let mut batch_opts = opts.clone();
@@ -271,6 +279,12 @@ pub async fn run_batch(
         if let Some(w) = &plan.image_workdir {
             o.insert("image_workdir".into(), w.clone().into());
         }
+        if let Some(l) = &plan.image_lock {
+            o.insert("image_lock".into(), l.display().to_string().into());
+        }
+        if let Some(r) = &settings.sandbox.image_registry {
+            o.insert("image_registry".into(), r.as_str().into());
+        }
         // Whose words wrap PatchEval's descriptions: Leaf's (from the user's copy) or ours.
         if let Some(p) = plan.tasks.iter().find_map(|t| t.patcheval.as_ref()) {
             o.insert("patcheval_instruction".into(), p.instruction_from.into());
@@ -296,6 +310,31 @@ pub async fn run_batch(
         checked: report.totals.checked,
         leaf,
     })
+}
+
+/// The image `task` names: its own, else the one `--image-template` makes for it.
+fn named_image(plan: &BatchPlan, task: &BatchTask) -> Option<String> {
+    task.image.clone().or_else(|| {
+        plan.image_template
+            .as_deref()
+            .map(|t| super::sources::image_for(t, &task.instance_id))
+    })
+}
+
+/// Replace every task's image by the reference `lock` pins it to; a task whose image is not
+/// in the lock (or that names none: a Harbor task builds its own) stops the run, and the
+/// error names every such task.
+fn pin_images(plan: &mut BatchPlan, lock: &ImageLock) -> Result<(), LockError> {
+    let named: Vec<(String, Option<String>)> = plan
+        .tasks
+        .iter()
+        .map(|t| (t.instance_id.clone(), named_image(plan, t)))
+        .collect();
+    let pinned = lock.pin_all(&named)?;
+    for (task, image) in plan.tasks.iter_mut().zip(pinned) {
+        task.image = Some(image);
+    }
+    Ok(())
 }
 
 /// The repository `image` holds at `workdir`, copied out of it for this attempt alone, every
@@ -347,6 +386,8 @@ async fn harbor_environment(
             })?;
     let s = &mut settings.sandbox;
     s.image = Some(image.clone());
+    // Built here and tagged here: no registry holds it under another name.
+    s.image_registry = None;
     s.dockerfile = None;
     s.devcontainer = false;
     s.setup = None;
@@ -393,6 +434,9 @@ async fn patcheval_environment(
         .map_err(|e| LaunchError::Task(format!("{WORKSPACE} in {image}: {e}")))?;
     let repo = agent_sandbox(p, image, &root, &mut settings.sandbox)
         .map_err(|e| LaunchError::Task(format!("PatchEval image {image}: {e}")))?;
+    // `image` is already the reference the sandbox runs (under `--image-registry`), for the
+    // agent's sandbox and the verifier's alike.
+    settings.sandbox.image_registry = None;
     if !run_wall_time {
         opts.wall_time = Some(AGENT_SECS);
     }
@@ -424,12 +468,7 @@ impl Job {
         let id = task.instance_id.clone();
         let seed = attempt_seed(self.plan.base_seed, self.attempt);
         self.settings.engine.sampling.seed = Some(seed);
-        let image = task.image.clone().or_else(|| {
-            self.plan
-                .image_template
-                .as_deref()
-                .map(|t| super::sources::image_for(t, &id))
-        });
+        let image = named_image(&self.plan, &task);
         if let Some(image) = &image {
             self.settings.sandbox.image = Some(image.clone());
             self.settings.sandbox.dockerfile = None;
@@ -441,6 +480,8 @@ impl Job {
                     .clone_from(&self.plan.image_workdir);
             }
         }
+        // As the sandbox runs it: under `--image-registry` when it names no registry.
+        let image = image.and(self.settings.sandbox.image_ref());
         let choice = engine_for(&self.choice, self.attempt, seed);
         if matches!(choice, EngineChoice::Script(_)) {
             // The attempt's own script, as the session header names it.
@@ -514,6 +555,8 @@ impl Job {
             seconds,
             session_id: None,
             patch_bytes: 0,
+            image: image.map(str::to_string),
+            image_digest: None,
         };
         let saved = match outcome {
             Ok(o) => {
@@ -527,6 +570,10 @@ impl Job {
                 result.context_tokens = o.figures.context_tokens;
                 result.session_id = Some(o.session_id);
                 result.patch_bytes = o.patch.len() as u64;
+                if o.image.is_some() {
+                    result.image = o.image;
+                }
+                result.image_digest = o.image_digest;
                 self.store
                     .save_rollout(&result, o.rollout.as_ref())
                     .and_then(|()| self.store.save(&result, &o.patch, Some(&o.trajectory)))

@@ -210,6 +210,8 @@ mod tests {
             seconds: 1.0,
             session_id: None,
             patch_bytes: 0,
+            image: None,
+            image_digest: None,
         }
     }
 

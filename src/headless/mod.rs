@@ -68,6 +68,9 @@ pub struct Outcome {
     pub trajectory: Vec<u8>,
     /// The rollout and the ATIF trajectory (JSON), when the run asked for them.
     pub rollout: Option<RolloutFiles>,
+    /// The sandbox's image and its digest, as the session's provenance records them.
+    pub image: Option<String>,
+    pub image_digest: Option<String>,
 }
 
 /// A rollout's two files.
@@ -311,6 +314,10 @@ pub async fn run_task(
         });
     }
     let mut traj = session::trajectory(&session_id, &system_prompt, &events);
+    let (image, image_digest) = provenance
+        .as_ref()
+        .map(|p| (p.image.clone(), p.image_digest.clone()))
+        .unwrap_or_default();
     traj.provenance = provenance;
     let rollout = match &tokens {
         Some(log) => {
@@ -373,6 +380,8 @@ pub async fn run_task(
         figures: TaskFigures::of(&events),
         trajectory,
         rollout,
+        image,
+        image_digest,
     })
 }
 

@@ -5,8 +5,8 @@
 //!
 //! What a preset sets and Lilypad applies: steps, context, per-turn cap, wall time, attempts
 //! (seeds), tries per attempt (`max_attempts`), sampling, the remote engine's model-call
-//! retries, and the pod's memory limit on Kubernetes. The image lock's file name is recorded;
-//! the lock itself is the user's file.
+//! retries, and the pod's memory limit on Kubernetes. The image lock's file name is recorded,
+//! and is the file `--image-lock` without a path reads; the lock itself is the user's file.
 
 use crate::config::Settings;
 use crate::launch::SessionOptions;

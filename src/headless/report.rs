@@ -273,6 +273,8 @@ mod tests {
             seconds: 2.0,
             session_id: None,
             patch_bytes: 0,
+            image: None,
+            image_digest: None,
         }
     }
 

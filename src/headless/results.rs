@@ -55,6 +55,12 @@ pub struct AttemptResult {
     pub session_id: Option<String>,
     /// Bytes of `patch.diff`.
     pub patch_bytes: u64,
+    /// The sandbox image the attempt ran on (as the session's provenance names it, else as
+    /// the task named it), and its `sha256:` digest where the runtime told it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_digest: Option<String>,
 }
 
 fn one() -> u32 {
@@ -279,6 +285,8 @@ mod tests {
             seconds: 1.5,
             session_id: None,
             patch_bytes: 3,
+            image: None,
+            image_digest: None,
         }
     }
 

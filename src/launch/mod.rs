@@ -46,6 +46,9 @@ pub enum LaunchError {
     Prompt(#[from] crate::prompt::PromptError),
     #[error(transparent)]
     Sandbox(#[from] crate::sandbox::SandboxError),
+    /// A digest lock that could not be read, or that does not pin every task's image.
+    #[error(transparent)]
+    ImageLock(#[from] crate::sandbox::image::lock::LockError),
     #[error(transparent)]
     Session(#[from] crate::session::SessionError),
     #[error(transparent)]

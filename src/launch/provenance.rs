@@ -126,6 +126,8 @@ pub fn basic(config: &AgentConfig, spec: &SandboxSpec, engine: &EngineChoice) ->
         sampling,
         seed: Some(config.sampling.seed),
         image: Some(spec.image_label()),
+        // Known once the sandbox runs (`crate::sandbox::Sandbox::image_digest`).
+        image_digest: None,
         harness_sha256: Some(harness_sha256(&config.system_prompt, &config.tools)),
         preset: None,
         attempt: None,

@@ -265,6 +265,7 @@ impl<'a> SessionBuilder<'a> {
                     header.project_docs = super::instructions::records(d);
                 }
                 if let Some(p) = &mut header.provenance {
+                    p.image_digest = sandbox.image_digest();
                     if self.facts.model.is_some() {
                         p.model.clone_from(&self.facts.model);
                     }

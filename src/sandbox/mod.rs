@@ -260,6 +260,11 @@ pub trait Sandbox: Send + Sync {
     async fn apply_restore(&self, plan: &workspace::RestorePlan) -> Result<(), SandboxError>;
     /// Remove everything the session created (container, pod, copies). Idempotent.
     async fn close(&self) -> Result<(), SandboxError>;
+    /// The `sha256:` digest of the image the sandbox runs, where its runtime tells it (none
+    /// for the host).
+    fn image_digest(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Which sandbox to open, on which repository: the kind, with that kind's settings only.

@@ -7,6 +7,7 @@
 //! file under the flags (the `config` module, a layer above), or the flags themselves (`cli`).
 
 use super::docker::DockerSettings;
+use super::image::reference::RegistryPrefix;
 use super::image::ImageBuild;
 use super::kube::KubeSettings;
 use super::{KindSettings, SandboxKind, SandboxSpec};
@@ -84,6 +85,9 @@ pub struct SandboxSettings {
     /// The image to run (default `debian:bookworm-slim`). Setting it (or `dockerfile`) turns
     /// the devcontainer lookup off.
     pub image: Option<String>,
+    /// A registry (and path) put in front of `image` when it names no registry of its own
+    /// (`--image-registry`): `swebench/x:latest` becomes `PREFIX/swebench/x:latest`.
+    pub image_registry: Option<RegistryPrefix>,
     /// Where the workspace appears in the container and commands run (default `/workspace`):
     /// the directory an image documents as its repository's (`/testbed` in SWE-bench's).
     pub workdir: Option<String>,
@@ -136,6 +140,7 @@ impl Default for SandboxSettings {
         Self {
             kind: None,
             image: None,
+            image_registry: None,
             workdir: None,
             scratch_dirs: Vec::new(),
             repo_as_is: false,
@@ -174,6 +179,10 @@ pub struct KubeSection {
     pub resources: Resources,
     #[serde(alias = "imagePullPolicy")]
     pub image_pull_policy: Option<String>,
+    /// Secrets the pod pulls its image with (`imagePullSecrets`, `--pull-secret`): names of
+    /// Secrets of type `kubernetes.io/dockerconfigjson` in the namespace.
+    #[serde(alias = "imagePullSecrets")]
+    pub pull_secrets: Vec<String>,
     /// The cluster stops the pod after this long, whatever happens to Lilypad (default 14400).
     pub lifetime_secs: Option<i64>,
 }
@@ -211,11 +220,20 @@ impl SandboxSettings {
         self.devcontainer && self.image.is_none() && self.dockerfile.is_none()
     }
 
+    /// `image` as the sandbox runs it: under `image_registry` when it names no registry.
+    pub fn image_ref(&self) -> Option<String> {
+        let image = self.image.as_deref()?;
+        Some(match &self.image_registry {
+            Some(r) => r.apply(image),
+            None => image.to_string(),
+        })
+    }
+
     /// The Docker runtime's settings.
     pub fn docker(&self, repo: &Path) -> DockerSettings {
         let mut d = DockerSettings::default();
-        if let Some(i) = &self.image {
-            d.image.clone_from(i);
+        if let Some(i) = self.image_ref() {
+            d.image = i;
         }
         if let Some(df) = &self.dockerfile {
             let dockerfile = repo.join(df);
@@ -260,13 +278,14 @@ impl SandboxSettings {
     pub fn kube(&self, repo: &Path) -> KubeSettings {
         let k8 = &self.kube;
         let mut s = KubeSettings::default();
-        if let Some(i) = &self.image {
-            s.image.clone_from(i);
+        if let Some(i) = self.image_ref() {
+            s.image = i;
         }
         s.devcontainer = self.devcontainer_on();
         s.setup.clone_from(&self.setup);
         s.dockerfile = self.dockerfile.as_ref().map(|d| repo.join(d));
         s.workdir.clone_from(&self.workdir);
+        s.scratch_dirs.clone_from(&self.scratch_dirs);
         s.seed_from_image = self.repo_as_is && self.workdir.is_some();
         if let Some(c) = self.cpus {
             s.cpu = format!("{}m", (c * 1000.0).round() as i64);
@@ -290,6 +309,7 @@ impl SandboxSettings {
         if let Some(p) = &k8.image_pull_policy {
             s.image_pull_policy.clone_from(p);
         }
+        s.pull_secrets.clone_from(&k8.pull_secrets);
         if let Some(l) = k8.lifetime_secs {
             s.active_deadline_secs = l;
         }
@@ -384,5 +404,35 @@ resources = { limits = { "nvidia.com/gpu" = "1" } }
         assert_eq!(d.image, "debian:bookworm-slim");
         assert!(toml::from_str::<SandboxSettings>("memory = \"lots\"").is_err());
         assert!(toml::from_str::<SandboxSettings>("imag = \"x\"").is_err());
+    }
+
+    #[test]
+    fn the_registry_goes_before_named_images_and_pull_secrets_reach_kube() {
+        let s: SandboxSettings = toml::from_str(
+            r#"
+image = "swebench/x:latest"
+image_registry = "mirror.example.com/hub/"
+[kube]
+imagePullSecrets = ["regcred"]
+"#,
+        )
+        .unwrap();
+        let r = Path::new("/r");
+        assert_eq!(
+            s.docker(r).image,
+            "mirror.example.com/hub/swebench/x:latest"
+        );
+        let k = s.kube(r);
+        assert_eq!(k.image, "mirror.example.com/hub/swebench/x:latest");
+        assert_eq!(k.pull_secrets, ["regcred"]);
+        let own = SandboxSettings {
+            image: Some("ghcr.io/o/x:1".into()),
+            ..s.clone()
+        };
+        assert_eq!(own.kube(r).image, "ghcr.io/o/x:1", "a named registry stays");
+        let none = SandboxSettings { image: None, ..s };
+        assert_eq!(none.docker(r).image, "debian:bookworm-slim");
+        let bad = toml::from_str::<SandboxSettings>("image_registry = \"a b\"");
+        assert!(bad.is_err(), "{bad:?}");
     }
 }

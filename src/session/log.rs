@@ -98,6 +98,10 @@ pub struct Provenance {
     /// The sandbox image, in words (its name, or what it is built from).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<String>,
+    /// The `sha256:` digest of the image the sandbox ran, where its runtime told it (Docker:
+    /// the image's repository digest, else its id; Kubernetes: the container's `imageID`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image_digest: Option<String>,
     /// SHA-256 (hex) of the harness text the model reads: the system prompt, a newline, then
     /// the tool schemas as compact JSON.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -12,7 +12,7 @@ use std::process::Command;
 
 use super::batch_image::docker_missing;
 
-const SCRIPT: &str = "=== turn ===
+pub const SCRIPT: &str = "=== turn ===
 Where are the tests?
 </think>
 
@@ -48,7 +48,7 @@ The answer is 42.
 ";
 
 /// A task whose verifier rewards an answer of `wanted`.
-fn task(root: &Path, name: &str, wanted: u32, base: &str) {
+pub fn task(root: &Path, name: &str, wanted: u32, base: &str) {
     let t = root.join(name);
     std::fs::create_dir_all(t.join("environment")).unwrap();
     std::fs::create_dir_all(t.join("tests")).unwrap();

@@ -2,10 +2,12 @@
 //! the least-privileged identity of docs/kube-rbac.yaml: 8 tasks x 2 attempts, 4 pods at a
 //! time, the scripted engine with a script per attempt; the batch is SIGKILLed half-way, run
 //! again with the same command, and finishes with 16 results, the ones finished before the
-//! kill byte for byte as they were, and no pod or ConfigMap of either run left.
+//! kill byte for byte as they were, and no pod or ConfigMap of either run left. And Harbor
+//! tasks on the cluster: empty writable `/tests` and `/logs` in each pod, the verifier's
+//! rewards, and the digest of each pod's image in its result.
 //!
-//! Without a cluster the test skips loudly, unless LILYPAD_REQUIRE_KUBE=1 (CI), where it
-//! fails.
+//! Without a cluster the tests skip loudly, unless LILYPAD_REQUIRE_KUBE=1 (CI), where they
+//! fail.
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::api::{Api, ListParams};
@@ -291,4 +293,79 @@ fn an_image_task_works_on_the_images_own_repository_on_the_cluster() {
     )
     .unwrap();
     super::batch_image_own::run_on_own_repository("kube", Some(&config));
+}
+
+/// The Harbor batch of `batch_harbor`, on the cluster: each task's image is built on the
+/// Docker engine the test cluster's node runs on (so its pod finds it without a registry),
+/// the pod has empty writable `/tests` and `/logs` under a read-only root, the verifier
+/// rewards one task and not the other, and each result records the digest the pod's status
+/// gives its image.
+#[test]
+fn harbor_tasks_run_on_kubernetes_with_writable_tests_and_logs() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let Some(kube) = cluster(&rt) else { return };
+    let base = std::env::var("LILYPAD_TEST_BASH_IMAGE")
+        .unwrap_or_else(|_| "lilypad-sandbox:debian".into());
+    let tmp = tempfile::tempdir().unwrap();
+    let tasks = tmp.path().join("tasks");
+    super::batch_harbor::task(&tasks, "kube-42", 42, &base);
+    super::batch_harbor::task(&tasks, "kube-43", 43, &base);
+    let script = tmp.path().join("answer.txt");
+    std::fs::write(&script, super::batch_harbor::SCRIPT).unwrap();
+    let config = tmp.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[sandbox.kube]\nkubeconfig = \"{}\"\nimage_pull_policy = \"Never\"\n",
+            kube.kubeconfig.as_ref().unwrap().display()
+        ),
+    )
+    .unwrap();
+    let out = tmp.path().join("batch");
+    let run = Command::new(env!("CARGO_BIN_EXE_lilypad"))
+        .env("LILYPAD_CONFIG", &config)
+        .env("LILYPAD_SESSION_DIR", tmp.path().join("sessions"))
+        .env_remove("LILYPAD_MODEL")
+        .env_remove("LILYPAD_SCRIPT_DELAY_MS")
+        .args(["run", "--sandbox", "kube", "--parallel", "2"])
+        .arg("--tasks")
+        .arg(&tasks)
+        .arg("--engine")
+        .arg(format!("script:{}", script.display()))
+        .arg("--out")
+        .arg(&out)
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "stderr: {stderr}");
+    let result = |id: &str| -> serde_json::Value {
+        let p = out.join("results").join(id).join("1/result.json");
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let (good, bad) = (result("kube-42"), result("kube-43"));
+    assert_eq!(good["reward"], 1.0, "{good}");
+    assert_eq!(good["check"]["passed"], true, "{good}");
+    assert_eq!(bad["reward"], 0.0, "{bad}");
+    for (id, r) in [("kube-42", &good), ("kube-43", &bad)] {
+        // The agent worked in the image's /app and saw /tests and /logs empty.
+        let t = std::fs::read_to_string(out.join("results").join(id).join("1/trajectory.json"))
+            .unwrap();
+        assert!(t.contains("/app") && !t.contains("expected"), "{t}");
+        let patch =
+            std::fs::read_to_string(out.join("results").join(id).join("1/patch.diff")).unwrap();
+        assert!(
+            patch.contains("+42") && !patch.contains("test.sh"),
+            "{patch}"
+        );
+        // The digest is the one the node's engine holds for the task's image.
+        let image = r["image"].as_str().unwrap();
+        let id = Command::new("docker")
+            .args(["image", "inspect", "--format", "{{.Id}}", image])
+            .output()
+            .unwrap();
+        let id = String::from_utf8_lossy(&id.stdout).trim().to_string();
+        assert!(id.starts_with("sha256:"), "{image}: {id}");
+        assert_eq!(r["image_digest"], id.as_str(), "{r}");
+    }
 }

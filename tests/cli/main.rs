@@ -20,6 +20,7 @@ mod batch_image_own;
 mod batch_kube;
 mod batch_leaf;
 mod batch_patcheval;
+mod batch_registry;
 mod bench_cli;
 mod cli_model;
 #[path = "../common/mod.rs"]

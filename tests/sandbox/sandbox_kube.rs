@@ -243,3 +243,55 @@ async fn kube_workspace_is_a_git_checkout() {
     sandbox_suite::git::checkout(&h, repo.path(), false).await;
     sb.close().await.unwrap();
 }
+
+/// The pod pulls with the settings' pull secrets, its scratch directories are writable under
+/// the read-only root, and the sandbox reports the digest of the image the pod runs (the
+/// node's engine's id for it, as the pod's status gives it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kube_pod_has_pull_secrets_scratch_dirs_and_its_image_digest() {
+    let Some(mut s) = cluster().await else { return };
+    s.pull_secrets = vec!["lilypad-test-pull".into()];
+    s.scratch_dirs = vec!["/tests".into(), "/logs".into()];
+    let repo = fixture();
+    let sb = start(repo.path(), &s).await;
+    let (ns, name) = (sb.namespace().to_string(), sb.pod_name().to_string());
+    let (client, _) = kube::connect(&s).await.unwrap();
+    let pod = Api::<Pod>::namespaced(client, &ns)
+        .get(&name)
+        .await
+        .unwrap();
+    let secrets = pod.spec.unwrap().image_pull_secrets.unwrap();
+    let names: Vec<&str> = secrets.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["lilypad-test-pull"]);
+    let run = |command: &str| lilypad::sandbox::ExecRequest {
+        command: command.into(),
+        cwd: sb.workdir().to_string(),
+        timeout: Duration::from_secs(30),
+        keep_bytes: 4096,
+        stream: None,
+    };
+    let ok = sb
+        .exec(run("touch /tests/t /logs/l && ls -A /tests /logs"))
+        .await
+        .unwrap();
+    assert_eq!(ok.exit, lilypad::sandbox::ExecExit::Exited(0), "{ok:?}");
+    let refused = sb.exec(run("touch /elsewhere")).await.unwrap();
+    assert_ne!(refused.exit, lilypad::sandbox::ExecExit::Exited(0));
+    let id = std::process::Command::new("docker")
+        .args(["image", "inspect", "--format", "{{.Id}}", &s.image])
+        .output()
+        .unwrap();
+    let id = String::from_utf8_lossy(&id.stdout).trim().to_string();
+    let digest = sb.image_digest().unwrap_or_default();
+    match id.starts_with("sha256:") {
+        // The node's engine is this machine's (the test cluster's dockershim).
+        true => assert_eq!(digest, id),
+        // A cluster elsewhere: its digest, whatever it is, is a whole one.
+        false => assert!(
+            digest.len() == 71 && digest.starts_with("sha256:"),
+            "{digest}"
+        ),
+    }
+    sb.close().await.unwrap();
+    assert_removed(&s, &ns, &name).await;
+}

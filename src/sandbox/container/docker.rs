@@ -17,6 +17,7 @@
 
 use super::runtime::{host_name, pid_alive, ContainerRuntime, Files, RawExit};
 use super::ContainerSandbox;
+use crate::sandbox::image::reference::find_digest;
 use crate::sandbox::output::Collector;
 use crate::sandbox::workspace::Workspace;
 use crate::sandbox::{RuntimeError, SandboxError, SandboxKind};
@@ -259,6 +260,8 @@ pub struct DockerRuntime {
     id: String,
     user: String,
     image: String,
+    /// The image's digest: its repository digest when it has one, else its id.
+    image_digest: Option<String>,
     workdir: String,
 }
 
@@ -269,6 +272,26 @@ impl std::fmt::Debug for DockerRuntime {
             .field("image", &self.image)
             .finish()
     }
+}
+
+/// The digest of `image` as Docker inspected it: the repository digest of its own repository
+/// (the one a registry serves it under), else the first one, else the image's id (an image
+/// built or loaded here, never pushed or pulled).
+fn image_digest(image: &str, i: &bollard::models::ImageInspect) -> Option<String> {
+    let repo = image.split('@').next().unwrap_or(image);
+    // The repository is the reference without a tag (a `:` after the last `/`).
+    let repo = match repo.rfind(':') {
+        Some(c) if c > repo.rfind('/').unwrap_or(0) => &repo[..c],
+        _ => repo,
+    };
+    let digests = i.repo_digests.iter().flatten();
+    let own = digests
+        .clone()
+        .find(|d| d.split('@').next() == Some(repo))
+        .or_else(|| digests.clone().next());
+    own.and_then(|d| find_digest(d))
+        .or_else(|| i.id.as_deref().and_then(find_digest))
+        .map(str::to_string)
 }
 
 /// The hardened container (see the module docs) for `ws`, running as `user`.
@@ -344,8 +367,8 @@ impl ContainerRuntime for DockerRuntime {
             tracing::info!(swept, "removed containers of dead Lilypad sessions");
         }
         let docker = client.0;
-        match docker.inspect_image(&s.image).await {
-            Ok(_) => {}
+        let image_digest = match docker.inspect_image(&s.image).await {
+            Ok(i) => image_digest(&s.image, &i),
             Err(e) if is_not_found(&e) => {
                 return Err(SandboxError::Unavailable {
                     what: format!("the image {} is not on the Docker engine", s.image),
@@ -357,7 +380,7 @@ impl ContainerRuntime for DockerRuntime {
                 })
             }
             Err(e) => return Err(runtime_err(format!("inspecting image {}", s.image))(e)),
-        }
+        };
         let user = pick_user(ws, s.user.as_deref())?;
         let name = format!("lilypad-{session}");
         let opts = CreateContainerOptionsBuilder::default().name(&name).build();
@@ -378,6 +401,7 @@ impl ContainerRuntime for DockerRuntime {
             id,
             user,
             image: s.image.clone(),
+            image_digest,
             workdir: s.workdir.clone().unwrap_or_else(|| WORKSPACE.into()),
         })
     }
@@ -501,6 +525,10 @@ impl ContainerRuntime for DockerRuntime {
     fn workdir(&self) -> &str {
         &self.workdir
     }
+
+    fn image_digest(&self) -> Option<&str> {
+        self.image_digest.as_deref()
+    }
 }
 
 impl DockerSandbox {
@@ -557,5 +585,29 @@ mod tests {
         ));
         // Boxed: the client's error does not size every `Result` of the sandbox seam.
         assert!(std::mem::size_of::<RuntimeError>() <= 3 * std::mem::size_of::<usize>());
+    }
+
+    #[test]
+    fn the_digest_is_the_images_own_repository_digest_else_its_id() {
+        let d = |c: &str| format!("sha256:{}", c.repeat(64));
+        let inspect = |digests: Vec<String>| bollard::models::ImageInspect {
+            repo_digests: Some(digests),
+            id: Some(d("c")),
+            ..Default::default()
+        };
+        let both = inspect(vec![
+            format!("other/x@{}", d("a")),
+            format!("mirror.example.com:5000/hub/x@{}", d("b")),
+        ]);
+        let image = "mirror.example.com:5000/hub/x:latest";
+        assert_eq!(image_digest(image, &both), Some(d("b")));
+        let pinned = format!("mirror.example.com:5000/hub/x@{}", d("b"));
+        assert_eq!(image_digest(&pinned, &both), Some(d("b")));
+        assert_eq!(
+            image_digest("third/x:1", &both),
+            Some(d("a")),
+            "else the first"
+        );
+        assert_eq!(image_digest("local:1", &inspect(Vec::new())), Some(d("c")));
     }
 }

@@ -120,6 +120,9 @@ impl<R: ContainerRuntime> Sandbox for ContainerSandbox<R> {
     fn describe(&self) -> String {
         self.runtime.describe(&self.ws)
     }
+    fn image_digest(&self) -> Option<String> {
+        self.runtime.image_digest().map(str::to_string)
+    }
     async fn exec(&self, req: ExecRequest) -> Result<ExecOutput, SandboxError> {
         let n = self.execs.fetch_add(1, Ordering::Relaxed);
         let exec_id = format!("{}-{n}", self.session);

@@ -88,6 +88,11 @@ pub trait ContainerRuntime: Send + Sync + Sized + 'static {
     fn workdir(&self) -> &str {
         WORKSPACE
     }
+
+    /// The `sha256:` digest of the image this container runs, where the runtime told it.
+    fn image_digest(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// Host name of this machine (for leftover sweeping: only our own dead sessions are swept).

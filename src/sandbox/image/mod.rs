@@ -6,7 +6,8 @@
 //! Owns: choosing the source ([`prepare`], [`kube_image`]), the typed errors of building and
 //! setting up ([`ImageError`]), and progress reporting ([`Progress`]). The parts: devcontainer
 //! files (`devcontainer`), build contexts and their digests (`context`), the cached build
-//! (`build`), the cached setup (`setup`), the toolchain check (`check`).
+//! (`build`), the cached setup (`setup`), the toolchain check (`check`), image references and
+//! registry prefixes (`reference`), and digest locks (`lock`).
 //!
 //! Does not own: the session's container or pod (`crate::sandbox::container`), the settings
 //! section (`crate::sandbox::settings`).
@@ -19,6 +20,8 @@ pub mod check;
 pub mod context;
 pub mod devcontainer;
 pub mod extract;
+pub mod lock;
+pub mod reference;
 pub mod setup;
 
 use crate::sandbox::docker::{DockerClient, DockerSettings};

@@ -105,10 +105,11 @@ impl KubeRuntime {
             }
         }
         let name = format!("lilypad-{session}");
-        let pods = objects::create_session(&client, &ns, &name, session, s).await?;
+        let (pods, image_digest) = objects::create_session(&client, &ns, &name, session, s).await?;
         Ok(Self {
             client,
             pods,
+            image_digest,
             namespace: ns,
             name,
             settings: s.clone(),
@@ -123,6 +124,8 @@ pub struct KubeRuntime {
     namespace: String,
     /// The pod's name, also the session's ConfigMap and NetworkPolicy name.
     name: String,
+    /// The digest of the image the pod runs (its container status's `imageID`).
+    image_digest: Option<String>,
     /// To connect again when the sandbox is dropped unclosed.
     settings: KubeSettings,
 }
@@ -320,6 +323,10 @@ impl ContainerRuntime for KubeRuntime {
 
     fn workdir(&self) -> &str {
         self.settings.workdir()
+    }
+
+    fn image_digest(&self) -> Option<&str> {
+        self.image_digest.as_deref()
     }
 }
 

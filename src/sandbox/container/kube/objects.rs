@@ -14,6 +14,7 @@
 
 use super::settings::KubeSettings;
 use crate::sandbox::container::runtime::{host_name, pid_alive};
+use crate::sandbox::image::reference::find_digest;
 use crate::sandbox::{RuntimeError, SandboxError};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
@@ -120,7 +121,8 @@ pub(super) fn network_policy(
 
 /// The hardened pod: non-root, no capabilities, no privilege escalation, read-only root,
 /// seccomp RuntimeDefault, no service-account token, no service links, limits, never
-/// restarted, an active deadline; the workspace and /tmp are size-limited emptyDirs.
+/// restarted, an active deadline; the workspace, /tmp and the scratch directories are
+/// size-limited emptyDirs; the image pulled with the settings' pull secrets, if any.
 pub(super) fn pod(
     name: &str,
     session: &str,
@@ -182,6 +184,24 @@ pub(super) fn pod(
             ]
         }
     });
+    // Empty, writable directories besides /tmp (a Harbor task's /tests and /logs).
+    for (i, dir) in s.scratch_dirs.iter().enumerate() {
+        let name = format!("scratch-{i}");
+        if let Some(m) = pod["spec"]["containers"][0]["volumeMounts"].as_array_mut() {
+            m.push(json!({ "name": name, "mountPath": dir }));
+        }
+        if let Some(v) = pod["spec"]["volumes"].as_array_mut() {
+            v.push(json!({ "name": name, "emptyDir": { "sizeLimit": s.tmp_size } }));
+        }
+    }
+    if !s.pull_secrets.is_empty() {
+        let secrets: Vec<Value> = s
+            .pull_secrets
+            .iter()
+            .map(|n| json!({ "name": n }))
+            .collect();
+        pod["spec"]["imagePullSecrets"] = json!(secrets);
+    }
     if s.seed_from_image {
         // The image's own repository, copied into the workspace volume as the sandbox user
         // (so it may write there), before the sandbox starts: nothing crosses the network.
@@ -208,14 +228,15 @@ pub(super) fn pod(
 }
 
 /// Create the session's objects (ConfigMap, NetworkPolicy, pod) in `ns` and wait for the pod
-/// to be ready; on failure, delete what was created.
+/// to be ready; on failure, delete what was created. Returns the pods' API and the digest of
+/// the image the container runs, where the pod's status says it.
 pub(super) async fn create_session(
     client: &Client,
     ns: &str,
     name: &str,
     session: &str,
     s: &KubeSettings,
-) -> Result<Api<Pod>, SandboxError> {
+) -> Result<(Api<Pod>, Option<String>), SandboxError> {
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
     let cm = cms
         .create(
@@ -242,7 +263,7 @@ async fn create_pod(
     session: &str,
     cm: &ConfigMap,
     s: &KubeSettings,
-) -> Result<Api<Pod>, SandboxError> {
+) -> Result<(Api<Pod>, Option<String>), SandboxError> {
     let nps: Api<NetworkPolicy> = Api::namespaced(client.clone(), ns);
     nps.create(&PostParams::default(), &network_policy(name, session, cm)?)
         .await
@@ -252,8 +273,8 @@ async fn create_pod(
         .await
         .map_err(runtime_err("creating the sandbox pod"))?;
     let ready = Duration::from_secs(s.ready_timeout_secs);
-    wait_ready(&pods, name, &s.image, ready).await?;
-    Ok(pods)
+    let digest = wait_ready(&pods, name, &s.image, ready).await?;
+    Ok((pods, digest))
 }
 
 /// Delete the sessions of this namespace that expired, or belong to dead processes of this
@@ -327,12 +348,13 @@ const FATAL_WAITING: &[&str] = &[
 ];
 
 /// Wait until the pod is Ready; fail early with a clear message when it cannot become so.
+/// Returns the digest of the sandbox container's image (`containerStatuses[].imageID`).
 async fn wait_ready(
     pods: &kube::Api<Pod>,
     name: &str,
     image: &str,
     timeout: Duration,
-) -> Result<(), SandboxError> {
+) -> Result<Option<String>, SandboxError> {
     let start = Instant::now();
     let mut unschedulable_since: Option<Instant> = None;
     loop {
@@ -348,7 +370,13 @@ async fn wait_ready(
             .flatten()
             .any(|c| c.type_ == "Ready" && c.status == "True");
         if ready {
-            return Ok(());
+            let digest = status
+                .container_statuses
+                .iter()
+                .flatten()
+                .find(|c| c.name == CONTAINER)
+                .and_then(|c| find_digest(&c.image_id).map(str::to_string));
+            return Ok(digest);
         }
         let phase = status.phase.clone().unwrap_or_default();
         // The seed container (an image's own repository copied into the workspace) failed.
@@ -468,6 +496,31 @@ mod tests {
             .spec
             .unwrap();
         assert!(plain.runtime_class_name.is_none() && plain.node_selector.is_none());
+        assert!(plain.image_pull_secrets.is_none());
+        assert_eq!(plain.volumes.as_ref().map(Vec::len), Some(2));
+    }
+
+    #[test]
+    fn pod_carries_pull_secrets_and_scratch_directories() {
+        let cm = config_map("lilypad-t", "t", 60).unwrap();
+        let s = KubeSettings {
+            pull_secrets: vec!["regcred".into()],
+            scratch_dirs: vec!["/tests".into(), "/logs".into()],
+            ..Default::default()
+        };
+        let spec = pod("lilypad-t", "t", &cm, &s).unwrap().spec.unwrap();
+        let secrets = spec.image_pull_secrets.unwrap();
+        assert_eq!(secrets.len(), 1);
+        assert_eq!(secrets[0].name, "regcred");
+        let mounts = spec.containers[0].volume_mounts.clone().unwrap();
+        let at: Vec<&str> = mounts.iter().map(|m| m.mount_path.as_str()).collect();
+        assert_eq!(at, ["/workspace", "/tmp", "/tests", "/logs"]);
+        let volumes = spec.volumes.unwrap();
+        for m in &mounts[2..] {
+            let v = volumes.iter().find(|v| v.name == m.name).unwrap();
+            let dir = v.empty_dir.as_ref().unwrap();
+            assert_eq!(dir.medium, None, "on the node's disk, not in memory");
+        }
     }
 
     #[test]

@@ -14,6 +14,8 @@ pub struct KubeSettings {
     pub image: String,
     /// `IfNotPresent`, `Always` or `Never`.
     pub image_pull_policy: String,
+    /// The pod's `imagePullSecrets`: Secrets in the namespace to pull the image with.
+    pub pull_secrets: Vec<String>,
     /// Namespace; `None`: the kubeconfig context's (or the in-cluster) namespace.
     pub namespace: Option<String>,
     /// A kubeconfig file; `None`: `KUBECONFIG`, `~/.kube/config`, then in-cluster.
@@ -51,6 +53,9 @@ pub struct KubeSettings {
     /// Where the workspace is mounted and commands run (default `/workspace`): an image's own
     /// repository directory (`/testbed`).
     pub workdir: Option<String>,
+    /// Empty, writable directories the pod gets besides /tmp (emptyDir volumes: a Harbor
+    /// task's `/tests` and `/logs`).
+    pub scratch_dirs: Vec<String>,
     /// The workspace is the image's own repository at `workdir` (a batch's image task, see
     /// `crate::sandbox::workspace::Workspace::adopt`): an init container copies it from the
     /// image into the workspace volume inside the pod, and only what Lilypad added to it is
@@ -71,6 +76,7 @@ impl Default for KubeSettings {
         Self {
             image: "debian:bookworm-slim".into(),
             image_pull_policy: "IfNotPresent".into(),
+            pull_secrets: Vec::new(),
             namespace: None,
             kubeconfig: None,
             context: None,
@@ -92,6 +98,7 @@ impl Default for KubeSettings {
             setup: None,
             dockerfile: None,
             workdir: None,
+            scratch_dirs: Vec::new(),
             seed_from_image: false,
         }
     }
