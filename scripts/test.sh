@@ -10,6 +10,8 @@ scripts/setup.sh
 # Tests that need fetched data or a real engine fail instead of skipping.
 export LILYPAD_TEST_STRICT=1
 eval "$(scripts/fetch-test-data.sh)"
+# The official W&B client, for the offline test of `lilypad run --wandb` (about 20 s, cached).
+eval "$(scripts/fetch-test-wandb.sh)"
 # Real engines for the sandbox tests (tests/sandbox/): a
 # private Docker engine and a single-node Kubernetes on 127.0.0.1, built in the background
 # while the code compiles (the first Kubernetes build takes ~10 min; it is cached in

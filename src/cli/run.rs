@@ -31,6 +31,10 @@ pub struct RunArgs {
     /// (`patcheval_verified.json`)
     #[arg(long)]
     pub tasks: Option<PathBuf>,
+    /// Log the batch to Weights & Biases as Leaf does (Leaf's metrics, results.jsonl and
+    /// summary.json), through the official client (`[wandb]` in the config file for the rest)
+    #[arg(long, value_name = "ENTITY/PROJECT")]
+    pub wandb: Option<String>,
     /// Your copy of Leaf (a checkout or installed package): PatchEval's task text is then
     /// Leaf's instruction, read from it [default: a wording of Lilypad's own]
     #[arg(long, value_name = "PATH")]
@@ -143,6 +147,12 @@ pub(super) fn run(
     };
     let named = args.preset.as_deref().zip(preset.as_ref());
     let mut resolved = presets::apply(named, &explicit, &mut settings, &mut opts);
+    if let Some(target) = &args.wandb {
+        settings
+            .wandb
+            .set_target(target)
+            .map_err(anyhow::Error::msg)?;
+    }
     let kind = opts
         .sandbox
         .kind

@@ -12,6 +12,9 @@
 //! [`Overrides`]).
 
 mod repo;
+mod wandb;
+
+pub use wandb::WandbSettings;
 
 pub use repo::REPO_CONFIG;
 
@@ -206,6 +209,8 @@ pub struct Settings {
     /// The scripted engine (`--engine script:FILE`); from the environment only.
     #[serde(skip)]
     pub script: ScriptSettings,
+    /// Logging batches to Weights & Biases (`[wandb]`, `lilypad run --wandb`).
+    pub wandb: WandbSettings,
     /// Command approval rules saved per repository (`[[command_rules]]`, appended by the
     /// interface's "don't ask again for commands starting with…").
     pub command_rules: Vec<crate::agent::SavedCommandRule>,

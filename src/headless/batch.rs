@@ -300,6 +300,17 @@ pub async fn run_batch(
     super::leaf::write(&plan.out, &rows, &leaf)?;
     let report = super::report::build(&header, &all, Some(&leaf));
     report.write(&plan.out)?;
+    // Everything is on disk before the run is logged: a failure here loses no result, and the
+    // batch run again logs to the same W&B run.
+    super::wandb::log_run(
+        &settings.wandb,
+        &plan.out,
+        &header,
+        &rows,
+        &leaf,
+        attempts as usize,
+    )
+    .map_err(|e| LaunchError::Task(format!("logging the run to Weights & Biases: {e}")))?;
     progress.finish(&report.totals);
     Ok(BatchSummary {
         attempts: keys.len(),

@@ -43,3 +43,4 @@ mod reload_weights_cli;
 mod rollout_cli;
 mod sweep_cli;
 mod tools_cli;
+mod wandb_cli;
