@@ -21,6 +21,7 @@ mod remote_serve;
 mod serve_audit;
 mod serve_cli;
 mod serve_keys;
+mod serve_kube;
 mod serve_manifests;
 mod serve_memory_metrics;
 mod serve_openai;
