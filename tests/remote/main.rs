@@ -1,7 +1,9 @@
-//! Integration tests of the endpoint engine and `lilypad serve`, over 127.0.0.1 only: `lilypad
+//! Integration tests of the endpoint engine and `lilypad serve`, over 127.0.0.1: `lilypad
 //! serve` as a child process (tiny model or scripted engine), loopback sockets that answer with
 //! exact bytes, and the Python peers of `scripts/fetch-test-python.sh` (the `openai` client,
-//! llama-cpp-python's server), which skip loudly when absent unless `LILYPAD_TEST_STRICT=1`.
+//! llama-cpp-python's server), which skip loudly when absent unless `LILYPAD_TEST_STRICT=1`. And
+//! one test on the Kubernetes cluster of scripts/k8s-up.sh (`serve_kube`, the manifests of
+//! deploy/kubernetes/ with `lilypad serve` in a pod).
 
 #![expect(
     unreachable_pub,
