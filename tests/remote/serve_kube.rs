@@ -42,6 +42,8 @@ use tokio::io::AsyncReadExt;
 /// Where the image holds the model (the Deployment's `models` volume is left out: the model
 /// travels in the image).
 const MODEL: &str = "/opt/lilypad/models/tiny-chat.gguf";
+/// The image the test's image is built from (a Debian 12 root, like the host's, with python3).
+const BASE: &str = "lilypad-sandbox:debian";
 const TOKEN: &str = "kube-test-token-0123456789";
 
 fn manifest(name: &str) -> String {
@@ -78,6 +80,13 @@ fn admin(rt: &tokio::runtime::Runtime) -> Option<Client> {
     let docker = Command::new("docker").args(["version"]).output();
     if !docker.is_ok_and(|o| o.status.success()) {
         skip("no Docker engine to build the image with");
+        return None;
+    }
+    let base = Command::new("docker")
+        .args(["image", "inspect", BASE])
+        .output();
+    if !base.is_ok_and(|o| o.status.success()) {
+        skip(&format!("no image {BASE} (scripts/docker-up.sh --debian)"));
         return None;
     }
     Some(client)
@@ -141,7 +150,7 @@ fn missing_libraries(binary: &Path, image: &str) -> Vec<String> {
 /// Build the test image: `lilypad-sandbox:debian` with this build's `lilypad` on PATH, the
 /// libraries it needs that the base lacks, and the tiny model at [`MODEL`].
 fn build_image(tag: &str) {
-    let base = "lilypad-sandbox:debian";
+    let base = BASE;
     let binary = Path::new(env!("CARGO_BIN_EXE_lilypad"));
     let ctx = tempfile::tempdir().unwrap();
     let lib = ctx.path().join("lib");
@@ -245,6 +254,23 @@ fn deployment(image: &str, pod_network: bool) -> (Deployment, i32) {
     (d, port)
 }
 
+/// The standard output of `argv` run in `pod`'s container.
+async fn exec(pods: &Api<Pod>, pod: &str, argv: Vec<String>) -> String {
+    let ap = AttachParams::default()
+        .container("lilypad")
+        .stdout(true)
+        .stderr(false);
+    let mut proc = pods.exec(pod, argv, &ap).await.unwrap();
+    let mut out = String::new();
+    proc.stdout()
+        .unwrap()
+        .read_to_string(&mut out)
+        .await
+        .unwrap();
+    proc.join().await.unwrap();
+    out
+}
+
 /// `(status, body)` of an HTTP request sent from inside `pod` to its own `port`.
 async fn from_inside(
     pods: &Api<Pod>,
@@ -276,18 +302,7 @@ sys.stdout.write("%d\n%s" % (status, text.decode()))
         token.unwrap_or("").into(),
         body.map(ToString::to_string).unwrap_or_default(),
     ];
-    let ap = AttachParams::default()
-        .container("lilypad")
-        .stdout(true)
-        .stderr(false);
-    let mut proc = pods.exec(pod, argv, &ap).await.unwrap();
-    let mut out = String::new();
-    proc.stdout()
-        .unwrap()
-        .read_to_string(&mut out)
-        .await
-        .unwrap();
-    proc.join().await.unwrap();
+    let out = exec(pods, pod, argv).await;
     let (status, body) = out
         .split_once('\n')
         .unwrap_or_else(|| panic!("no status from inside the pod: {out:?}"));
@@ -548,6 +563,58 @@ fn the_manifests_run_on_the_cluster_and_the_pod_answers() {
         assert!(
             reply["usage"]["completion_tokens"].as_u64().unwrap() > 0,
             "{reply}"
+        );
+
+        // The container runs as the manifest says (UID 1000, read-only root, no
+        // capabilities), and the audit line of the keyed request is in the audit volume.
+        let args = d
+            .spec
+            .as_ref()
+            .unwrap()
+            .template
+            .spec
+            .as_ref()
+            .unwrap()
+            .containers[0]
+            .args
+            .clone()
+            .unwrap();
+        let audit = args
+            .iter()
+            .find_map(|a| a.strip_prefix("--audit="))
+            .expect("an --audit argument");
+        let out = exec(
+            &pods,
+            &pod_name,
+            vec![
+                "sh".into(),
+                "-c".into(),
+                "id -u; touch /written 2>/dev/null && echo writable || echo read-only; \
+                 grep CapEff /proc/self/status; cat \"$1\"/*.jsonl"
+                    .into(),
+                "sh".into(),
+                audit.into(),
+            ],
+        )
+        .await;
+        let mut lines = out.lines();
+        assert_eq!(lines.next(), Some("1000"), "{out}");
+        assert_eq!(lines.next(), Some("read-only"), "{out}");
+        assert_eq!(
+            lines
+                .next()
+                .map(|l| l.split_whitespace().collect::<Vec<_>>()),
+            Some(vec!["CapEff:", "0000000000000000"]),
+            "{out}"
+        );
+        let audited: Vec<serde_json::Value> = lines
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect();
+        assert!(
+            audited
+                .iter()
+                .any(|l| l["key_id"] == "kube-test" && l["status"] == 200),
+            "{audited:?}"
         );
 
         // Deleting the namespace ends the pod: SIGTERM drains (nothing in flight) and exits.
