@@ -369,3 +369,20 @@ fn harbor_tasks_run_on_kubernetes_with_writable_tests_and_logs() {
         assert_eq!(r["image_digest"], id.as_str(), "{r}");
     }
 }
+
+#[test]
+fn patcheval_tasks_run_and_are_verified_on_the_cluster() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let Some(kube) = cluster(&rt) else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[sandbox.kube]\nkubeconfig = \"{}\"\nimage_pull_policy = \"Never\"\n",
+            kube.kubeconfig.as_ref().unwrap().display()
+        ),
+    )
+    .unwrap();
+    super::batch_patcheval::run_patcheval("kube", Some(&config));
+}

@@ -100,6 +100,12 @@ fn patcheval_tasks_are_verified_in_a_fresh_sandbox_with_the_payload_hidden() {
         eprintln!("!!!!! SKIPPED: the PatchEval batch test: {why}");
         return;
     }
+    run_patcheval("docker", None);
+}
+
+/// The batch of two CVEs on sandboxes of `kind` (`config`: the settings file, for the
+/// cluster's kubeconfig), checked as the module docs say.
+pub fn run_patcheval(kind: &str, config: Option<&std::path::Path>) {
     let tmp = tempfile::tempdir().unwrap();
     let unique = tmp
         .path()
@@ -124,11 +130,16 @@ fn patcheval_tasks_are_verified_in_a_fresh_sandbox_with_the_payload_hidden() {
     std::fs::write(&script, SCRIPT).unwrap();
     let out = tmp.path().join("batch");
     let run = Command::new(env!("CARGO_BIN_EXE_lilypad"))
-        .env("LILYPAD_CONFIG", tmp.path().join("no-config.toml"))
+        .env(
+            "LILYPAD_CONFIG",
+            config
+                .map(std::path::Path::to_path_buf)
+                .unwrap_or_else(|| tmp.path().join("no-config.toml")),
+        )
         .env("LILYPAD_SESSION_DIR", tmp.path().join("sessions"))
         .env_remove("LILYPAD_MODEL")
         .env_remove("LILYPAD_SCRIPT_DELAY_MS")
-        .args(["run", "--sandbox", "docker", "--tasks"])
+        .args(["run", "--sandbox", kind, "--tasks"])
         .arg(&file)
         .arg("--engine")
         .arg(format!("script:{}", script.display()))
