@@ -661,5 +661,18 @@ pub(super) fn sequences(
     eprintln!("bench sequences: lilypad serve, 4 clients together and one at a time...");
     let s = super::sequences::serve(engine, 4, tokens as u32)?;
     report.figures.push(s.figure());
+    match opts.peer("llama-server") {
+        Some(program) => report.figures.extend(super::team::run(
+            &path,
+            settings,
+            threads,
+            &program,
+            dir,
+            opts.quick,
+        )?),
+        None => report.notes.push(
+            "sequences: llama-server not found (--llama-tools or LILYPAD_LLAMA_TOOLS_DIR): serving a team not compared with it".into(),
+        ),
+    }
     Ok(())
 }

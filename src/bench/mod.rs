@@ -19,7 +19,7 @@
 //! - [`sequences`]: aggregate decode speed of 2, 4 and 8 sequences together against one, and
 //!   `lilypad serve` with concurrent clients against the same requests one at a time; the
 //!   largest gap between running streams' tokens while a long prompt joins, read in chunks
-//!   against whole ([`mixed`]).
+//!   against whole ([`mixed`]); and serving a team against `llama-server -np 4` ([`team`]).
 //! - [`peers`]: llama.cpp's own programs (`llama-bench`, `llama-batched-bench`,
 //!   `llama-server`) as the baselines of `engine`, `sequences` and `agent-turns`
 //!   ([`agent_server`]) when scripts/build-llama-tools.sh has built them.
@@ -47,6 +47,7 @@ pub mod resume;
 pub mod resume_server;
 pub mod sequences;
 mod suite;
+pub mod team;
 pub mod tools;
 pub mod ui;
 

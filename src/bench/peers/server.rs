@@ -193,6 +193,11 @@ impl Server {
         })
     }
 
+    /// The server's base URL (`http://127.0.0.1:PORT`).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
     /// Read `tokens` as the prompt (reusing the slot's cache) and predict one token.
     pub fn complete(&self, tokens: &[u32]) -> Result<Completion, PeerError> {
         let body = serde_json::json!({

@@ -1,0 +1,289 @@
+//! Serving a team, against the real peer: `lilypad serve` and `llama-server` (`-np 4`, its
+//! prompt cache and context checkpoints on) on the same GGUF and the same agent-shaped
+//! workload: 16 conversations (`--quick`: 8) of 10 growing turns (4), each turn a new user
+//! message of a tool result's size after the conversation so far, the model's own short greedy
+//! replies kept, all conversations at once from concurrent HTTP clients. Per side: prompt tokens
+//! the server evaluated per new prompt token (Lilypad's from `usage.prompt_tokens_details.
+//! cached_tokens`, the peer's `timings.prompt_n`), and the aggregate wall time.
+//!
+//! Both sides read the same rendered text (`/v1/completions` with `X-Session-ID` per
+//! conversation; the peer's `/completion` with `cache_prompt`), so the chat template plays no
+//! part. Owns: the workload and its arithmetic. Does not own: the servers.
+
+use super::peers::server::Server;
+use super::{BenchError, Figure};
+use crate::engine::{EngineHandle, EngineSettings};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// One side's totals.
+#[derive(Debug, Clone, Copy, Default)]
+struct Side {
+    evaluated: usize,
+    new_tokens: usize,
+    completion: usize,
+    seconds: f64,
+}
+
+/// The workload's size.
+#[derive(Debug, Clone, Copy)]
+struct Load {
+    conversations: usize,
+    turns: usize,
+    max_tokens: u32,
+}
+
+fn user_message(conversation: usize, turn: usize) -> String {
+    let mut text = format!("step {turn} of task {conversation}: the tool's output follows.\n");
+    for line in 0..24 {
+        text.push_str(&format!(
+            "src/module_{conversation}/file_{turn}.py:{line}: value = compute({line}, {turn})\n"
+        ));
+    }
+    text
+}
+
+fn render(history: &[(String, String)], next: &str, conversation: usize) -> String {
+    let mut p = format!("<|im_start|>system\nYou are coding agent {conversation}.<|im_end|>\n");
+    for (user, reply) in history {
+        p.push_str(&format!(
+            "<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n{reply}<|im_end|>\n"
+        ));
+    }
+    p.push_str(&format!(
+        "<|im_start|>user\n{next}<|im_end|>\n<|im_start|>assistant\n"
+    ));
+    p
+}
+
+fn http(e: impl std::error::Error + Send + Sync + 'static) -> BenchError {
+    BenchError::Io {
+        what: "a request of the team bench",
+        source: std::io::Error::other(e),
+    }
+}
+
+/// POST `body` as JSON to `url` (with `X-Session-ID: session` when given); the answer's JSON.
+async fn post(
+    client: &reqwest::Client,
+    url: &str,
+    session: Option<String>,
+    body: &serde_json::Value,
+) -> Result<serde_json::Value, BenchError> {
+    let mut req = client
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    if let Some(s) = session {
+        req = req.header("X-Session-ID", s);
+    }
+    let bytes = req
+        .send()
+        .await
+        .map_err(http)?
+        .bytes()
+        .await
+        .map_err(http)?;
+    serde_json::from_slice(&bytes).map_err(http)
+}
+
+/// One side: every conversation on its own task; `ask` sends one prompt and returns (prompt
+/// tokens evaluated, completion text, completion tokens).
+async fn drive<F, Fut>(load: Load, engine: Arc<EngineHandle>, ask: F) -> Result<Side, BenchError>
+where
+    F: Fn(usize, String) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = Result<(usize, String, usize), BenchError>> + Send,
+{
+    let started = Instant::now();
+    let mut set = tokio::task::JoinSet::new();
+    for c in 0..load.conversations {
+        let (ask, engine) = (ask.clone(), engine.clone());
+        set.spawn(async move {
+            let mut side = Side::default();
+            let mut history: Vec<(String, String)> = Vec::new();
+            let mut before = 0usize;
+            for t in 0..load.turns {
+                let user = user_message(c, t);
+                let prompt = render(&history, &user, c);
+                let len = engine.tokenize(&prompt)?.len();
+                let (evaluated, reply, made) = ask(c, prompt).await?;
+                side.evaluated += evaluated;
+                side.new_tokens += len.saturating_sub(before);
+                side.completion += made;
+                // What the next prompt holds of this turn: the prompt and the reply.
+                let reply_prompt = render(&history, &user, c) + &reply + "<|im_end|>\n";
+                before = engine.tokenize(&reply_prompt)?.len();
+                history.push((user, reply));
+            }
+            Ok::<Side, BenchError>(side)
+        });
+    }
+    let mut total = Side::default();
+    while let Some(r) = set.join_next().await {
+        let s = r.map_err(|e| BenchError::Io {
+            what: "a client of the team bench",
+            source: std::io::Error::other(e),
+        })??;
+        total.evaluated += s.evaluated;
+        total.new_tokens += s.new_tokens;
+        total.completion += s.completion;
+    }
+    total.seconds = started.elapsed().as_secs_f64();
+    Ok(total)
+}
+
+/// Measure (see the module docs) on the model at `path` against `program` (llama-server).
+pub fn run(
+    path: &Path,
+    es: &EngineSettings,
+    threads: u32,
+    program: &Path,
+    dir: &Path,
+    quick: bool,
+) -> Result<Vec<Figure>, BenchError> {
+    let load = Load {
+        conversations: if quick { 8 } else { 16 },
+        turns: if quick { 4 } else { 10 },
+        max_tokens: 8,
+    };
+    let ctx = 32_768u32;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(super::suite::io("starting a tokio runtime"))?;
+    let mut s = es.clone();
+    s.ctx = ctx;
+    s.threads = threads;
+    s.sequences = 4;
+    s.conversation_slots = load.conversations as u32;
+    s.gpu_layers = Some(0);
+    let engine = Arc::new(super::engine_runs::load(path, &s)?);
+    eprintln!(
+        "bench sequences: {} conversations of {} turns, lilypad serve against llama-server -np 4...",
+        load.conversations, load.turns
+    );
+    // Lilypad's side, in process.
+    let dyn_engine: Arc<dyn crate::engine::Engine> = engine.clone();
+    let backend = crate::serve::ServedModel::new(
+        dyn_engine,
+        &crate::prompt::PromptSettings::default(),
+        engine.model().chat_template.clone(),
+    )
+    .map_err(|e| BenchError::Attempts(Box::new(e)))?;
+    let server = crate::serve::Server::new(
+        backend,
+        "bench".into(),
+        &crate::serve::ServeSettings {
+            parallel: Some(load.conversations),
+            ..Default::default()
+        },
+        &s,
+    );
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .map_err(super::suite::io("binding a port"))?;
+    let url = format!(
+        "http://{}",
+        listener
+            .local_addr()
+            .map_err(super::suite::io("reading the port"))?
+    );
+    rt.spawn(crate::serve::serve(listener, Arc::new(server)));
+    let client = reqwest::Client::new();
+    let ours = {
+        let (client, url, max) = (client.clone(), url.clone(), load.max_tokens);
+        rt.block_on(drive(load, engine.clone(), move |c, prompt| {
+            let (client, url) = (client.clone(), url.clone());
+            async move {
+                let body = serde_json::json!({
+                    "model": "bench", "prompt": prompt, "max_tokens": max, "temperature": 0,
+                });
+                let v = post(
+                    &client,
+                    &format!("{url}/v1/completions"),
+                    Some(format!("conversation-{c}")),
+                    &body,
+                )
+                .await?;
+                let u = &v["usage"];
+                let prompt_tokens = u["prompt_tokens"].as_u64().unwrap_or(0) as usize;
+                let cached = u["prompt_tokens_details"]["cached_tokens"]
+                    .as_u64()
+                    .unwrap_or(0) as usize;
+                let text = v["choices"][0]["text"].as_str().unwrap_or("").to_string();
+                let made = u["completion_tokens"].as_u64().unwrap_or(0) as usize;
+                Ok((prompt_tokens - cached.min(prompt_tokens), text, made))
+            }
+        }))?
+    };
+    // The peer's side.
+    let extra: Vec<String> = [
+        "-np",
+        "4",
+        "--ctx-checkpoints",
+        "128",
+        "--checkpoint-min-step",
+        "0",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
+    let peer = Server::start(
+        program,
+        path,
+        threads,
+        ctx,
+        &extra,
+        &dir.join("team-llama-server.log"),
+    )?;
+    let peer_url = peer.url().to_string();
+    let theirs = {
+        let (client, max) = (client.clone(), load.max_tokens);
+        rt.block_on(drive(load, engine.clone(), move |_, prompt| {
+            let (client, url) = (client.clone(), peer_url.clone());
+            async move {
+                let body = serde_json::json!({
+                    "prompt": prompt, "n_predict": max, "cache_prompt": true,
+                    "temperature": 0, "top_k": 1,
+                });
+                let v = post(&client, &format!("{url}/completion"), None, &body).await?;
+                let evaluated = v["timings"]["prompt_n"].as_u64().unwrap_or(0) as usize;
+                let text = v["content"].as_str().unwrap_or("").to_string();
+                let made = v["timings"]["predicted_n"].as_u64().unwrap_or(0) as usize;
+                Ok((evaluated, text, made))
+            }
+        }))?
+    };
+    drop(peer);
+    let per_new = |s: &Side| s.evaluated as f64 / s.new_tokens.max(1) as f64;
+    let what = format!(
+        "{} conversations x {} growing turns, concurrent clients",
+        load.conversations, load.turns
+    );
+    Ok(vec![
+        Figure {
+            bench: "sequences".into(),
+            name: format!("serve: prompt tokens evaluated per new prompt token, {what}"),
+            value: per_new(&ours),
+            unit: "tokens/token".into(),
+            baseline: "llama-server -np 4 (prompt cache, 128 checkpoints), same workload".into(),
+            baseline_value: per_new(&theirs),
+            ratio: per_new(&ours) / per_new(&theirs).max(1e-9),
+            better: "lower".into(),
+            target: Some(0.5),
+        },
+        Figure {
+            bench: "sequences".into(),
+            name: format!("serve: aggregate throughput (wall time), {what}"),
+            value: ours.completion as f64 / ours.seconds.max(1e-9),
+            unit: "tok/s".into(),
+            baseline: "llama-server -np 4, same workload".into(),
+            baseline_value: theirs.completion as f64 / theirs.seconds.max(1e-9),
+            ratio: theirs.seconds / ours.seconds.max(1e-9),
+            better: "higher".into(),
+            target: Some(1.0),
+        },
+    ])
+}
