@@ -3,7 +3,8 @@
 //! the pull's progress reported, and from a registry nobody answers at, where the error says why
 //! the pull failed and keeps the hint. The pulled image is made here: a layer of random bytes
 //! committed on LILYPAD_TEST_IMAGE, pushed, and removed from the engine again, so that the pull
-//! really downloads it.
+//! really downloads it. Copying a task image's repository out (`image::extract`) pulls the
+//! same way.
 
 use crate::sandbox_suite::{bollard_client, engine_missing};
 use bollard::models::ContainerCreateBody;
@@ -13,6 +14,7 @@ use bollard::query_parameters::{
 };
 use futures_util::StreamExt;
 use lilypad::sandbox::docker::DockerSettings;
+use lilypad::sandbox::image::extract::extract_dir;
 use lilypad::sandbox::image::ImageError;
 use lilypad::sandbox::{self, docker, ExecRequest, KindSettings, Sandbox, SandboxError};
 use lilypad::sandbox::{ExecExit, SandboxSpec};
@@ -99,7 +101,8 @@ async fn an_image_on_a_registry_nobody_answers_at_fails_with_the_reason_and_the_
 }
 
 /// Make `{registry}/lilypad-pull-test:{tag}` on the registry only: a layer of [`BLOB`] random
-/// bytes on the base image, committed, pushed, and removed from the engine.
+/// bytes (and `/repo/marker` saying `tag`) on the base image, committed, pushed, and removed
+/// from the engine.
 async fn push_fresh_image(d: &bollard::Docker, registry: &str, tag: &str) -> String {
     let repo = format!("{registry}/lilypad-pull-test");
     let body = ContainerCreateBody {
@@ -108,7 +111,9 @@ async fn push_fresh_image(d: &bollard::Docker, registry: &str, tag: &str) -> Str
         cmd: Some(vec![
             "sh".into(),
             "-c".into(),
-            format!("head -c {BLOB} /dev/urandom > /blob"),
+            format!(
+                "head -c {BLOB} /dev/urandom > /blob && mkdir /repo && echo {tag} > /repo/marker"
+            ),
         ]),
         network_disabled: Some(true),
         ..Default::default()
@@ -202,6 +207,40 @@ async fn a_missing_image_is_pulled_from_the_registry_with_progress() {
         last.starts_with(&format!("pulled {image}: 2 of 2 layers, 3.0 MB of 3.0 MB")),
         "{lines:?}"
     );
+    let rm = RemoveImageOptionsBuilder::default().force(true).build();
+    d.remove_image(&image, Some(rm), None).await.unwrap();
+}
+
+#[tokio::test]
+async fn copying_a_repository_out_of_a_missing_image_pulls_it_first() {
+    if !engine().await {
+        return;
+    }
+    let into = tempfile::tempdir().unwrap();
+    let err = extract_dir("127.0.0.1:1/lilypad-nothing:1", "/repo", into.path())
+        .await
+        .expect_err("nothing to pull from");
+    assert!(
+        matches!(err, SandboxError::Image(ImageError::PullFailed { .. })),
+        "{err:?}"
+    );
+    let Ok(registry) = std::env::var("LILYPAD_TEST_REGISTRY") else {
+        engine_missing(
+            "a local image registry (LILYPAD_TEST_REGISTRY, from scripts/registry-up.sh)",
+            "LILYPAD_REQUIRE_DOCKER",
+            "LILYPAD_TEST_REGISTRY is not set",
+        );
+        return;
+    };
+    let d = bollard_client().await;
+    let tag = format!("x{}", std::process::id());
+    let image = push_fresh_image(&d, &registry, &tag).await;
+    let repo = extract_dir(&image, "/repo", into.path()).await.unwrap();
+    assert_eq!(
+        std::fs::read_to_string(repo.join("marker")).unwrap().trim(),
+        tag
+    );
+    assert!(d.inspect_image(&image).await.is_ok(), "pulled and kept");
     let rm = RemoveImageOptionsBuilder::default().force(true).build();
     d.remove_image(&image, Some(rm), None).await.unwrap();
 }
