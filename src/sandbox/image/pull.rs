@@ -149,12 +149,15 @@ impl Tally {
     }
 
     /// `3 of 5 layers, 12.3 MB of 45.6 MB` (layers on the engine already count as done, with
-    /// no bytes); `every layer was on the engine already` when nothing was downloaded.
+    /// no bytes); `every layer was on the engine already` when none had to be downloaded (or
+    /// the engine named none: it had the same image under another name).
     pub fn summary(&self) -> String {
         let n = self.layers.len();
         let complete = self.layers.values().filter(|l| l.complete).count();
         let (done, total) = self.bytes();
-        if n > 0 && total == 0 && self.layers.values().all(|l| l.present) {
+        // No layer at all: the engine had the very image under another name, and said only
+        // that the tag is now there.
+        if total == 0 && self.layers.values().all(|l| l.present) {
             return "every layer was on the engine already".into();
         }
         format!(
@@ -225,6 +228,11 @@ mod tests {
         let mut t = Tally::default();
         t.note(Some("aaa"), "Already exists", None, None);
         t.note(Some("bbb"), "Already exists", None, None);
+        assert_eq!(t.summary(), "every layer was on the engine already");
+        // The same image under another name: the engine names no layer at all.
+        let mut t = Tally::default();
+        t.note(Some("7"), "Pulling from x/y", None, None);
+        t.note(None, "Digest: sha256:0", None, None);
         assert_eq!(t.summary(), "every layer was on the engine already");
     }
 
