@@ -138,29 +138,16 @@ fn figures(board: &Board, i: usize, app: Option<&App>, t: &Theme) -> Vec<Line<'s
 }
 
 /// The patch's first rows: each file's header and its hunks as the change review draws them,
-/// cut to `room` rows with a last row saying how much was left out.
+/// cut to `room` rows with a last row saying how much was left out. Only the rows shown are
+/// built ([`diff_lines::render_window`]), however long the patch.
 pub fn preview(files: &[FileDiff], t: &Theme, width: usize, room: usize) -> Vec<Line<'static>> {
-    let mut rows = Vec::new();
-    // The row each hunk's header is on.
-    let mut hunk_rows = Vec::new();
-    for f in files {
-        rows.push(diff_lines::header(f, t));
-        let d = diff_lines::render(f, t, width, Default::default());
-        hunk_rows.extend(d.hunk_starts.iter().map(|h| rows.len() + h));
-        rows.extend(d.lines);
-        // Enough to know that the cut is needed, however long the rest is.
-        if rows.len() > room {
-            break;
-        }
-    }
-    if rows.len() <= room {
+    let (rows, cut) = first_rows(files, t, width, room);
+    if cut.is_none() {
         return rows;
     }
-    let keep = room.saturating_sub(1);
-    rows.truncate(keep);
-    let hunks: usize = files.iter().map(|f| f.hunks.len()).sum();
-    let shown = hunk_rows.iter().filter(|r| **r < keep).count();
-    let rest = match hunks.saturating_sub(shown) {
+    // One row fewer, for the line that says what is left out.
+    let (mut rows, cut) = first_rows(files, t, width, room.saturating_sub(1));
+    let rest = match cut.unwrap_or(0) {
         0 => "… the rest of this hunk".to_string(),
         1 => "… 1 more hunk".to_string(),
         n => format!("… {n} more hunks"),
@@ -169,6 +156,33 @@ pub fn preview(files: &[FileDiff], t: &Theme, width: usize, room: usize) -> Vec<
         rows.push(Line::styled(truncate(&rest, width), t.dim()));
     }
     rows
+}
+
+/// The first `budget` rows of the patch, and, when it does not fit, how many hunks have their
+/// header beyond them (`None`: it fits).
+fn first_rows(
+    files: &[FileDiff],
+    t: &Theme,
+    width: usize,
+    budget: usize,
+) -> (Vec<Line<'static>>, Option<usize>) {
+    let mut rows = Vec::new();
+    let mut cut = None;
+    for f in files {
+        let left = budget.saturating_sub(rows.len());
+        if left == 0 {
+            cut = Some(cut.unwrap_or(0) + f.hunks.len());
+            continue;
+        }
+        rows.push(diff_lines::header(f, t));
+        let w = diff_lines::render_window(f, t, width, Default::default(), 0, left - 1);
+        let unseen = w.hunk_starts.iter().filter(|h| **h >= left - 1).count();
+        if w.total > left - 1 {
+            cut = Some(cut.unwrap_or(0) + unseen);
+        }
+        rows.extend(w.lines);
+    }
+    (rows, cut)
 }
 
 /// The last `rows` non-empty lines of a check's output, cut to the column's width.
