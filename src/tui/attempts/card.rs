@@ -230,5 +230,9 @@ mod tests {
         let inside = rows_text(&preview(&files, &t, 60, 1 + hunk_rows + 3));
         assert_eq!(inside.last().unwrap(), "… 1 more hunk", "{inside:?}");
         assert_eq!(preview(&files, &t, 60, 0).len(), 0);
+        // A column too narrow for the gutter still draws (many attempts, a small terminal).
+        for width in [1, 4, 9] {
+            assert_eq!(preview(&files, &t, width, 8).len(), 8);
+        }
     }
 }
