@@ -23,11 +23,13 @@ if ! command -v fdfind >/dev/null && ! command -v fd >/dev/null; then
     || { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq fd-find; }
 fi
 running() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
-k8s_was_up="" docker_was_up="" k8s_pid=""
+k8s_was_up="" docker_was_up="" registry_was_up="" k8s_pid=""
 running /tmp/lilypad-k8s/apiserver.pid && k8s_was_up=1
 running /tmp/lilypad-docker/dockerd.pid && docker_was_up=1
+running /tmp/lilypad-registry/registry.pid && registry_was_up=1
 engines_down() {
   [ -z "$k8s_pid" ] || wait "$k8s_pid" 2>/dev/null || true   # never under a running start
+  [ -n "$registry_was_up" ] || $SUDO scripts/registry-down.sh >/dev/null 2>&1 || true
   [ -n "$k8s_was_up" ] || $SUDO scripts/k8s-down.sh >/dev/null 2>&1 || true
   [ -n "$docker_was_up" ] || $SUDO scripts/docker-down.sh >/dev/null 2>&1 || true
 }
@@ -38,8 +40,10 @@ mkdir -p target
 # so it runs in the background too.
 (nice scripts/fetch-test-python.sh >target/python-peers.env 2>target/python-peers.log) &
 py_pid=$!
-# The engine with the bridge and clamp Kubernetes needs, plus a Debian image with bash.
-(nice $SUDO scripts/docker-up.sh --bridge --oom-clamp --debian && nice $SUDO scripts/k8s-up.sh) \
+# The engine with the bridge and clamp Kubernetes needs, plus a Debian image with bash; and a
+# registry on 127.0.0.1 the image-pull test pushes to and pulls from (tests/sandbox/sandbox_pull.rs).
+(nice $SUDO scripts/docker-up.sh --bridge --oom-clamp --debian \
+  && nice $SUDO scripts/registry-up.sh >target/registry.env && nice $SUDO scripts/k8s-up.sh) \
   >target/engines-up.log 2>&1 &
 k8s_pid=$!
 export DOCKER_HOST=unix:///var/run/docker.sock
@@ -60,6 +64,7 @@ tools_pid=$!
 # building in the background overlap with the longest step of a cold run.
 cargo test --all-targets --no-run
 wait "$k8s_pid" || { tail -n 40 target/engines-up.log >&2; echo "test: starting the engines failed" >&2; exit 1; }
+eval "$(cat target/registry.env)"
 wait "$py_pid" || { tail -n 40 target/python-peers.log >&2; echo "test: installing the Python peers failed" >&2; exit 1; }
 eval "$(cat target/python-peers.env)"
 wait "$tools_pid" || { tail -n 40 target/llama-tools.log >&2; echo "test: building llama.cpp's tools failed" >&2; exit 1; }

@@ -80,6 +80,11 @@ fn three_attempts_side_by_side_and_hunks_taken_from_two() {
         "{screen}"
     );
     assert_eq!(screen.matches("answered").count(), 3, "{screen}");
+    // Each column shows its patch below the figures (attempt 2 fixed mul, attempt 3 broke neg).
+    assert!(
+        screen.contains("return a * b") && screen.contains("return -a"),
+        "{screen}"
+    );
     // Open attempt 2's own view, then back to the board.
     t.keys(&["Right"]);
     std::thread::sleep(Duration::from_millis(300));

@@ -19,4 +19,5 @@ mod sandbox_docker;
 mod sandbox_host;
 mod sandbox_image;
 mod sandbox_kube;
+mod sandbox_pull;
 mod sandbox_suite;

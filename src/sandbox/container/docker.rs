@@ -51,7 +51,8 @@ const LABEL_PID: &str = "dev.lilypad.pid";
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DockerSettings {
-    /// Image to run (must already be in Docker's image store: it is never pulled implicitly).
+    /// Image to run; one the engine lacks is pulled when a session starts
+    /// (`crate::sandbox::image::pull`).
     pub image: String,
     /// `none` (default) or another Docker network mode, if the user really wants one.
     pub network: String,
@@ -552,7 +553,7 @@ pub async fn probe(s: &DockerSettings) -> Result<String, SandboxError> {
         .map_err(runtime_err("reading the version"))?;
     let image = match d.inspect_image(&s.image).await {
         Ok(_) => format!("image {} present", s.image),
-        Err(_) => format!("image {} missing (docker pull it)", s.image),
+        Err(_) => format!("image {} missing: the first session pulls it", s.image),
     };
     Ok(format!(
         "docker: engine {} (API {}), {image}",

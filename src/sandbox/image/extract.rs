@@ -7,7 +7,8 @@
 //! (an editable package) sees the session's files.
 //!
 //! Owns: the copy (an archive download, unpacked with [`crate::sandbox::tarball::unpack`]'s
-//! checks) and removing the container again. Does not own: the session's container, or the
+//! checks) and removing the container again. An image the engine lacks is pulled first
+//! (`super::pull`, its progress logged). Does not own: the session's container, or the
 //! workspace made from the copy (`crate::sandbox::workspace`).
 
 use super::ImageError;
@@ -35,11 +36,8 @@ fn docker_err(context: impl Into<String>) -> impl FnOnce(bollard::errors::Error)
 /// the copy's path, `into/<last component of dir>`.
 pub async fn extract_dir(image: &str, dir: &str, into: &Path) -> Result<PathBuf, SandboxError> {
     let docker = connect().await?.0;
-    if docker.inspect_image(image).await.is_err() {
-        return Err(SandboxError::Image(ImageError::NoImage {
-            image: image.to_string(),
-        }));
-    }
+    let progress = |line: &str| tracing::info!(target: "lilypad::sandbox", "{line}");
+    super::pull::ensure(&docker, image, &progress).await?;
     let body = ContainerCreateBody {
         image: Some(image.to_string()),
         entrypoint: Some(vec![]),

@@ -6,8 +6,9 @@
 //! Owns: choosing the source ([`prepare`], [`kube_image`]), the typed errors of building and
 //! setting up ([`ImageError`]), and progress reporting ([`Progress`]). The parts: devcontainer
 //! files (`devcontainer`), build contexts and their digests (`context`), the cached build
-//! (`build`), the cached setup (`setup`), the toolchain check (`check`), image references and
-//! registry prefixes (`reference`), and digest locks (`lock`).
+//! (`build`), the cached setup (`setup`), pulling a named image the engine lacks (`pull`), the
+//! toolchain check (`check`), image references and registry prefixes (`reference`), and digest
+//! locks (`lock`).
 //!
 //! Does not own: the session's container or pod (`crate::sandbox::container`), the settings
 //! section (`crate::sandbox::settings`).
@@ -21,6 +22,7 @@ pub mod context;
 pub mod devcontainer;
 pub mod extract;
 pub mod lock;
+pub mod pull;
 pub mod reference;
 pub mod setup;
 
@@ -29,7 +31,7 @@ use crate::sandbox::kube::KubeSettings;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
-/// Receives one line of progress at a time (build steps, setup output).
+/// Receives one line of progress at a time (build steps, pull progress, setup output).
 pub type Progress<'a> = &'a (dyn Fn(&str) + Send + Sync);
 
 /// A Dockerfile and its build context (absolute paths).
@@ -75,6 +77,12 @@ pub enum ImageError {
     },
     #[error("the image {image} is not on the Docker engine\n  hint: pull or build it first (`docker pull {image}`), or choose another with --image or sandbox.image")]
     NoImage { image: String },
+    #[error("the image {image} is not on the Docker engine, and pulling it failed: {source}\n  hint: pull or build it first (`docker pull {image}`), or choose another with --image or sandbox.image")]
+    PullFailed {
+        image: String,
+        #[source]
+        source: Box<bollard::errors::Error>,
+    },
     #[error("building the sandbox image from {} failed: {message}\n--- last lines of the build log ---\n{tail}", dockerfile.display())]
     BuildFailed {
         dockerfile: PathBuf,
@@ -137,8 +145,9 @@ pub fn source(repo: &Path, s: &DockerSettings) -> Result<Source, ImageError> {
     Ok(Source::Named(s.image.clone()))
 }
 
-/// Make the Docker sandbox's image ready: build it if it comes from a Dockerfile, run the
-/// setup on it if there is one (both cached); returns the image the session starts from.
+/// Make the Docker sandbox's image ready: pull a named image the engine lacks, build it if it
+/// comes from a Dockerfile, run the setup on it if there is one (builds and setups cached);
+/// returns the image the session starts from.
 pub async fn prepare(
     docker: &DockerClient,
     repo: &Path,
@@ -146,7 +155,10 @@ pub async fn prepare(
     progress: Progress<'_>,
 ) -> Result<String, ImageError> {
     let image = match source(repo, s)? {
-        Source::Named(i) => i,
+        Source::Named(i) => {
+            pull::ensure(&docker.0, &i, progress).await?;
+            i
+        }
         Source::Build { build: b, .. } => {
             build::build(docker, &b, &s.build_network, progress).await?
         }
@@ -168,7 +180,10 @@ pub async fn describe_ready(
     let (image, from) = match source(repo, s)? {
         Source::Named(i) => {
             if !build::present(docker, &i).await? {
-                return Ok((None, format!("image {i} missing (docker pull it)")));
+                return Ok((
+                    None,
+                    format!("image {i} missing: the first session pulls it"),
+                ));
             }
             (i.clone(), format!("image {i}"))
         }

@@ -5,7 +5,8 @@
 //! path component holds a `.` or a `:`, or is `localhost`), putting a registry prefix in front
 //! of one that does not ([`with_registry`]), checking a prefix ([`registry_prefix`]), and
 //! finding the `sha256:` digest a reference is pinned to or that an image id names
-//! ([`pinned_digest`], [`find_digest`]).
+//! ([`pinned_digest`], [`find_digest`]), and splitting a reference into the name and the tag or
+//! digest the engine's pull asks for ([`name_and_tag`]).
 //!
 //! Does not own: which image a sandbox uses (`crate::sandbox::settings`), digest locks
 //! (`super::lock`), or asking an engine or a cluster for a digest (the runtimes).
@@ -105,6 +106,21 @@ pub fn pinned_digest(image: &str) -> Option<&str> {
     (!name.is_empty() && is_sha256(digest)).then_some(digest)
 }
 
+/// The repository and the tag (or digest) a pull of `image` asks the engine for, as Docker's own
+/// client splits them: a digest wins over a tag, and a reference with neither means `latest`.
+pub fn name_and_tag(image: &str) -> (&str, &str) {
+    let (named, digest) = match image.rsplit_once('@') {
+        Some((n, d)) if !n.is_empty() && !d.is_empty() => (n, Some(d)),
+        _ => (image, None),
+    };
+    // A tag is a `:` after the last `/` (an earlier one separates a registry's port).
+    let (name, tag) = match named.rfind(':') {
+        Some(c) if c > named.rfind('/').unwrap_or(0) => (&named[..c], Some(&named[c + 1..])),
+        _ => (named, None),
+    };
+    (name, digest.or(tag).unwrap_or("latest"))
+}
+
 /// The `sha256:<64 hex>` digest at the end of an image id as engines and clusters write it:
 /// `sha256:...`, `docker-pullable://name@sha256:...`, `docker://sha256:...`.
 pub fn find_digest(id: &str) -> Option<&str> {
@@ -124,6 +140,26 @@ mod tests {
     use super::*;
 
     const HEX: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn a_pull_asks_for_the_digest_else_the_tag_else_latest() {
+        assert_eq!(name_and_tag("debian"), ("debian", "latest"));
+        assert_eq!(name_and_tag("debian:bookworm"), ("debian", "bookworm"));
+        assert_eq!(
+            name_and_tag("127.0.0.1:5000/x/y"),
+            ("127.0.0.1:5000/x/y", "latest")
+        );
+        assert_eq!(
+            name_and_tag("127.0.0.1:5000/x/y:2"),
+            ("127.0.0.1:5000/x/y", "2")
+        );
+        let pinned = format!("reg.example.com:443/x:1@sha256:{HEX}");
+        let digest = format!("sha256:{HEX}");
+        assert_eq!(
+            name_and_tag(&pinned),
+            ("reg.example.com:443/x", digest.as_str())
+        );
+    }
 
     #[test]
     fn docker_decides_qualified_by_the_first_component() {

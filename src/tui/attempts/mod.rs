@@ -1,12 +1,14 @@
 //! Several attempts at one task, side by side: the board that shows every attempt's state,
-//! step, tokens, finish reason, check result and diffstat, and the pieces view where the
+//! step, tokens, finish reason, check result and diffstat, its patch (or which earlier attempt
+//! made the same one) and its check's last lines, and the pieces view where the
 //! reviewer builds the patch from one attempt or from hunks taken from several.
 //!
 //! Owns: the board's state and keys (no I/O: the runner performs what [`BoardEffect`]s say
 //! and feeds back patches and results). Each attempt's own transcript and reviews live in its
 //! own [`super::App`]; the runner decides which is in front. Does not own: combining hunks
-//! into a patch ([`crate::diff::combine`]) or drawing ([`view`]).
+//! into a patch ([`crate::diff::combine`]) or drawing ([`view`], one column: [`card`]).
 
+pub mod card;
 pub mod view;
 
 use crate::diff::combine::{self, CombineError, Piece};
@@ -131,6 +133,15 @@ impl Board {
             Event::UserMessage { .. } => card.finish = None,
             _ => {}
         }
+    }
+
+    /// The first attempt before `i` whose patch is byte for byte `i`'s (neither empty).
+    pub fn same_patch_as(&self, i: usize) -> Option<usize> {
+        let raw = |c: &Card| c.patch.as_ref().map(|(r, _)| r.clone());
+        let mine = self.cards.get(i).and_then(raw).filter(|r| !r.is_empty())?;
+        self.cards[..i]
+            .iter()
+            .position(|c| c.patch.as_ref().is_some_and(|(r, _)| *r == mine))
     }
 
     /// Attempt `i`'s exported patch.
@@ -441,6 +452,21 @@ mod tests {
         b.on_key(key('q'), false);
         b.on_key(key('l'), false);
         assert!(b.on_key(key('q'), false).is_empty());
+    }
+
+    #[test]
+    fn the_same_patch_is_named_after_its_first_maker() {
+        let mut b = Board::new(&[1, 2, 3, 4]);
+        let (r0, f0) = patch_of(&BASE.replace("a\n", "A\n"));
+        let (r1, f1) = patch_of(&BASE.replace("m\n", "M\n"));
+        b.on_patch(0, r0.clone(), f0.clone());
+        b.on_patch(1, r1, f1);
+        b.on_patch(2, r0, f0);
+        b.on_patch(3, Vec::new(), Vec::new());
+        assert_eq!(b.same_patch_as(0), None);
+        assert_eq!(b.same_patch_as(1), None);
+        assert_eq!(b.same_patch_as(2), Some(0));
+        assert_eq!(b.same_patch_as(3), None, "no patch is not the same patch");
     }
 
     #[test]

@@ -1,8 +1,8 @@
-//! Drawing the attempts board: one column per attempt (state, step, tokens, finish reason,
-//! check, diffstat), or the pieces view (every hunk of every attempt with its mark, and the
+//! Drawing the attempts board: one column per attempt (its figures, patch and check tail,
+//! drawn by [`super::card`]), or the pieces view (every hunk of every attempt with its mark, and the
 //! focused one's diff below), with a line of news and the keys at the bottom.
 
-use super::{Board, BoardView, Pieces};
+use super::{card, Board, BoardView, Pieces};
 use crate::diff::{FileDiff, FileStatus};
 use crate::tui::app::App;
 use crate::tui::diff_lines;
@@ -11,7 +11,7 @@ use crate::tui::wrap::truncate;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
 /// Draw the board; `apps[i]` is attempt i's App (its state, step and context).
@@ -56,84 +56,8 @@ pub fn draw(frame: &mut Frame<'_>, board: &Board, apps: &[&App], theme: &Theme) 
 fn cards(frame: &mut Frame<'_>, area: Rect, board: &Board, apps: &[&App], t: &Theme) {
     let n = board.cards.len().max(1);
     let columns = Layout::horizontal(vec![Constraint::Ratio(1, n as u32); n]).split(area);
-    for (i, (card, col)) in board.cards.iter().zip(columns.iter()).enumerate() {
-        let selected = i == board.selected;
-        let title = Line::from(vec![
-            Span::styled(
-                format!(" Attempt {} ", i + 1),
-                if selected {
-                    t.accent().add_modifier(Modifier::BOLD)
-                } else {
-                    t.bold()
-                },
-            ),
-            Span::styled(format!("seed {} ", card.seed), t.dim()),
-        ]);
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(t.fg(if selected { t.accent } else { t.border }))
-            .title(title);
-        let inner = block.inner(*col);
-        frame.render_widget(block, *col);
-        let mut lines = Vec::new();
-        let field = |name: &str, value: String, style| {
-            Line::from(vec![
-                Span::styled(format!("{name:<9}"), t.dim()),
-                Span::styled(value, style),
-            ])
-        };
-        if let Some(app) = apps.get(i) {
-            let s = &app.status;
-            lines.push(field("state", s.state.label().to_string(), t.bold()));
-            let max = if s.max_steps > 0 {
-                s.max_steps.to_string()
-            } else {
-                "∞".into()
-            };
-            lines.push(field("step", format!("{}/{max}", s.step), t.fg(t.text)));
-        }
-        lines.push(field("tokens", card.tokens.to_string(), t.fg(t.text)));
-        let finish = card
-            .finish
-            .map(|r| format!("{r:?}").to_lowercase())
-            .unwrap_or_else(|| "—".into());
-        lines.push(field("finish", finish, t.fg(t.text)));
-        let (check, style) = match &card.check {
-            Some((true, _)) => ("passed".to_string(), t.fg(t.added)),
-            Some((false, _)) => ("failed".to_string(), t.fg(t.error)),
-            None => ("—".to_string(), t.dim()),
-        };
-        lines.push(field("check", check, style));
-        match card.diffstat() {
-            Some((0, _, _)) => lines.push(field("patch", "no changes".into(), t.dim())),
-            Some((files, added, removed)) => lines.push(Line::from(vec![
-                Span::styled(format!("{:<9}", "patch"), t.dim()),
-                Span::styled(
-                    format!("{files} file{} ", if files == 1 { "" } else { "s" }),
-                    t.fg(t.text),
-                ),
-                Span::styled(format!("+{added} "), t.fg(t.added)),
-                Span::styled(format!("-{removed}"), t.fg(t.removed)),
-            ])),
-            None => lines.push(field("patch", "—".into(), t.dim())),
-        }
-        if let Some((_, files)) = &card.patch {
-            for f in files.iter().take(6) {
-                lines.push(Line::styled(
-                    format!("  {} +{} -{}", f.path, f.added(), f.removed()),
-                    t.dim(),
-                ));
-            }
-        }
-        if let Some((_, output)) = &card.check {
-            lines.push(Line::default());
-            let room = (inner.height as usize).saturating_sub(lines.len()).max(1);
-            let tail: Vec<&str> = output.lines().collect();
-            for l in &tail[tail.len().saturating_sub(room)..] {
-                lines.push(Line::styled(l.to_string(), t.dim()));
-            }
-        }
-        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+    for (i, col) in columns.iter().enumerate().take(board.cards.len()) {
+        card::draw(frame, *col, board, i, apps.get(i).copied(), t);
     }
 }
 
