@@ -161,8 +161,12 @@ async fn try_start(plan: Plan, tx: &UnboundedSender<Startup>) -> anyhow::Result<
     };
     let (beginning, policy) = match plan.resume {
         Some(rec) => {
-            let policy = rec.policy();
-            (Beginning::Resumed(Box::new(rec)), policy)
+            let resumed = rec.policy();
+            // `--approve` goes over the resumed policy: that is how it is loosened again.
+            if let (Some(notice), None) = (resumed.notice(), &plan.opts.approve) {
+                let _ = tx.send(Startup::Notice(notice));
+            }
+            (Beginning::Resumed(Box::new(rec)), resumed.policy)
         }
         None => (
             Beginning::New {

@@ -52,8 +52,8 @@ impl Recorded {
     }
 
     /// The approval policy the session started with (logs without one: the interface's
-    /// default, which asks for edits and commands). A resume never runs with a looser one.
-    pub fn policy(&self) -> ApprovalPolicy {
+    /// default, which asks for edits and commands).
+    pub fn started_policy(&self) -> ApprovalPolicy {
         self.header
             .policy
             .as_deref()
@@ -65,12 +65,59 @@ impl Recorded {
             .unwrap_or_default()
     }
 
+    /// The policy last recorded in force: the latest change, or the latest start's (`None`
+    /// for logs that record neither).
+    pub fn recorded_policy(&self) -> Option<ApprovalPolicy> {
+        self.events.iter().rev().find_map(|e| match e {
+            Event::ApprovalPolicyChanged { policy } => Some(*policy),
+            Event::SessionStarted {
+                approval_policy, ..
+            } => *approval_policy,
+            _ => None,
+        })
+    }
+
+    /// The policy a resume continues with: the one last recorded, but never looser than the
+    /// one the session started with (`declined` holds it when it was; `--approve` goes over
+    /// the result, which is how the person asks for it again).
+    pub fn policy(&self) -> ResumedPolicy {
+        let started = self.started_policy();
+        let recorded = self.recorded_policy().unwrap_or(started);
+        let policy = recorded.no_looser_than(&started);
+        ResumedPolicy {
+            policy,
+            declined: (policy != recorded).then_some(recorded),
+        }
+    }
+
     pub fn sandbox_kind(&self) -> SandboxKind {
         match self.header.sandbox.as_str() {
             "host" => SandboxKind::Host,
             "kube" => SandboxKind::Kube,
             _ => SandboxKind::Docker,
         }
+    }
+}
+
+/// The approval policy a resume continues with ([`Recorded::policy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResumedPolicy {
+    pub policy: ApprovalPolicy,
+    /// The policy last recorded, when it was looser than the session's first and was not kept.
+    pub declined: Option<ApprovalPolicy>,
+}
+
+impl ResumedPolicy {
+    /// What the interface tells the person when a looser policy was not kept.
+    pub fn notice(&self) -> Option<String> {
+        self.declined.map(|d| {
+            format!(
+                "the approval policy was loosened to `{}` during the session; it resumes with `{}`, no looser than it started with (pass --approve {} to use it again)",
+                d.short_spec(),
+                self.policy.short_spec(),
+                d.short_spec()
+            )
+        })
     }
 }
 

@@ -25,6 +25,7 @@ mod prompt_parser;
 mod prompt_render;
 mod rewind;
 mod setup_script;
+mod tui_approvals;
 mod tui_chat_keys;
 mod tui_composer;
 mod tui_conventions;

@@ -833,6 +833,7 @@ impl App {
                     on: self.status.step_mode,
                 })]
             }
+            A::CycleApprovals if self.replay.is_none() => self.cycle_approvals(),
             A::StepOnce if self.status.state == AgentState::Paused => {
                 self.status.state = AgentState::Generating;
                 vec![Effect::Send(Op::Step)]
@@ -891,6 +892,26 @@ impl App {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// Shift-Tab, `/approvals`: ask the agent for the next preset policy. The status line
+    /// shows it at once, so that presses in quick succession step on from it; the agent's
+    /// `ApprovalPolicyChanged` confirms it.
+    fn cycle_approvals(&mut self) -> Vec<Effect> {
+        let state = self.status.state;
+        let Some(current) = self.status.approval_policy else {
+            self.transcript.notice(
+                Level::Info,
+                "the approval policy can be changed once the session has started",
+            );
+            return Vec::new();
+        };
+        if state == AgentState::Ended {
+            return Vec::new();
+        }
+        let policy = current.next_preset();
+        self.status.approval_policy = Some(policy);
+        vec![Effect::Send(Op::SetApprovalPolicy { policy })]
     }
 
     /// `!cmd` sent: the command runs in the sandbox for the person (once the agent is

@@ -7,6 +7,9 @@ use crossterm::event::KeyCode;
 use Action as A;
 use Context as C;
 
+/// Shift-Tab and `/approvals`.
+const APPROVALS_HELP: &str = "the next approval policy, from now on: edits and commands ask (the default), edits run without asking, everything runs without asking, edits and commands refused; the status line shows it and the session log keeps it (a resume never takes a looser one than the session started with unless --approve asks for it)";
+
 /// The key map. Order matters within a context: the first matching binding wins, and hints
 /// appear in this order.
 pub const BINDINGS: &[Binding] = &[
@@ -370,10 +373,17 @@ pub const BINDINGS: &[Binding] = &[
     ),
     b(
         C::Transcript,
-        &[code(KeyCode::BackTab)],
+        &[ch('[')],
         A::PrevItem,
         None,
         "select the previous one",
+    ),
+    b(
+        C::Transcript,
+        &[code(KeyCode::BackTab)],
+        A::CycleApprovals,
+        None,
+        APPROVALS_HELP,
     ),
     b(
         C::Transcript,
@@ -510,11 +520,19 @@ pub const BINDINGS: &[Binding] = &[
     ),
     b(
         C::Chat,
-        &[code(KeyCode::BackTab)],
+        &[alt(',')],
         A::PrevItem,
         None,
         "select the previous one",
     ),
+    b(
+        C::Chat,
+        &[code(KeyCode::BackTab)],
+        A::CycleApprovals,
+        None,
+        APPROVALS_HELP,
+    )
+    .named("approvals"),
     b(
         C::Chat,
         &[alt('o')],

@@ -135,6 +135,8 @@ pub enum Action {
     ToggleItem,
     ToggleReasoning,
     ToggleStepMode,
+    /// Use the next approval policy of `ApprovalPolicy::PRESETS`.
+    CycleApprovals,
     StepOnce,
     Interrupt,
     FocusInput,
