@@ -159,12 +159,14 @@ async fn try_start(plan: Plan, tx: &UnboundedSender<Startup>) -> anyhow::Result<
         };
         progress(&ptx, &line, None);
     };
+    // Said once the resumed transcript is shown, so that it comes after it.
+    let mut policy_notice = None;
     let (beginning, policy) = match plan.resume {
         Some(rec) => {
             let resumed = rec.policy();
             // `--approve` goes over the resumed policy: that is how it is loosened again.
-            if let (Some(notice), None) = (resumed.notice(), &plan.opts.approve) {
-                let _ = tx.send(Startup::Notice(notice));
+            if plan.opts.approve.is_none() {
+                policy_notice = resumed.notice();
             }
             (Beginning::Resumed(Box::new(rec)), resumed.policy)
         }
@@ -204,6 +206,9 @@ async fn try_start(plan: Plan, tx: &UnboundedSender<Startup>) -> anyhow::Result<
         history: started.earlier,
         rules,
     }));
+    if let Some(notice) = policy_notice {
+        let _ = tx.send(Startup::Notice(notice));
+    }
     Ok(vec![(sandbox, log_path)])
 }
 

@@ -25,6 +25,7 @@ mod bench_cli;
 mod cli_model;
 #[path = "../common/mod.rs"]
 mod common;
+mod e2e_approvals;
 mod e2e_attempts;
 mod e2e_composer;
 mod e2e_demo;

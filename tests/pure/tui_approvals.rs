@@ -2,10 +2,13 @@
 //! preset policy, the status line shows the one in force (the session's start, then each
 //! change the agent reports), and nothing is sent before the session says which one it has.
 
-use super::tui_views::{app, draw, feed, session_start, text};
+use super::tui_views::{app, call, draw, feed, session_start, text};
 use crossterm::event::{KeyCode, KeyEvent};
-use lilypad::protocol::{ApprovalPolicy, Event, Op, Policy};
-use lilypad::tui::app::{App, Effect};
+use lilypad::protocol::{
+    ApprovalKind, ApprovalPolicy, ApprovalRequest, Event, FinishReason, Op, Policy, ToolCategory,
+};
+use lilypad::tui::app::{App, Effect, Mode};
+use lilypad::tui::keymap::Context;
 use lilypad::tui::KeyScheme;
 
 fn chat_app() -> App {
@@ -124,6 +127,54 @@ fn the_palette_command_does_what_shift_tab_does() {
         status_line(&a).contains("approvals edits=auto,commands=ask"),
         "{}",
         status_line(&a)
+    );
+}
+
+#[test]
+fn shift_tab_works_in_a_review_and_on_the_modal_message_line() {
+    // A command's review: Shift-Tab changes the policy, and the question stays open. (In a
+    // change's review it goes to the previous hunk.)
+    let mut a = chat_app();
+    started(&mut a, ApprovalPolicy::default());
+    feed(
+        &mut a,
+        vec![Event::ApprovalRequested(ApprovalRequest {
+            id: 8,
+            call: call("call_3", "Bash", serde_json::json!({"command": "ls"})),
+            category: ToolCategory::Commands,
+            kind: ApprovalKind::Command {
+                command: "ls".into(),
+                description: None,
+                timeout_seconds: 120.0,
+            },
+        })],
+    );
+    assert!(matches!(a.mode, Mode::Review(_)));
+    assert_eq!(
+        key(&mut a, KeyCode::BackTab),
+        vec![Effect::Send(Op::SetApprovalPolicy {
+            policy: ApprovalPolicy::PRESETS[1]
+        })]
+    );
+    assert!(matches!(a.mode, Mode::Review(_)));
+    // The modal keys with the message line open (after `i`): Shift-Tab is not typed.
+    let mut m = app();
+    m.keys = KeyScheme::Modal;
+    started(&mut m, ApprovalPolicy::default());
+    feed(
+        &mut m,
+        vec![Event::TaskFinished {
+            reason: FinishReason::Answered,
+            final_answer: Some("done".into()),
+        }],
+    );
+    key(&mut m, KeyCode::Char('i'));
+    assert_eq!(m.contexts()[0], Context::Input);
+    assert_eq!(
+        key(&mut m, KeyCode::BackTab),
+        vec![Effect::Send(Op::SetApprovalPolicy {
+            policy: ApprovalPolicy::PRESETS[1]
+        })]
     );
 }
 

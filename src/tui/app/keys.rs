@@ -417,6 +417,8 @@ impl App {
             }
             A::InterruptOrQuit => self.interrupt_or_quit(),
             A::Suspend => vec![Effect::Suspend],
+            // Anywhere, a review included: a request already asked keeps its question.
+            A::CycleApprovals if self.replay.is_none() => self.cycle_approvals(),
             A::Quit => match self.quit_question() {
                 Some(q) => {
                     self.overlay = Some(Overlay::ConfirmQuit(q));
@@ -833,7 +835,6 @@ impl App {
                     on: self.status.step_mode,
                 })]
             }
-            A::CycleApprovals if self.replay.is_none() => self.cycle_approvals(),
             A::StepOnce if self.status.state == AgentState::Paused => {
                 self.status.state = AgentState::Generating;
                 vec![Effect::Send(Op::Step)]

@@ -7,9 +7,6 @@ use crossterm::event::KeyCode;
 use Action as A;
 use Context as C;
 
-/// Shift-Tab and `/approvals`.
-const APPROVALS_HELP: &str = "the next approval policy, from now on: edits and commands ask (the default), edits run without asking, everything runs without asking, edits and commands refused; the status line shows it and the session log keeps it (a resume never takes a looser one than the session started with unless --approve asks for it)";
-
 /// The key map. Order matters within a context: the first matching binding wins, and hints
 /// appear in this order.
 pub const BINDINGS: &[Binding] = &[
@@ -28,6 +25,14 @@ pub const BINDINGS: &[Binding] = &[
         "suspend lilypad, as Ctrl-Z does in a shell (the agent pauses with it; fg brings the screen back)",
     )
     .named("suspend"),
+    b(
+        C::Anywhere,
+        &[code(KeyCode::BackTab)],
+        A::CycleApprovals,
+        None,
+        "the next approval policy, from now on (ask for edits and commands; edits without asking; everything without asking; edits and commands refused); the status line shows it",
+    )
+    .named("approvals"),
     b(
         C::Browse,
         &[ch('?')],
@@ -380,13 +385,6 @@ pub const BINDINGS: &[Binding] = &[
     ),
     b(
         C::Transcript,
-        &[code(KeyCode::BackTab)],
-        A::CycleApprovals,
-        None,
-        APPROVALS_HELP,
-    ),
-    b(
-        C::Transcript,
         &[code(KeyCode::Enter), ch('o')],
         A::ToggleItem,
         Some("expand"),
@@ -525,14 +523,6 @@ pub const BINDINGS: &[Binding] = &[
         None,
         "select the previous one",
     ),
-    b(
-        C::Chat,
-        &[code(KeyCode::BackTab)],
-        A::CycleApprovals,
-        None,
-        APPROVALS_HELP,
-    )
-    .named("approvals"),
     b(
         C::Chat,
         &[alt('o')],
