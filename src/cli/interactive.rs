@@ -205,6 +205,7 @@ async fn try_start(plan: Plan, tx: &UnboundedSender<Startup>) -> anyhow::Result<
         patch: Some(Arc::new(SandboxPatch(sandbox.clone()))),
         history: started.earlier,
         rules,
+        log: Some(log_path.clone()),
     }));
     if let Some(notice) = policy_notice {
         let _ = tx.send(Startup::Notice(notice));
@@ -296,6 +297,7 @@ async fn start_attempts(
                 patch: Some(Arc::new(SandboxPatch(a.sandbox.clone()))),
                 history: Vec::new(),
                 rules: rule_store(&plan.settings, &plan.spec),
+                log: Some(running.log_path.clone()),
             },
             seed: a.seed,
         });

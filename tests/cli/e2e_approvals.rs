@@ -7,7 +7,7 @@ use super::e2e_demo::{have_tmux, session_log, Tmux};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-const ANSWER: &str = "=== turn ===
+pub const ANSWER: &str = "=== turn ===
 Nothing to do.
 </think>
 
@@ -16,7 +16,7 @@ All good.
 
 /// Run `cmd` in a terminal, let `act` drive it, leave the message line and quit with `q`,
 /// and check it exited with 0.
-fn session(dir: &Path, cmd: &str, act: impl FnOnce(&Tmux)) {
+pub fn session(dir: &Path, cmd: &str, act: impl FnOnce(&Tmux)) {
     let done = dir.join("done");
     let _ = std::fs::remove_file(&done);
     let t = Tmux::start(&format!(

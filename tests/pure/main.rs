@@ -30,6 +30,7 @@ mod tui_chat_keys;
 mod tui_composer;
 mod tui_conventions;
 mod tui_edit_views;
+mod tui_export;
 mod tui_line_comments;
 mod tui_pickers;
 mod tui_reasoning;

@@ -419,6 +419,7 @@ impl App {
             A::Suspend => vec![Effect::Suspend],
             // Anywhere, a review included: a request already asked keeps its question.
             A::CycleApprovals if self.replay.is_none() => self.cycle_approvals(),
+            A::ExportSession if self.replay.is_none() => vec![Effect::ExportSession],
             A::Quit => match self.quit_question() {
                 Some(q) => {
                     self.overlay = Some(Overlay::ConfirmQuit(q));

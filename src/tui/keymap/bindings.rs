@@ -525,6 +525,14 @@ pub const BINDINGS: &[Binding] = &[
     ),
     b(
         C::Chat,
+        &[alt('e')],
+        A::ExportSession,
+        None,
+        "write the session so far as Markdown to a file in the session directory (as `lilypad export` does) and say where",
+    )
+    .named("export"),
+    b(
+        C::Chat,
         &[alt('o')],
         A::ToggleItem,
         None,

@@ -137,6 +137,8 @@ pub enum Action {
     ToggleStepMode,
     /// Use the next approval policy of `ApprovalPolicy::PRESETS`.
     CycleApprovals,
+    /// Write the session as Markdown beside its log.
+    ExportSession,
     StepOnce,
     Interrupt,
     FocusInput,
