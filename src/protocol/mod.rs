@@ -1,5 +1,5 @@
 //! Plain data shared by every layer: chat messages, tool calls, operations sent to the agent
-//! (`Op`) and events it emits (`Event`). Serde types only; nothing heavy may be imported here.
+//! (`Op`) and events it emits (`Event`), and the approval policy they carry. Serde types only; nothing heavy may be imported here.
 
 mod approval;
 mod conversation;
