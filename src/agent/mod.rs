@@ -13,13 +13,12 @@
 //! model's memory (`run/rewind.rs`). Does not own: drawing, sandboxes (it calls [`Tools`]), prompt
 //! text (the templated model renders it), the log format (`session`).
 
-mod approval;
 mod rules;
 mod run;
 mod tokens;
 
 pub use crate::engine::{TemplatedModel, TurnRequest};
-pub use approval::{ApprovalPolicy, Policy, PolicyParseError};
+pub use crate::protocol::{ApprovalPolicy, Policy, PolicyParseError};
 pub use rules::{suggested_prefix_words, CommandRule, SavedCommandRule};
 pub use tokens::{TokenLog, TurnTokens};
 

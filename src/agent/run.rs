@@ -158,6 +158,7 @@ impl Agent {
             workdir: self.tools.sandbox().workdir().to_string(),
             max_steps: self.config.max_steps,
             context_limit: self.config.context_limit,
+            approval_policy: Some(self.config.policy),
         });
         while !self.shutdown {
             let next_queued = if self.full {
@@ -194,6 +195,10 @@ impl Agent {
                     }
                     Some(Op::Shell { command }) => {
                         self.shell(command, &mut ops).await;
+                        continue;
+                    }
+                    Some(Op::SetApprovalPolicy { policy }) => {
+                        self.set_policy(policy);
                         continue;
                     }
                     Some(Op::Interrupt | Op::Step | Op::Review { .. }) => continue,
@@ -496,6 +501,12 @@ impl Agent {
         self.emit(Event::UserMessage { text });
     }
 
+    /// Use `policy` from now on, and say so (the session log keeps it for resumes).
+    pub(super) fn set_policy(&mut self, policy: crate::protocol::ApprovalPolicy) {
+        self.config.policy = policy;
+        self.emit(Event::ApprovalPolicyChanged { policy });
+    }
+
     /// The next operation: one deferred earlier first, else the next to arrive.
     async fn next_op(&mut self, ops: &mut UnboundedReceiver<Op>) -> Option<Op> {
         match self.deferred.pop_front() {
@@ -522,6 +533,11 @@ impl Agent {
             Some(Op::Rewind { turn }) => {
                 self.rewind_after = Some(turn);
                 Some(Halt::Interrupted)
+            }
+            // At once: the next call is settled under it.
+            Some(Op::SetApprovalPolicy { policy }) => {
+                self.set_policy(policy);
+                None
             }
             // Once the task has ended.
             Some(op @ Op::Shell { .. }) => {

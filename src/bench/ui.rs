@@ -134,6 +134,7 @@ fn history(app: &mut App, lines: usize) {
             workdir: "/repo".into(),
             max_steps: 1_000,
             context_limit: 131_072,
+            approval_policy: None,
         },
     );
     feed(

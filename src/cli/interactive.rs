@@ -159,10 +159,16 @@ async fn try_start(plan: Plan, tx: &UnboundedSender<Startup>) -> anyhow::Result<
         };
         progress(&ptx, &line, None);
     };
+    // Said once the resumed transcript is shown, so that it comes after it.
+    let mut policy_notice = None;
     let (beginning, policy) = match plan.resume {
         Some(rec) => {
-            let policy = rec.policy();
-            (Beginning::Resumed(Box::new(rec)), policy)
+            let resumed = rec.policy();
+            // `--approve` goes over the resumed policy: that is how it is loosened again.
+            if plan.opts.approve.is_none() {
+                policy_notice = resumed.notice();
+            }
+            (Beginning::Resumed(Box::new(rec)), resumed.policy)
         }
         None => (
             Beginning::New {
@@ -199,7 +205,11 @@ async fn try_start(plan: Plan, tx: &UnboundedSender<Startup>) -> anyhow::Result<
         patch: Some(Arc::new(SandboxPatch(sandbox.clone()))),
         history: started.earlier,
         rules,
+        log: Some(log_path.clone()),
     }));
+    if let Some(notice) = policy_notice {
+        let _ = tx.send(Startup::Notice(notice));
+    }
     Ok(vec![(sandbox, log_path)])
 }
 
@@ -287,6 +297,7 @@ async fn start_attempts(
                 patch: Some(Arc::new(SandboxPatch(a.sandbox.clone()))),
                 history: Vec::new(),
                 rules: rule_store(&plan.settings, &plan.spec),
+                log: Some(running.log_path.clone()),
             },
             seed: a.seed,
         });

@@ -147,7 +147,15 @@ fn headless(
     };
     // The recorded policy, minus asking: an `--approve` flag cannot loosen it here.
     opts.approve = None;
-    let policy = rec.policy().without_asking();
+    let resumed = rec.policy();
+    if let Some(d) = resumed.declined {
+        eprintln!(
+            "note: the approval policy was loosened to `{}` during the session; a headless resume keeps `{}` (and asks nobody)",
+            d.short_spec(),
+            resumed.policy.short_spec()
+        );
+    }
+    let policy = resumed.policy.without_asking();
     let rt = tokio::runtime::Runtime::new()?;
     let model = launch::build_model(&choice, settings, &settings.prompt, |_| {})?;
     let state = rec.log_path.with_extension("state");

@@ -84,6 +84,9 @@ pub fn render_line(e: &Event) -> String {
             false => format!("$ {command} (interrupted)"),
         },
         Event::TurnRecorded { .. } => String::new(),
+        Event::ApprovalPolicyChanged { policy } => {
+            format!("approval policy: {}", policy.short_spec())
+        }
         Event::Rewound {
             turn,
             messages,

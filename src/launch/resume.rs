@@ -52,8 +52,8 @@ impl Recorded {
     }
 
     /// The approval policy the session started with (logs without one: the interface's
-    /// default, which asks for edits and commands). A resume never runs with a looser one.
-    pub fn policy(&self) -> ApprovalPolicy {
+    /// default, which asks for edits and commands).
+    pub fn started_policy(&self) -> ApprovalPolicy {
         self.header
             .policy
             .as_deref()
@@ -65,12 +65,59 @@ impl Recorded {
             .unwrap_or_default()
     }
 
+    /// The policy last recorded in force: the latest change, or the latest start's (`None`
+    /// for logs that record neither).
+    pub fn recorded_policy(&self) -> Option<ApprovalPolicy> {
+        self.events.iter().rev().find_map(|e| match e {
+            Event::ApprovalPolicyChanged { policy } => Some(*policy),
+            Event::SessionStarted {
+                approval_policy, ..
+            } => *approval_policy,
+            _ => None,
+        })
+    }
+
+    /// The policy a resume continues with: the one last recorded, but never looser than the
+    /// one the session started with (`declined` holds it when it was; `--approve` goes over
+    /// the result, which is how the person asks for it again).
+    pub fn policy(&self) -> ResumedPolicy {
+        let started = self.started_policy();
+        let recorded = self.recorded_policy().unwrap_or(started);
+        let policy = recorded.no_looser_than(&started);
+        ResumedPolicy {
+            policy,
+            declined: (policy != recorded).then_some(recorded),
+        }
+    }
+
     pub fn sandbox_kind(&self) -> SandboxKind {
         match self.header.sandbox.as_str() {
             "host" => SandboxKind::Host,
             "kube" => SandboxKind::Kube,
             _ => SandboxKind::Docker,
         }
+    }
+}
+
+/// The approval policy a resume continues with ([`Recorded::policy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResumedPolicy {
+    pub policy: ApprovalPolicy,
+    /// The policy last recorded, when it was looser than the session's first and was not kept.
+    pub declined: Option<ApprovalPolicy>,
+}
+
+impl ResumedPolicy {
+    /// What the interface tells the person when a looser policy was not kept.
+    pub fn notice(&self) -> Option<String> {
+        self.declined.map(|d| {
+            format!(
+                "the approval policy was loosened to `{}` during the session; it resumes with `{}`, no looser than it started with (pass --approve {} to use it again)",
+                d.short_spec(),
+                self.policy.short_spec(),
+                d.short_spec()
+            )
+        })
     }
 }
 
@@ -213,4 +260,102 @@ pub fn fork(rec: &Recorded, turn: u32) -> Result<Recorded, LaunchError> {
 /// Reopen the log for appending.
 pub fn reopen_log(r: &Recorded) -> Result<SessionLog, LaunchError> {
     Ok(SessionLog::append_to(&r.log_path)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::Policy;
+
+    fn recorded(start: Option<&str>, events: Vec<Event>) -> Recorded {
+        Recorded {
+            header: SessionHeader {
+                lilypad: "test".into(),
+                session_id: "s".into(),
+                created: String::new(),
+                repo: PathBuf::from("/repo"),
+                sandbox: "host".into(),
+                engine: "script:x".into(),
+                task: "t".into(),
+                system_prompt: String::new(),
+                policy: start.map(str::to_string),
+                harness: String::new(),
+                provenance: None,
+                parent: None,
+                parent_turn: None,
+                project_docs: Vec::new(),
+            },
+            events,
+            log_path: PathBuf::from("/nowhere.jsonl"),
+        }
+    }
+
+    fn changed(policy: ApprovalPolicy) -> Event {
+        Event::ApprovalPolicyChanged { policy }
+    }
+
+    #[test]
+    fn the_last_recorded_policy_is_kept_when_it_is_no_looser_than_the_start() {
+        let start = ApprovalPolicy::default();
+        let tight = ApprovalPolicy::PRESETS[3];
+        let r = recorded(
+            Some(&start.spec()),
+            vec![changed(ApprovalPolicy::PRESETS[1]), changed(tight)],
+        );
+        assert_eq!(
+            r.policy(),
+            ResumedPolicy {
+                policy: tight,
+                declined: None
+            }
+        );
+        assert_eq!(r.policy().notice(), None);
+        // A log that records no policy: the start's.
+        assert_eq!(
+            recorded(Some("auto"), Vec::new()).policy().policy,
+            ApprovalPolicy::all(Policy::Auto)
+        );
+    }
+
+    #[test]
+    fn a_looser_recorded_policy_is_declined_with_a_notice() {
+        let auto = ApprovalPolicy::all(Policy::Auto);
+        let r = recorded(Some(&ApprovalPolicy::default().spec()), vec![changed(auto)]);
+        let resumed = r.policy();
+        assert_eq!(resumed.policy, ApprovalPolicy::default());
+        assert_eq!(resumed.declined, Some(auto));
+        let notice = resumed.notice().unwrap_or_default();
+        assert!(notice.contains("--approve auto"), "{notice}");
+        // Only the looser categories come down.
+        let mixed = ApprovalPolicy::default()
+            .parse_over("edits=auto,commands=deny")
+            .unwrap();
+        let r = recorded(
+            Some(&ApprovalPolicy::default().spec()),
+            vec![changed(mixed)],
+        );
+        assert_eq!(
+            r.policy().policy,
+            ApprovalPolicy::default()
+                .parse_over("commands=deny")
+                .unwrap()
+        );
+        // A later start's policy counts as recorded too (a resume with `--approve`).
+        let r = recorded(
+            None,
+            vec![
+                changed(ApprovalPolicy::PRESETS[3]),
+                Event::SessionStarted {
+                    session_id: "s".into(),
+                    model: String::new(),
+                    sandbox: String::new(),
+                    workdir: String::new(),
+                    max_steps: 1,
+                    context_limit: 1,
+                    approval_policy: Some(auto),
+                },
+            ],
+        );
+        assert_eq!(r.policy().declined, Some(auto));
+    }
 }

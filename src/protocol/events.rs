@@ -3,6 +3,7 @@
 //! An approval is a request/response pair: [`Event::ApprovalRequested`] carries an id, and
 //! [`Op::Review`] answers it.
 
+use super::approval::ApprovalPolicy;
 use super::usage::{Figures, StopReason};
 use super::ToolCall;
 use serde::{Deserialize, Serialize};
@@ -50,6 +51,10 @@ pub enum Op {
     /// message ([`Event::ShellRan`]). Sent while a task runs, it runs once the task has
     /// ended; [`Op::Interrupt`] stops it.
     Shell { command: String },
+    /// Use `policy` from now on (Shift-Tab, `/approvals`): a request already asked waits for
+    /// its answer, and the next call is settled under the new policy. Answered with
+    /// [`Event::ApprovalPolicyChanged`], which the session log keeps.
+    SetApprovalPolicy { policy: ApprovalPolicy },
     /// End the session.
     Shutdown,
 }
@@ -232,6 +237,10 @@ pub enum Event {
         workdir: String,
         max_steps: u32,
         context_limit: u32,
+        /// The approval policy in force at the start (absent in logs written before it was
+        /// recorded).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        approval_policy: Option<ApprovalPolicy>,
     },
     /// The person's message as the model will read it.
     UserMessage {
@@ -368,6 +377,11 @@ pub enum Event {
         context_tokens: usize,
         /// The turn the session was at before.
         from_turn: u32,
+    },
+    /// The approval policy changed ([`Op::SetApprovalPolicy`], or "approve for the session"
+    /// raising a category to auto); `policy` is the whole policy in force from now on.
+    ApprovalPolicyChanged {
+        policy: ApprovalPolicy,
     },
     /// Something went wrong that the person should see (the session continues if it can).
     Error {

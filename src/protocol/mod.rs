@@ -1,12 +1,14 @@
 //! Plain data shared by every layer: chat messages, tool calls, operations sent to the agent
-//! (`Op`) and events it emits (`Event`). Serde types only; nothing heavy may be imported here.
+//! (`Op`) and events it emits (`Event`), and the approval policy they carry. Serde types only; nothing heavy may be imported here.
 
+mod approval;
 mod conversation;
 mod events;
 mod openai;
 mod tool_name;
 mod usage;
 
+pub use approval::{ApprovalPolicy, Policy, PolicyParseError};
 pub use conversation::{conversation_key, session_id};
 pub use events::{
     ApprovalKind, ApprovalRequest, DroppedResult, Event, FinishReason, HunkNote, Op, RequestId,

@@ -104,6 +104,10 @@ pub enum ActionError {
     Terminal(#[source] std::io::Error),
     #[error("listing the repository: {0}")]
     List(#[source] crate::sandbox::SandboxError),
+    #[error("exporting the session: {0}")]
+    Session(#[from] crate::export::ExportError),
+    #[error("this session has no log to export")]
+    NoLog,
 }
 
 fn io(doing: impl Into<String>) -> impl FnOnce(std::io::Error) -> ActionError {

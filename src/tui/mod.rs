@@ -25,6 +25,7 @@ pub mod line_comments;
 pub mod notify;
 pub mod prompts;
 mod runner;
+pub mod session_export;
 pub mod settings;
 pub mod terminal;
 pub mod text_input;
@@ -92,6 +93,9 @@ pub struct SessionLink {
     pub history: Vec<Event>,
     /// Where approval rules are saved (`None`: they last for the session only).
     pub rules: Option<Arc<dyn RuleStore>>,
+    /// The session's log (`/export` writes the session as Markdown beside it; `None`: no
+    /// log to export).
+    pub log: Option<std::path::PathBuf>,
 }
 
 /// One attempt's session link and seed.

@@ -34,6 +34,8 @@ enum Job {
     BoardApplied(String, Result<PatchDecision, ActionError>),
     /// The repository's files, for the file picker.
     Paths(usize, Result<Vec<String>, ActionError>),
+    /// `/export`: where the session's Markdown went.
+    Exported(usize, Result<std::path::PathBuf, ActionError>),
 }
 
 /// One session in the interface: the only one, or one of several attempts.
@@ -562,6 +564,7 @@ impl Loop {
                 self.slots[slot].app.on_patch_done(r);
             }
             Job::Paths(slot, r) => self.slots[slot].app.on_paths(r),
+            Job::Exported(slot, r) => self.slots[slot].app.on_exported(r),
             Job::BoardApplied(what, r) => {
                 if let Some(b) = self.board.as_mut() {
                     b.on_applied(what, r.map(|_| ()).map_err(|e| e.to_string()));
@@ -786,6 +789,17 @@ impl Loop {
                             None => Err(ActionError::NoRepository),
                         };
                         let _ = tx.send(Job::Paths(slot, r));
+                    });
+                }
+                Effect::ExportSession => {
+                    let tx = self.jobs_tx.clone();
+                    let log = self.slots[slot].link.as_ref().and_then(|l| l.log.clone());
+                    tokio::task::spawn_blocking(move || {
+                        let r = match log {
+                            Some(log) => super::session_export::write_markdown(&log),
+                            None => Err(ActionError::NoLog),
+                        };
+                        let _ = tx.send(Job::Exported(slot, r));
                     });
                 }
                 Effect::Quit => self.slots[slot].app.quitting = true,

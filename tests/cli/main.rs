@@ -25,9 +25,11 @@ mod bench_cli;
 mod cli_model;
 #[path = "../common/mod.rs"]
 mod common;
+mod e2e_approvals;
 mod e2e_attempts;
 mod e2e_composer;
 mod e2e_demo;
+mod e2e_export;
 mod e2e_journey;
 mod e2e_keys;
 mod e2e_pickers;

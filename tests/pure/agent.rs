@@ -434,6 +434,18 @@ async fn approve_for_session_and_deny_policies() {
             .any(|e| matches!(e, Event::ApprovalRequested(_))),
         "the second write ran without asking"
     );
+    // Approving for the session is a change of policy, reported like any other.
+    let raised = ApprovalPolicy {
+        edits: Policy::Auto,
+        commands: Policy::Deny,
+        ..ApprovalPolicy::default()
+    };
+    assert!(
+        events
+            .iter()
+            .any(|e| *e == Event::ApprovalPolicyChanged { policy: raised }),
+        "{events:?}"
+    );
     let r = results(&events);
     assert_eq!(r[0].2, Resolution::Approved);
     assert_eq!(r[1].2, Resolution::Auto);
@@ -443,6 +455,71 @@ async fn approve_for_session_and_deny_policies() {
     assert!(s
         .sandbox
         .read(&format!("{}/c.txt", s.sandbox.root()))
+        .await
+        .is_err());
+}
+
+#[tokio::test]
+async fn a_policy_set_between_tasks_or_during_a_review_settles_the_next_calls() {
+    let w = call("Write", &[("file_path", "a.txt"), ("content", "1")]);
+    let b1 = call("Bash", &[("command", "echo one > one.txt")]);
+    let b2 = call("Bash", &[("command", "echo two > two.txt")]);
+    let mut s = start(
+        vec![
+            turn(&format!("a\n</think>\n\n{w}")),
+            turn(&format!("b\n</think>\n\n{b1}\n{b2}")),
+            turn("c\n</think>\n\nok"),
+        ],
+        |_| {},
+    )
+    .await;
+    let started = s.until(|e| matches!(e, Event::SessionStarted { .. })).await;
+    assert!(matches!(
+        started.last(),
+        Some(Event::SessionStarted {
+            approval_policy: Some(p),
+            ..
+        }) if *p == ApprovalPolicy::default()
+    ));
+    // Between tasks: edits run without asking from now on.
+    let edits_auto = ApprovalPolicy::PRESETS[1];
+    s.send(Op::SetApprovalPolicy { policy: edits_auto });
+    s.send(Op::UserMessage { text: "go".into() });
+    let ev = s.until(|e| matches!(e, Event::ApprovalRequested(_))).await;
+    assert!(ev.contains(&Event::ApprovalPolicyChanged { policy: edits_auto }));
+    let Some(Event::ApprovalRequested(req)) = ev.last() else {
+        unreachable!()
+    };
+    assert_eq!(
+        req.category,
+        ToolCategory::Commands,
+        "the write did not ask"
+    );
+    // While a command waits for its answer: that one is still answered, the next is refused.
+    let mut no_commands = edits_auto;
+    no_commands.commands = Policy::Deny;
+    s.send(Op::SetApprovalPolicy {
+        policy: no_commands,
+    });
+    s.send(Op::Review {
+        id: req.id,
+        decision: ReviewDecision::Approve,
+    });
+    let (reason, _, events) = s.finish().await;
+    assert_eq!(reason, FinishReason::Answered);
+    let all: Vec<Event> = ev.into_iter().chain(events).collect();
+    assert!(all.contains(&Event::ApprovalPolicyChanged {
+        policy: no_commands
+    }));
+    let r = results(&all);
+    assert_eq!(
+        r.iter().map(|r| r.2).collect::<Vec<_>>(),
+        [Resolution::Auto, Resolution::Approved, Resolution::Denied]
+    );
+    assert_eq!(s.file("one.txt").await, "one\n");
+    assert!(s
+        .sandbox
+        .read(&format!("{}/two.txt", s.sandbox.root()))
         .await
         .is_err());
 }

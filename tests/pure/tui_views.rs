@@ -126,6 +126,7 @@ pub fn session_start() -> Vec<Event> {
             workdir: "/repo".into(),
             max_steps: 150,
             context_limit: 131_072,
+            approval_policy: None,
         },
         Event::UserMessage {
             text: "Fix the add function.".into(),

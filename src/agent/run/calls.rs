@@ -4,10 +4,9 @@
 //! model learns why.
 
 use super::{Agent, Halt};
-use crate::agent::approval::Policy;
 use crate::protocol::{
-    ApprovalKind, ApprovalRequest, Event, Op, Resolution, ReviewDecision, ToolCall, ToolCategory,
-    REJECTED_RESULT,
+    ApprovalKind, ApprovalRequest, Event, Op, Policy, Resolution, ReviewDecision, ToolCall,
+    ToolCategory, REJECTED_RESULT,
 };
 use crate::tools::{Before, ToolResult};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -82,7 +81,9 @@ impl Agent {
                 Resolution::Approved,
             )),
             ReviewDecision::ApproveForSession => {
-                self.config.policy.set(category, Policy::Auto);
+                let mut raised = self.config.policy;
+                raised.set(category, Policy::Auto);
+                self.set_policy(raised);
                 Ok((
                     self.tools.apply(&change, &change.new_text).await,
                     Resolution::Approved,
@@ -174,7 +175,9 @@ impl Agent {
         match self.ask(call, category, kind, ops).await? {
             ReviewDecision::Approve => Ok((self.execute(call, ops).await?, Resolution::Approved)),
             ReviewDecision::ApproveForSession => {
-                self.config.policy.set(category, Policy::Auto);
+                let mut raised = self.config.policy;
+                raised.set(category, Policy::Auto);
+                self.set_policy(raised);
                 Ok((self.execute(call, ops).await?, Resolution::Approved))
             }
             ReviewDecision::ApprovePrefix { prefix } => {

@@ -417,6 +417,9 @@ impl App {
             }
             A::InterruptOrQuit => self.interrupt_or_quit(),
             A::Suspend => vec![Effect::Suspend],
+            // Anywhere, a review included: a request already asked keeps its question.
+            A::CycleApprovals if self.replay.is_none() => self.cycle_approvals(),
+            A::ExportSession if self.replay.is_none() => vec![Effect::ExportSession],
             A::Quit => match self.quit_question() {
                 Some(q) => {
                     self.overlay = Some(Overlay::ConfirmQuit(q));
@@ -891,6 +894,26 @@ impl App {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// Shift-Tab, `/approvals`: ask the agent for the next preset policy. The status line
+    /// shows it at once, so that presses in quick succession step on from it; the agent's
+    /// `ApprovalPolicyChanged` confirms it.
+    fn cycle_approvals(&mut self) -> Vec<Effect> {
+        let state = self.status.state;
+        let Some(current) = self.status.approval_policy else {
+            self.transcript.notice(
+                Level::Info,
+                "the approval policy can be changed once the session has started",
+            );
+            return Vec::new();
+        };
+        if state == AgentState::Ended {
+            return Vec::new();
+        }
+        let policy = current.next_preset();
+        self.status.approval_policy = Some(policy);
+        vec![Effect::Send(Op::SetApprovalPolicy { policy })]
     }
 
     /// `!cmd` sent: the command runs in the sandbox for the person (once the agent is

@@ -45,6 +45,8 @@ pub enum Effect {
     },
     /// Export the session patch, then call [`App::on_patch`].
     ExportPatch,
+    /// Write the session as Markdown beside its log, then call [`App::on_exported`].
+    ExportSession,
     /// Save a command approval rule for the repository (the review's decision follows).
     SaveRule {
         prefix: String,
@@ -497,6 +499,19 @@ impl App {
     }
 
     /// Where a copy went (or why it failed).
+    /// `/export` done: where the Markdown went, or why it did not.
+    pub fn on_exported(&mut self, result: Result<PathBuf, ActionError>) {
+        match result {
+            Ok(path) => self.transcript.notice(
+                Level::Info,
+                format!("session written as Markdown to {}", path.display()),
+            ),
+            Err(e) => self
+                .transcript
+                .notice(Level::Error, format!("the session was not exported: {e}")),
+        }
+    }
+
     pub fn on_copied(
         &mut self,
         what: &str,

@@ -1,7 +1,8 @@
 //! What the status line shows: model, sandbox, step n/max, context used, tokens per second,
-//! elapsed time and what the agent is doing, all derived from events.
+//! elapsed time, the approval policy in force and what the agent is doing, all derived from
+//! events.
 
-use crate::protocol::Event;
+use crate::protocol::{ApprovalPolicy, Event};
 use std::time::{Duration, Instant};
 
 /// What the agent is doing, as far as the interface knows.
@@ -72,6 +73,9 @@ pub struct Status {
     pub tokens_per_second: Option<f64>,
     pub state: AgentState,
     pub step_mode: bool,
+    /// The approval policy in force (`None` until the session says, and in logs from before
+    /// it did).
+    pub approval_policy: Option<ApprovalPolicy>,
     started: Option<Instant>,
     turn_started: Option<Instant>,
     /// Fixed elapsed time (tests and replays).
@@ -93,9 +97,13 @@ impl Status {
                 sandbox,
                 max_steps,
                 context_limit,
+                approval_policy,
                 ..
             } => {
                 self.session_id = session_id.clone();
+                if approval_policy.is_some() {
+                    self.approval_policy = *approval_policy;
+                }
                 self.model = model.clone();
                 self.sandbox = sandbox.clone();
                 self.max_steps = *max_steps;
@@ -145,6 +153,7 @@ impl Status {
                 self.step = *turn;
                 self.context_tokens = *context_tokens;
             }
+            Event::ApprovalPolicyChanged { policy } => self.approval_policy = Some(*policy),
             Event::SessionEnded => self.set(AgentState::Ended),
             Event::UserMessage { .. } => self.set(AgentState::Generating),
             _ => {}

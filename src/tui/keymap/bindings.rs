@@ -26,6 +26,14 @@ pub const BINDINGS: &[Binding] = &[
     )
     .named("suspend"),
     b(
+        C::Anywhere,
+        &[code(KeyCode::BackTab)],
+        A::CycleApprovals,
+        None,
+        "the next approval policy, from now on (ask for edits and commands; edits without asking; everything without asking; edits and commands refused); the status line shows it",
+    )
+    .named("approvals"),
+    b(
         C::Browse,
         &[ch('?')],
         A::Help,
@@ -370,7 +378,7 @@ pub const BINDINGS: &[Binding] = &[
     ),
     b(
         C::Transcript,
-        &[code(KeyCode::BackTab)],
+        &[ch('[')],
         A::PrevItem,
         None,
         "select the previous one",
@@ -510,11 +518,19 @@ pub const BINDINGS: &[Binding] = &[
     ),
     b(
         C::Chat,
-        &[code(KeyCode::BackTab)],
+        &[alt(',')],
         A::PrevItem,
         None,
         "select the previous one",
     ),
+    b(
+        C::Chat,
+        &[alt('e')],
+        A::ExportSession,
+        None,
+        "write the session so far as Markdown to a file in the session directory (as `lilypad export` does) and say where",
+    )
+    .named("export"),
     b(
         C::Chat,
         &[alt('o')],

@@ -135,6 +135,10 @@ pub enum Action {
     ToggleItem,
     ToggleReasoning,
     ToggleStepMode,
+    /// Use the next approval policy of `ApprovalPolicy::PRESETS`.
+    CycleApprovals,
+    /// Write the session as Markdown beside its log.
+    ExportSession,
     StepOnce,
     Interrupt,
     FocusInput,

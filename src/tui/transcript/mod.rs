@@ -199,6 +199,13 @@ impl Transcript {
                 self.turn_ends.push((*step, self.cells.len()));
             }
             Event::TurnRecorded { .. } => {}
+            Event::ApprovalPolicyChanged { policy } => self.notice(
+                Level::Info,
+                format!(
+                    "approvals: {} from now on (Shift-Tab: the next policy)",
+                    policy.short_spec()
+                ),
+            ),
             Event::Rewound {
                 turn, from_turn, ..
             } => {

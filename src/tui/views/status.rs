@@ -1,6 +1,7 @@
 //! The status line: model, sandbox, step n/max, context used, tokens per second, elapsed
-//! time, and the agent's state on the right.
+//! time, the approval policy, and the agent's state on the right.
 
+use crate::protocol::ApprovalPolicy;
 use crate::tui::app::{AgentState, App};
 use crate::tui::wrap::truncate;
 use crate::tui::ReasoningView;
@@ -81,6 +82,16 @@ pub(super) fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
         items.push((4, format!("{r:.0} tok/s"), base));
     }
     items.push((5, clock(s.elapsed(Instant::now())), base));
+    if let Some(p) = &s.approval_policy {
+        // Looser than the default (something runs without asking that would be asked about):
+        // in the warning colour.
+        let style = if p.looser_than(&ApprovalPolicy::default()) {
+            base.fg(t.warning)
+        } else {
+            base
+        };
+        items.push((8, format!("approvals {}", p.short_spec()), style));
+    }
     let state_style = match s.state {
         AgentState::WaitingForReview | AgentState::Paused => base.fg(t.warning),
         AgentState::Generating | AgentState::RunningTool => base.fg(t.accent),
