@@ -63,6 +63,9 @@ struct Resident {
     memory: Memory,
     busy: bool,
     used: u64,
+    /// Tokens this sequence will hold once the prompt it is reading is read (0 when none is
+    /// being read): room other starts must leave it.
+    reading: usize,
 }
 
 struct Parked {
@@ -95,6 +98,7 @@ impl Pool {
                 memory: Memory::new(i as i32, n_batch, max_snapshots, max_pinned),
                 busy: false,
                 used: 0,
+                reading: 0,
             })
             .collect();
         Self {
@@ -120,6 +124,16 @@ impl Pool {
 
     pub(super) fn set_busy(&mut self, i: usize, busy: bool) {
         self.residents[i].busy = busy;
+        if !busy {
+            self.residents[i].reading = 0;
+        }
+    }
+
+    /// Sequence `i` is reading a prompt of `tokens` tokens (0: it has finished): until then
+    /// [`Self::make_room`] counts it at that length, so that prompts read a chunk at a time
+    /// beside each other never overfill the cache between them.
+    pub(super) fn set_reading(&mut self, i: usize, tokens: usize) {
+        self.residents[i].reading = tokens;
     }
 
     fn touch(&mut self, i: usize) {
@@ -245,7 +259,7 @@ impl Pool {
                 .iter()
                 .enumerate()
                 .filter(|(j, _)| *j != i)
-                .map(|(_, r)| r.memory.len() + usize::from(r.busy))
+                .map(|(_, r)| r.memory.len().max(r.reading) + usize::from(r.busy))
                 .sum();
             if others + need <= self.n_ctx {
                 return Ok(true);

@@ -696,8 +696,10 @@ impl Worker<'_> {
                 return Start::Done;
             }
         };
-        // The sequence is this generation's from now on: no other job may use or park it.
+        // The sequence is this generation's from now on: no other job may use or park it, and
+        // its whole prompt's room is kept for it while it is read.
         self.pool.set_busy(i, true);
+        self.pool.set_reading(i, tokens.len());
         self.reading.push_back(Reading {
             i,
             tokens,
@@ -759,6 +761,7 @@ impl Worker<'_> {
 
     /// A generation whose prompt is read: into the step (or done, when it was cancelled).
     fn join(&mut self, r: Reading) {
+        self.pool.set_reading(r.i, 0);
         let pre = r.reading.result(&r.tokens);
         let figures = Figures {
             prompt_tokens: r.tokens.len(),
