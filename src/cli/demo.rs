@@ -116,6 +116,7 @@ pub(super) fn run(args: &DemoArgs, settings: &Settings) -> anyhow::Result<ExitCo
             ),
             history: None,
             prompt_dirs: interactive::prompt_dirs(&repo),
+            check: settings.sandbox.check.clone(),
         },
         resume: None,
         attempts: None,

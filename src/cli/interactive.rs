@@ -411,6 +411,7 @@ pub(super) fn run_default(
             ),
             history: crate::config::history_file(),
             prompt_dirs: prompt_dirs(&repo),
+            check: settings.sandbox.check.clone(),
         },
         resume: None,
         attempts,

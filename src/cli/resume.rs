@@ -117,6 +117,7 @@ fn in_interface(
             ),
             history: crate::config::history_file(),
             prompt_dirs: interactive::prompt_dirs(&repo),
+            check: settings.sandbox.check.clone(),
         },
         resume: Some(rec),
         attempts: None,

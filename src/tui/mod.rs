@@ -146,6 +146,8 @@ pub struct TuiOptions {
     /// The directories of prompt files for the command palette, a later one's file
     /// overriding an earlier one's of the same name (the person's, then the repository's).
     pub prompt_dirs: Vec<PathBuf>,
+    /// The repository's check command (`[sandbox] check`), which `/check` runs in the sandbox.
+    pub check: Option<String>,
 }
 
 /// How a session ended, for the summary printed after the screen is restored.

@@ -103,6 +103,7 @@ pub async fn run(
     }
     let prompts = super::prompts::load(&options.prompt_dirs);
     app.prompts = prompts.prompts;
+    app.check = options.check.clone();
     let mut lp = Loop::new(app, options.task.clone(), options.step_mode, options.screen)?;
     lp.history = history;
     lp.notify = options.notify.clone();

@@ -28,6 +28,7 @@ mod setup_script;
 mod tui_approvals;
 mod tui_attempts;
 mod tui_chat_keys;
+mod tui_check;
 mod tui_composer;
 mod tui_conventions;
 mod tui_edit_views;

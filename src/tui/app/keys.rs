@@ -420,6 +420,16 @@ impl App {
             // Anywhere, a review included: a request already asked keeps its question.
             A::CycleApprovals if self.replay.is_none() => self.cycle_approvals(),
             A::ExportSession if self.replay.is_none() => vec![Effect::ExportSession],
+            A::RunCheck if self.replay.is_none() => match self.check.clone() {
+                Some(command) => self.start_shell(command),
+                None => {
+                    self.transcript.notice(
+                        Level::Warning,
+                        "no check command: set `check` under [sandbox] in the config file or the repository's .lilypad/config.toml",
+                    );
+                    Vec::new()
+                }
+            },
             A::Quit => match self.quit_question() {
                 Some(q) => {
                     self.overlay = Some(Overlay::ConfirmQuit(q));
@@ -919,15 +929,32 @@ impl App {
     /// `!cmd` sent: the command runs in the sandbox for the person (once the agent is
     /// between tasks), and its output goes with the next message.
     fn run_shell(&mut self, text: &str, command: String) -> Vec<Effect> {
+        if !self.shell_can_run() {
+            return Vec::new();
+        }
+        self.take_message(text);
+        self.start_shell(command)
+    }
+
+    /// Whether the person's command can run now (else a notice says why not).
+    fn shell_can_run(&mut self) -> bool {
         let state = self.status.state;
         if state == AgentState::Starting || (!state.accepts_message() && !state.is_busy()) {
             self.transcript.notice(
                 Level::Warning,
                 "the session is not running: the command cannot run",
             );
+            return false;
+        }
+        true
+    }
+
+    /// Run `command` in the sandbox as the person's (see [`Self::run_shell`]).
+    fn start_shell(&mut self, command: String) -> Vec<Effect> {
+        if !self.shell_can_run() {
             return Vec::new();
         }
-        self.take_message(text);
+        let state = self.status.state;
         let when = if state.is_busy() {
             "runs in the sandbox once the agent has finished"
         } else {

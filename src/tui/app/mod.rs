@@ -191,6 +191,8 @@ pub struct App {
     /// The person's command (`!cmd`) runs while the agent waits: the state to go back to
     /// once it has run (meanwhile the state is busy, so Esc interrupts it).
     pub(crate) shell_before: Option<AgentState>,
+    /// The repository's check command (`[sandbox] check`), which `/check` runs as `!cmd` would.
+    pub check: Option<String>,
 }
 
 impl App {
@@ -230,6 +232,7 @@ impl App {
             prompts: Vec::new(),
             paths: pickers::PathList::default(),
             shell_before: None,
+            check: None,
             options,
         }
     }

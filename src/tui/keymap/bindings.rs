@@ -533,6 +533,14 @@ pub const BINDINGS: &[Binding] = &[
     .named("export"),
     b(
         C::Chat,
+        &[alt('k')],
+        A::RunCheck,
+        None,
+        "run the repository's check command (`[sandbox] check`) in the sandbox, its output attached to the next message as `!cmd` does",
+    )
+    .named("check"),
+    b(
+        C::Chat,
         &[alt('o')],
         A::ToggleItem,
         None,

@@ -139,6 +139,8 @@ pub enum Action {
     CycleApprovals,
     /// Write the session as Markdown beside its log.
     ExportSession,
+    /// Run the repository's check command in the sandbox, as `!cmd` runs a command.
+    RunCheck,
     StepOnce,
     Interrupt,
     FocusInput,
