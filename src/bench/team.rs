@@ -107,12 +107,12 @@ where
                 let user = user_message(c, t);
                 let prompt = render(&history, &user, c);
                 let len = engine.tokenize(&prompt)?.len();
-                let (evaluated, reply, made) = ask(c, prompt).await?;
+                let (evaluated, reply, made) = ask(c, prompt.clone()).await?;
                 side.evaluated += evaluated;
                 side.new_tokens += len.saturating_sub(before);
                 side.completion += made;
                 // What the next prompt holds of this turn: the prompt and the reply.
-                let reply_prompt = render(&history, &user, c) + &reply + "<|im_end|>\n";
+                let reply_prompt = prompt + &reply + "<|im_end|>\n";
                 before = engine.tokenize(&reply_prompt)?.len();
                 history.push((user, reply));
             }

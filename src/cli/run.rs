@@ -148,10 +148,7 @@ pub(super) fn run(
     let named = args.preset.as_deref().zip(preset.as_ref());
     let mut resolved = presets::apply(named, &explicit, &mut settings, &mut opts);
     if let Some(target) = &args.wandb {
-        settings
-            .wandb
-            .set_target(target)
-            .map_err(anyhow::Error::msg)?;
+        settings.wandb.set_target(target)?;
     }
     let kind = opts
         .sandbox

@@ -6,6 +6,12 @@
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+use thiserror::Error;
+
+/// `--wandb` was not `ENTITY/PROJECT` (or `PROJECT`).
+#[derive(Debug, Error)]
+#[error("--wandb takes ENTITY/PROJECT (or PROJECT), not {0:?}")]
+pub struct BadTarget(pub String);
 
 /// `[wandb]` (every field optional; nothing is logged without a project).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -27,16 +33,14 @@ pub struct WandbSettings {
 
 impl WandbSettings {
     /// Set entity and project from `ENTITY/PROJECT` (or a bare `PROJECT`).
-    pub fn set_target(&mut self, target: &str) -> Result<(), String> {
+    pub fn set_target(&mut self, target: &str) -> Result<(), BadTarget> {
         let (entity, project) = match target.split_once('/') {
             Some((e, p)) => (Some(e), p),
             None => (None, target),
         };
         let bad = |s: &str| s.is_empty() || s.contains('/') || s.chars().any(char::is_whitespace);
         if bad(project) || entity.is_some_and(bad) {
-            return Err(format!(
-                "--wandb takes ENTITY/PROJECT (or PROJECT), not {target:?}"
-            ));
+            return Err(BadTarget(target.to_string()));
         }
         self.entity = entity.map(str::to_string);
         self.project = Some(project.to_string());

@@ -31,6 +31,32 @@ use crate::sandbox::settings::ByteSize;
 use crate::sandbox::{SandboxError, SandboxKind, SandboxSettings};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use thiserror::Error;
+
+/// What went wrong reading Leaf's instruction or finding a task's repository.
+#[derive(Debug, Error)]
+pub enum PatchEvalError {
+    #[error("no patch_eval_verified.py in {}", .0.display())]
+    NoLeafFile(PathBuf),
+    #[error("reading {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: {what}", path.display())]
+    LeafShape { path: PathBuf, what: String },
+    #[error("no git repository for {0:?} under {WORKSPACE}")]
+    NoRepository(String),
+    #[error("more than one git repository under {WORKSPACE}, none named {0:?}")]
+    SeveralRepositories(String),
+    #[error("hiding {}: {source}", path.display())]
+    Hide {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
 
 /// Where PatchEval's images keep the repository and the verifier's files.
 pub const WORKSPACE: &str = "/workspace";
@@ -97,8 +123,9 @@ pub fn read_tasks(
     let samples: Vec<serde_json::Value> =
         serde_json::from_str(text).map_err(|e| bad(format!("not PatchEval's dataset: {e}")))?;
     let instruction = leaf
-        .map(|l| leaf_instruction(l).map_err(|why| bad(format!("Leaf's instruction: {why}"))))
-        .transpose()?;
+        .map(leaf_instruction)
+        .transpose()
+        .map_err(SourceError::LeafInstruction)?;
     let mut seen = std::collections::HashSet::new();
     let mut tasks = Vec::with_capacity(samples.len());
     for s in samples {
@@ -152,28 +179,32 @@ pub fn repo_name(url: &str) -> String {
 /// `frognano/datasets/patch_eval_verified.py` in the Leaf copy at `leaf` (a checkout, an
 /// installed package, or the file itself): the string literals of `_instruction`'s `return`,
 /// joined, with the f-string's `{description}` as the place of the description.
-pub fn leaf_instruction(leaf: &Path) -> Result<Instruction, String> {
+pub fn leaf_instruction(leaf: &Path) -> Result<Instruction, PatchEvalError> {
     let file = match leaf.is_file() {
         true => leaf.to_path_buf(),
         false => ["frognano/datasets", "datasets", "."]
             .iter()
             .map(|d| leaf.join(d).join("patch_eval_verified.py"))
             .find(|p| p.is_file())
-            .ok_or_else(|| format!("no patch_eval_verified.py in {}", leaf.display()))?,
+            .ok_or_else(|| PatchEvalError::NoLeafFile(leaf.to_path_buf()))?,
     };
-    let source = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let shape = |what: &str| PatchEvalError::LeafShape {
+        path: file.clone(),
+        what: what.to_string(),
+    };
+    let source = std::fs::read_to_string(&file).map_err(|source| PatchEvalError::Read {
+        path: file.clone(),
+        source,
+    })?;
     let body = source
         .split("def _instruction(")
         .nth(1)
         .and_then(|f| f.split("return (").nth(1))
-        .ok_or_else(|| format!("{}: no `_instruction` returning a string", file.display()))?;
-    let text = joined_literals(body).map_err(|e| format!("{}: {e}", file.display()))?;
-    let (before, after) = text.split_once("\u{0}").ok_or_else(|| {
-        format!(
-            "{}: `_instruction` does not place the description",
-            file.display()
-        )
-    })?;
+        .ok_or_else(|| shape("no `_instruction` returning a string"))?;
+    let text = joined_literals(body).map_err(shape)?;
+    let (before, after) = text
+        .split_once("\u{0}")
+        .ok_or_else(|| shape("`_instruction` does not place the description"))?;
     Ok(Instruction {
         before: before.to_string(),
         after: after.to_string(),
@@ -183,31 +214,31 @@ pub fn leaf_instruction(leaf: &Path) -> Result<Instruction, String> {
 /// The adjacent string literals at the start of `body` up to the closing parenthesis, joined;
 /// in an f-string, `{description}` becomes NUL (the place of the description) and `{{`/`}}`
 /// single braces.
-fn joined_literals(body: &str) -> Result<String, String> {
+fn joined_literals(body: &str) -> Result<String, &'static str> {
     let mut out = String::new();
     let mut chars = body.chars().peekable();
     loop {
         while chars.next_if(|c| c.is_whitespace()).is_some() {}
         let f = chars.next_if(|c| *c == 'f' || *c == 'F').is_some();
         let Some(quote) = chars.next() else {
-            return Err("the return value ends early".into());
+            return Err("the return value ends early");
         };
         match quote {
             ')' if !f => return Ok(out),
             '"' | '\'' => {}
-            other => return Err(format!("unexpected {other:?} in the return value")),
+            _ => return Err("the return value is not string literals"),
         }
         let mut piece = String::new();
         loop {
             match chars.next() {
-                None => return Err("a string literal is not closed".into()),
+                None => return Err("a string literal is not closed"),
                 Some(c) if c == quote => break,
                 Some('\\') => match chars.next() {
                     Some('n') => piece.push('\n'),
                     Some('t') => piece.push('\t'),
                     Some('\n') => {}
                     Some(c) => piece.push(c),
-                    None => return Err("a string literal is not closed".into()),
+                    None => return Err("a string literal is not closed"),
                 },
                 Some(c) => piece.push(c),
             }
@@ -224,17 +255,16 @@ fn joined_literals(body: &str) -> Result<String, String> {
 
 /// Where the repository is in a copy of the image's `/workspace` at `root` (see the module
 /// docs): relative to `root` (empty for `root` itself).
-pub fn find_repo(root: &Path, repo_name: &str) -> Result<PathBuf, String> {
+pub fn find_repo(root: &Path, repo_name: &str) -> Result<PathBuf, PatchEvalError> {
     let has_git = |rel: &Path| root.join(rel).join(".git").is_dir();
-    let mut candidates = vec![PathBuf::from(repo_name)];
-    candidates.push(PathBuf::from(repo_name.to_lowercase()));
-    candidates.push(PathBuf::new());
-    for c in candidates
-        .iter()
-        .filter(|c| !repo_name.is_empty() || c.as_os_str().is_empty())
-    {
-        if has_git(c) {
-            return Ok(c.clone());
+    // An empty name makes the first two `root` itself, as Leaf's do.
+    for c in [
+        repo_name.to_string(),
+        repo_name.to_lowercase(),
+        String::new(),
+    ] {
+        if has_git(Path::new(&c)) {
+            return Ok(PathBuf::from(c));
         }
     }
     // Exactly one repository two or three levels down.
@@ -260,12 +290,8 @@ pub fn find_repo(root: &Path, repo_name: &str) -> Result<PathBuf, String> {
     }
     match found.as_slice() {
         [one] => Ok(one.clone()),
-        [] => Err(format!(
-            "no git repository for {repo_name:?} under {WORKSPACE}"
-        )),
-        _ => Err(format!(
-            "more than one git repository under {WORKSPACE}, none named {repo_name:?}"
-        )),
+        [] => Err(PatchEvalError::NoRepository(repo_name.to_string())),
+        _ => Err(PatchEvalError::SeveralRepositories(repo_name.to_string())),
     }
 }
 
@@ -278,14 +304,16 @@ pub fn agent_sandbox(
     image: &str,
     root: &Path,
     settings: &mut SandboxSettings,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, PatchEvalError> {
     let rel = find_repo(root, &task.repo_name)?;
     let (workdir, hidden) = match rel.as_os_str().is_empty() {
         true => {
             let payload = root.join("fix.patch");
             if payload.exists() {
-                std::fs::remove_file(&payload)
-                    .map_err(|e| format!("hiding {}: {e}", payload.display()))?;
+                std::fs::remove_file(&payload).map_err(|source| PatchEvalError::Hide {
+                    path: payload.clone(),
+                    source,
+                })?;
             }
             (WORKSPACE.to_string(), Vec::new())
         }

@@ -46,6 +46,8 @@ pub enum SourceError {
     Harbor { dir: PathBuf, why: String },
     #[error("PatchEval dataset {file}: {why}")]
     PatchEval { file: PathBuf, why: String },
+    #[error("PatchEval: Leaf's instruction: {0}")]
+    LeafInstruction(#[source] super::patcheval::PatchEvalError),
     #[error("task {id}: checking out {commit} of {clone}: {why}")]
     Checkout {
         id: String,

@@ -60,12 +60,21 @@ pub fn docker_missing() -> Option<String> {
 }
 
 /// Removes the test's image at the end, whatever happens.
-struct Image(String);
+pub struct Image(pub String);
 
 impl Drop for Image {
     fn drop(&mut self) {
         let _ = Command::new("docker").args(["rmi", "-f", &self.0]).output();
     }
+}
+
+/// A name part unique to the test's temporary folder `tmp`, usable in an image tag.
+pub fn unique_name(tmp: &std::path::Path) -> String {
+    tmp.file_name()
+        .unwrap()
+        .to_string_lossy()
+        .to_lowercase()
+        .replace(|c: char| !c.is_ascii_alphanumeric(), "")
 }
 
 #[test]
@@ -95,13 +104,7 @@ fn image_template_tasks_work_in_the_images_testbed_and_their_patch_applies() {
     )
     .unwrap();
     let id = "acme__proj-7";
-    let unique = tmp
-        .path()
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .to_lowercase()
-        .replace(|c: char| !c.is_ascii_alphanumeric(), "");
+    let unique = unique_name(tmp.path());
     let template = format!("lilypad-test-swe-{unique}.{{instance}}:latest");
     let image = Image(lilypad::headless::sources::image_for(&template, id));
     let built = Command::new("docker")

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use super::batch::git;
-use super::batch_image::docker_missing;
+use super::batch_image::{docker_missing, unique_name, Image};
 use crate::common::git_repo;
 
 const SCRIPT: &str = "=== turn ===
@@ -47,15 +47,6 @@ Done.
 f now returns 2.
 ";
 
-/// Removes the test's image at the end, whatever happens.
-struct Image(String);
-
-impl Drop for Image {
-    fn drop(&mut self) {
-        let _ = Command::new("docker").args(["rmi", "-f", &self.0]).output();
-    }
-}
-
 /// Build the image (its repository at /testbed), run one task on it with `--sandbox kind`
 /// (`config`: the settings file, for the cluster's kubeconfig) and check what the agent saw
 /// and the patch.
@@ -92,13 +83,7 @@ pub fn run_on_own_repository(kind: &str, config: Option<&Path>) {
     )
     .unwrap();
     let id = "acme__pkg-1";
-    let unique = tmp
-        .path()
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .to_lowercase()
-        .replace(|c: char| !c.is_ascii_alphanumeric(), "");
+    let unique = unique_name(tmp.path());
     let template = format!("lilypad-test-own-{unique}.{{instance}}:latest");
     let image = Image(lilypad::headless::sources::image_for(&template, id));
     let built = Command::new("docker")

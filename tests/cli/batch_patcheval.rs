@@ -6,7 +6,7 @@
 
 use std::process::Command;
 
-use super::batch_image::docker_missing;
+use super::batch_image::{docker_missing, unique_name, Image};
 use crate::common::git_repo;
 
 const SCRIPT: &str = "=== turn ===
@@ -43,14 +43,6 @@ Done.
 
 Fixed.
 ";
-
-struct Image(String);
-
-impl Drop for Image {
-    fn drop(&mut self) {
-        let _ = Command::new("docker").args(["rmi", "-f", &self.0]).output();
-    }
-}
 
 /// An image whose verifier passes when `app.py` holds `wanted`, and only in a sandbox the
 /// agent never touched (its ignored `notes.log` absent).
@@ -107,13 +99,7 @@ fn patcheval_tasks_are_verified_in_a_fresh_sandbox_with_the_payload_hidden() {
 /// cluster's kubeconfig), checked as the module docs say.
 pub fn run_patcheval(kind: &str, config: Option<&std::path::Path>) {
     let tmp = tempfile::tempdir().unwrap();
-    let unique = tmp
-        .path()
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .to_lowercase()
-        .replace(|c: char| !c.is_ascii_alphanumeric(), "");
+    let unique = unique_name(tmp.path());
     let good_tag = format!("lilypad-test-patcheval-{unique}:good");
     let bad_tag = format!("lilypad-test-patcheval-{unique}:other");
     let _good = build(&tmp.path().join("good"), &good_tag, "ast.literal_eval");

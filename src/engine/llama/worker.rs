@@ -719,9 +719,12 @@ impl Worker<'_> {
     /// their time between tokens stays bounded; with none running, whole. A prompt read to
     /// its end joins the step.
     fn read_prompts(&mut self) {
-        let mut budget = match self.step.is_empty() {
-            true => usize::MAX,
-            false => self.prefill_chunk,
+        // Whether generations were running when the reading began: a prompt read to its end
+        // joins the step below, so the step's state afterwards does not say.
+        let running = !self.step.is_empty();
+        let mut budget = match running {
+            true => self.prefill_chunk,
+            false => usize::MAX,
         };
         let mut read_now = 0;
         let mut kept = VecDeque::new();
@@ -754,7 +757,7 @@ impl Worker<'_> {
             }
         }
         self.reading = kept;
-        if !self.step.is_empty() {
+        if running {
             self.occupancy.prompt_read_between_steps(read_now);
         }
     }
