@@ -10,8 +10,6 @@ scripts/setup.sh
 # Tests that need fetched data or a real engine fail instead of skipping.
 export LILYPAD_TEST_STRICT=1
 eval "$(scripts/fetch-test-data.sh)"
-# The official W&B client, for the offline test of `lilypad run --wandb` (about 20 s, cached).
-eval "$(scripts/fetch-test-wandb.sh)"
 # Real engines for the sandbox tests (tests/sandbox/): a
 # private Docker engine and a single-node Kubernetes on 127.0.0.1, built in the background
 # while the code compiles (the first Kubernetes build takes ~10 min; it is cached in
@@ -22,6 +20,14 @@ if ! command -v fdfind >/dev/null && ! command -v fd >/dev/null; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq fd-find \
     || { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq fd-find; }
 fi
+# Python with venv (Debian splits ensurepip, which venv needs, into python3-venv), for the Python
+# peers and the W&B client below.
+if ! python3 -c "import ensurepip" >/dev/null 2>&1; then
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv \
+    || { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv; }
+fi
+# The official W&B client, for the offline test of `lilypad run --wandb` (about 20 s, cached).
+eval "$(scripts/fetch-test-wandb.sh)"
 running() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 k8s_was_up="" docker_was_up="" registry_was_up="" k8s_pid=""
 running /tmp/lilypad-k8s/apiserver.pid && k8s_was_up=1
