@@ -114,6 +114,9 @@ fn ctrl_g_edits_the_draft_and_typing_while_the_agent_works_queues() {
     t.keys(&["Enter"]);
     t.wait_for(&["queued › please"]);
     t.wait_for_within(&["Noted please."], Duration::from_secs(120));
+    // The answer is on screen a moment before its task ends; Ctrl-C then would interrupt (and
+    // ask whether to quit) instead of quitting.
+    t.wait_for(&["● finished"]);
     t.keys(&["C-c"]);
     wait_done(&t, tmp.path());
     let sent = user_messages(&tmp.path().join("sessions"));
