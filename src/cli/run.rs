@@ -51,6 +51,11 @@ pub struct RunArgs {
     /// Attempts run at the same time
     #[arg(long, default_value_t = 1)]
     pub parallel: usize,
+    /// In-process engines the attempts are spread over, each with its own context: on its own
+    /// GPU, or with its share of the CPU threads; an attempt runs on the one with the fewest
+    /// attempts running [default: one per GPU device, at most --parallel; one without a GPU]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub replicas: Option<u16>,
     /// Print events (one task) or progress events (a batch) as JSON lines
     #[arg(long)]
     pub json: bool,
@@ -277,6 +282,7 @@ pub(super) fn run(
         limits: resolved.limits(),
         base_seed: resolved.base_seed.unwrap_or(0),
         parallel: args.parallel,
+        replicas: args.replicas.map(usize::from),
         out: out.clone(),
         check,
         preset: resolved.preset.clone(),

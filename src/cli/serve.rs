@@ -3,7 +3,7 @@
 //! connections (with the real port when `--listen` asked for port 0).
 
 use crate::config::{ModelSource, Settings};
-use crate::engine::{Engine, EngineHandle, EngineSettings, ScriptEngine, SplitMode};
+use crate::engine::{Engine, EngineHandle, ScriptEngine};
 use crate::serve::{
     check_listen, AuditLog, KeyStore, LoadError, Replica, Replicas, ServeError, ServedModel,
     Server, WeightLoader, Weights,
@@ -180,20 +180,12 @@ fn load_replicas(
     settings: &Settings,
     count: Option<usize>,
 ) -> anyhow::Result<Vec<Replica>> {
-    let gpus: Vec<usize> = if settings.engine.gpu_layers == Some(0) {
-        Vec::new()
-    } else {
-        crate::engine::devices()
-            .into_iter()
-            .filter(|d| d.is_gpu())
-            .map(|d| d.index)
-            .filter(|i| settings.engine.devices.is_empty() || settings.engine.devices.contains(i))
-            .collect()
-    };
+    let gpus = crate::launch::devices::gpu_devices(&settings.engine);
     let count = count.unwrap_or(gpus.len()).max(1);
     let mut loaded = Vec::with_capacity(count);
     for i in 0..count {
-        let engine_settings = replica_settings(&settings.engine, &gpus, i, count);
+        let engine_settings =
+            crate::launch::devices::engine_settings(&settings.engine, &gpus, i, count);
         eprintln!("loading {} (replica {i} of {count})", path.display());
         let engine = EngineHandle::load(path, &engine_settings, |_| {})
             .with_context(|| format!("loading {} for replica {i}", path.display()))?;
@@ -234,54 +226,5 @@ impl WeightLoader for Reloader {
 
     fn load(&self, path: &std::path::Path) -> Result<Vec<Replica>, LoadError> {
         Ok(load_replicas(path, &self.settings, Some(self.count))?)
-    }
-}
-
-/// The engine settings of replica `i` of `count`: with GPUs, the `i`-th (round robin) alone;
-/// without, `1 / count` of the threads.
-fn replica_settings(
-    engine: &EngineSettings,
-    gpus: &[usize],
-    i: usize,
-    count: usize,
-) -> EngineSettings {
-    let mut s = engine.clone();
-    if count == 1 {
-        return s;
-    }
-    if gpus.is_empty() {
-        let all = if engine.threads > 0 {
-            engine.threads as usize
-        } else {
-            std::thread::available_parallelism().map_or(4, |n| n.get().min(16))
-        };
-        // Spread the remainder over the first replicas.
-        let share = all / count + usize::from(i < all % count);
-        s.threads = share.max(1) as u32;
-    } else {
-        s.devices = vec![gpus[i % gpus.len()]];
-        s.split_mode = SplitMode::None;
-    }
-    s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn replicas_share_threads_or_take_one_gpu_each() {
-        let engine = EngineSettings {
-            threads: 10,
-            ..EngineSettings::default()
-        };
-        let threads: Vec<u32> = (0..3)
-            .map(|i| replica_settings(&engine, &[], i, 3).threads)
-            .collect();
-        assert_eq!(threads, vec![4, 3, 3]);
-        let one = replica_settings(&engine, &[2, 5], 1, 2);
-        assert_eq!((one.devices, one.split_mode), (vec![5], SplitMode::None));
-        // A single replica keeps the settings as they are.
-        assert_eq!(replica_settings(&engine, &[2, 5], 0, 1), engine);
     }
 }

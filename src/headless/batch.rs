@@ -53,6 +53,9 @@ pub struct BatchPlan {
     /// The seed of attempt 1; attempt n uses `base + n - 1`.
     pub base_seed: u32,
     pub parallel: usize,
+    /// In-process engines to spread the attempts over (`--replicas`) [default: one per GPU
+    /// device llama.cpp lists, at most `parallel`; one without a GPU].
+    pub replicas: Option<usize>,
     pub out: PathBuf,
     pub check: Option<CheckSpec>,
     pub preset: Option<String>,
@@ -141,22 +144,30 @@ pub async fn run_batch(
     let appender = Arc::new(Mutex::new(PredictionsAppender::open(
         &store.predictions_path(),
     )?));
-    // The in-process engine is loaded once and shared, and so is a remote server's client; a
-    // scripted engine is per attempt, so every attempt replays its script from the start. Each
-    // attempt has its own engine sequence: the in-process engine decodes the running attempts
-    // together, each with its own memory.
-    let shared = match &choice {
-        EngineChoice::Llama(_) | EngineChoice::Remote(_) => Some(launch::build_model(
-            &choice,
-            settings,
-            &settings.prompt,
-            |_| {},
-        )?),
-        EngineChoice::Script(_) => None,
+    // The in-process engine is loaded once and shared (one per GPU device, or `--replicas`),
+    // and so is a remote server's client; a scripted engine is per attempt, so every attempt
+    // replays its script from the start. Each attempt has its own engine sequence: an
+    // in-process engine decodes the attempts running on it together, each with its own memory.
+    let engine_settings = match &choice {
+        EngineChoice::Llama(_) => engines_settings(settings, plan.replicas, plan.parallel),
+        EngineChoice::Remote(_) => vec![settings.clone()],
+        EngineChoice::Script(_) => Vec::new(),
     };
+    let shared: Option<Arc<[Arc<crate::engine::TemplatedModel>]>> = match &choice {
+        EngineChoice::Script(_) => None,
+        _ => Some(
+            engine_settings
+                .iter()
+                .map(|s| launch::build_model(&choice, s, &s.prompt, |_| {}))
+                .collect::<Result<Vec<_>, _>>()?
+                .into(),
+        ),
+    };
+    let spread = super::spread::Spread::new(engine_settings.len());
     // The model's identity, hashed once for the whole batch (a streaming read of the file).
     let served = shared
         .as_ref()
+        .and_then(|m| m.first())
         .filter(|_| matches!(choice, EngineChoice::Remote(_)))
         .map(|m| {
             settings
@@ -174,11 +185,11 @@ pub async fn run_batch(
     .ok();
     let model_name = choice.label();
     let weights = match (&choice, &shared, plan.reload_weights) {
-        (EngineChoice::Llama(path), Some(model), true) => {
+        (EngineChoice::Llama(path), Some(models), true) => {
             Some(Arc::new(super::weights::WeightWatch::new(
                 path.clone(),
-                settings.clone(),
-                model.clone(),
+                engine_settings.clone(),
+                models.to_vec(),
                 identity.clone(),
             )?))
         }
@@ -223,6 +234,7 @@ pub async fn run_batch(
             opts: opts.clone(),
             choice: choice.clone(),
             shared: shared.clone(),
+            spread: spread.clone(),
             weights: weights.clone(),
             facts: RunFacts {
                 model: identity.clone(),
@@ -267,6 +279,9 @@ pub async fn run_batch(
         o.insert("max_attempts".into(), plan.max_attempts.max(1).into());
         o.insert("base_seed".into(), plan.base_seed.into());
         o.insert("parallel".into(), plan.parallel.into());
+        if spread.engines() > 1 {
+            o.insert("engines".into(), spread.engines().into());
+        }
         if let Some(c) = &plan.check {
             o.insert("check".into(), c.command.clone().into());
         }
@@ -454,6 +469,25 @@ async fn patcheval_environment(
     Ok(TaskRepo::in_temp(repo, tmp))
 }
 
+/// The settings of each in-process engine of a batch: `replicas` of them (default: one per
+/// GPU device llama.cpp lists), never more than `parallel` (an engine no attempt can use would
+/// only hold memory), each on its own device or with its share of the CPU threads.
+fn engines_settings(
+    settings: &Settings,
+    replicas: Option<usize>,
+    parallel: usize,
+) -> Vec<Settings> {
+    let gpus = launch::devices::gpu_devices(&settings.engine);
+    let count = replicas.unwrap_or(gpus.len()).min(parallel.max(1)).max(1);
+    (0..count)
+        .map(|i| {
+            let mut s = settings.clone();
+            s.engine = launch::devices::engine_settings(&settings.engine, &gpus, i, count);
+            s
+        })
+        .collect()
+}
+
 /// One attempt to run, with everything it needs moved in.
 struct Job {
     plan: Arc<BatchPlan>,
@@ -463,7 +497,10 @@ struct Job {
     settings: Settings,
     opts: SessionOptions,
     choice: EngineChoice,
-    shared: Option<Arc<crate::engine::TemplatedModel>>,
+    /// The batch's engines, when they are shared (in-process or remote).
+    shared: Option<Arc<[Arc<crate::engine::TemplatedModel>]>>,
+    /// Which of the shared engines each running attempt is on.
+    spread: Arc<super::spread::Spread>,
     weights: Option<Arc<super::weights::WeightWatch>>,
     facts: RunFacts,
     model_name: String,
@@ -498,7 +535,11 @@ impl Job {
             // The attempt's own script, as the session header names it.
             self.facts.model = None;
         }
-        self.progress.attempt_started(&id, self.attempt, seed);
+        // Its engine for every try: the one with the fewest attempts running.
+        let placed = self.spread.place();
+        let engine = (self.spread.engines() > 1).then_some(placed.index);
+        self.progress
+            .attempt_started(&id, self.attempt, seed, engine);
         let max_tries = self.plan.max_attempts.max(1);
         let mut tries = 1;
         let result = loop {
@@ -508,7 +549,7 @@ impl Job {
                 self.store.forget_try(&id, self.attempt);
             }
             let result = self
-                .try_once(&task, &choice, image.as_deref(), seed, tries)
+                .try_once(&task, &choice, image.as_deref(), seed, tries, placed.index)
                 .await;
             let (status, _, error) = super::leaf::judge(&result);
             if status == super::leaf::Status::Completed || tries >= max_tries {
@@ -544,9 +585,10 @@ impl Job {
         image: Option<&str>,
         seed: u32,
         tries: u32,
+        engine: usize,
     ) -> AttemptResult {
         let started = std::time::Instant::now();
-        let outcome = self.attempt(task, choice, image, tries).await;
+        let outcome = self.attempt(task, choice, image, tries, engine).await;
         let seconds = started.elapsed().as_secs_f64();
         let mut result = AttemptResult {
             instance_id: task.instance_id.clone(),
@@ -568,6 +610,7 @@ impl Job {
             patch_bytes: 0,
             image: image.map(str::to_string),
             image_digest: None,
+            engine: (self.spread.engines() > 1).then_some(engine),
         };
         let saved = match outcome {
             Ok(o) => {
@@ -606,15 +649,20 @@ impl Job {
         choice: &EngineChoice,
         image: Option<&str>,
         tries: u32,
+        engine: usize,
     ) -> Result<super::Outcome, LaunchError> {
         let mut facts = self.facts.clone();
         let model = match (&self.weights, &self.shared) {
             (Some(w), _) => {
-                let (model, identity, _) = w.current().await?;
+                let (model, identity, _) = w.current(engine).await?;
                 facts.model = identity;
                 model
             }
-            (None, Some(m)) => m.clone(),
+            (None, Some(m)) => m
+                .get(engine)
+                .or_else(|| m.first())
+                .cloned()
+                .ok_or_else(|| LaunchError::Task("the batch has no engine".into()))?,
             (None, None) => {
                 launch::build_model(choice, &self.settings, &self.settings.prompt, |_| {})?
             }

@@ -212,6 +212,7 @@ mod tests {
             patch_bytes: 0,
             image: None,
             image_digest: None,
+            engine: None,
         }
     }
 

@@ -17,6 +17,7 @@ pub mod report;
 pub mod results;
 pub mod rollout;
 pub mod sources;
+mod spread;
 pub mod wandb;
 pub mod weights;
 

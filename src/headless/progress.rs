@@ -115,7 +115,8 @@ impl Progress {
         let _ = out.flush();
     }
 
-    pub fn attempt_started(&self, id: &str, attempt: u32, seed: u32) {
+    /// `engine`: the in-process engine it runs on, when the batch has several.
+    pub fn attempt_started(&self, id: &str, attempt: u32, seed: u32, engine: Option<usize>) {
         self.with(|s| {
             s.running += 1;
             if let Some(b) = &mut s.bars {
@@ -126,10 +127,19 @@ impl Progress {
             refresh(s);
         });
         match self.mode {
-            ProgressMode::Json => self.json(json!({
-                "event": "attempt_started", "instance_id": id, "attempt": attempt, "seed": seed
-            })),
-            ProgressMode::Lines => eprintln!("started {} (seed {seed})", key(id, attempt)),
+            ProgressMode::Json => {
+                let mut event = json!({
+                    "event": "attempt_started", "instance_id": id, "attempt": attempt, "seed": seed
+                });
+                if let Some(e) = engine {
+                    event["engine"] = e.into();
+                }
+                self.json(event)
+            }
+            ProgressMode::Lines => match engine {
+                Some(e) => eprintln!("started {} (seed {seed}, engine {e})", key(id, attempt)),
+                None => eprintln!("started {} (seed {seed})", key(id, attempt)),
+            },
             ProgressMode::Bars => {}
         }
     }

@@ -61,6 +61,10 @@ pub struct AttemptResult {
     pub image: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_digest: Option<String>,
+    /// The in-process engine the attempt ran on (0-based), when the batch had several (one
+    /// per GPU device, or `--replicas`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<usize>,
 }
 
 fn one() -> u32 {
@@ -287,6 +291,7 @@ mod tests {
             patch_bytes: 3,
             image: None,
             image_digest: None,
+            engine: None,
         }
     }
 

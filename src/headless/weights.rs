@@ -4,7 +4,8 @@
 //! and renames them over it) the model is loaded anew and hashed. Attempts that started on the
 //! old weights finish on them (they hold the old model until they end); the new model has no
 //! memory of conversations read with the old one, so none is reused across weight versions.
-//! Each attempt's provenance (and rollout) records the weights it ran with.
+//! Each attempt's provenance (and rollout) records the weights it ran with. A batch with one
+//! engine per device reloads them all at once, each with its own settings.
 //!
 //! Never write a new round's weights into the file in place: the running engine maps it.
 //!
@@ -41,25 +42,28 @@ fn signature(path: &std::path::Path) -> Result<Signature, LaunchError> {
 
 struct Loaded {
     signature: Signature,
-    model: Arc<TemplatedModel>,
+    /// One per engine of the batch.
+    models: Vec<Arc<TemplatedModel>>,
     identity: Option<ModelIdentity>,
     /// How many times the weights were loaded (1 for the batch's first model).
     version: u32,
 }
 
-/// The batch's model, reloaded when its weight file is replaced.
+/// The batch's models, reloaded when their weight file is replaced.
 pub struct WeightWatch {
     path: PathBuf,
-    settings: Settings,
+    /// The settings each engine was loaded with (as many as models).
+    settings: Vec<Settings>,
     current: Mutex<Loaded>,
 }
 
 impl WeightWatch {
-    /// Watch `path`, whose model `model` (with `identity`) is already loaded.
+    /// Watch `path`, whose engines `models` (with `identity`), loaded with `settings` (one
+    /// each), are already loaded.
     pub fn new(
         path: PathBuf,
-        settings: Settings,
-        model: Arc<TemplatedModel>,
+        settings: Vec<Settings>,
+        models: Vec<Arc<TemplatedModel>>,
         identity: Option<ModelIdentity>,
     ) -> Result<Self, LaunchError> {
         let signature = signature(&path)?;
@@ -68,17 +72,18 @@ impl WeightWatch {
             settings,
             current: Mutex::new(Loaded {
                 signature,
-                model,
+                models,
                 identity,
                 version: 1,
             }),
         })
     }
 
-    /// The model to start an attempt with, loaded anew first if the file was replaced, with
-    /// its identity and how many loads it is.
+    /// The model of engine `engine` to start an attempt with, every engine loaded anew first
+    /// if the file was replaced, with its identity and how many loads it is.
     pub async fn current(
         &self,
+        engine: usize,
     ) -> Result<(Arc<TemplatedModel>, Option<ModelIdentity>, u32), LaunchError> {
         // Held while loading: attempts that start meanwhile wait for the new weights.
         let mut loaded = self.current.lock().await;
@@ -87,22 +92,24 @@ impl WeightWatch {
             let (path, settings) = (self.path.clone(), self.settings.clone());
             let fresh = tokio::task::spawn_blocking(move || {
                 let choice = EngineChoice::Llama(path);
-                let model = launch::build_model(&choice, &settings, &settings.prompt, |_| {})?;
+                let models = settings
+                    .iter()
+                    .map(|s| launch::build_model(&choice, s, &s.prompt, |_| {}))
+                    .collect::<Result<Vec<_>, _>>()?;
                 let identity = launch::provenance::model_identity(&choice, true, None);
-                Ok::<_, LaunchError>((model, identity))
+                Ok::<_, LaunchError>((models, identity))
             })
             .await
             .map_err(|e| LaunchError::Task(format!("loading the new weights: {e}")))??;
             tracing::info!(path = %self.path.display(), "new weights loaded");
             loaded.signature = now;
-            loaded.model = fresh.0;
+            loaded.models = fresh.0;
             loaded.identity = Some(fresh.1);
             loaded.version += 1;
         }
-        Ok((
-            loaded.model.clone(),
-            loaded.identity.clone(),
-            loaded.version,
-        ))
+        let model = loaded.models.get(engine).ok_or_else(|| {
+            LaunchError::Task(format!("no engine {engine} among {}", loaded.models.len()))
+        })?;
+        Ok((model.clone(), loaded.identity.clone(), loaded.version))
     }
 }

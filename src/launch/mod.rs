@@ -5,6 +5,7 @@
 
 pub mod attempts;
 pub mod check;
+pub mod devices;
 mod instructions;
 mod options;
 pub mod provenance;

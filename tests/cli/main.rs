@@ -43,6 +43,7 @@ mod project_docs;
 mod prompt_cli;
 mod reload_weights_cli;
 mod rollout_cli;
+mod run_engines;
 mod run_pull;
 mod sweep_cli;
 mod tools_cli;
