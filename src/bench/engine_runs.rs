@@ -661,6 +661,9 @@ pub(super) fn sequences(
     eprintln!("bench sequences: lilypad serve, 4 clients together and one at a time...");
     let s = super::sequences::serve(engine, 4, tokens as u32)?;
     report.figures.push(s.figure());
+    report
+        .figures
+        .push(super::replicas::run(&path, settings, threads, opts.quick)?);
     match opts.peer("llama-server") {
         Some(program) => report.figures.extend(super::team::run(
             &path,

@@ -43,6 +43,7 @@ pub mod logprobs;
 pub mod mixed;
 pub mod mtp;
 pub mod peers;
+pub mod replicas;
 pub mod resume;
 pub mod resume_server;
 pub mod sequences;

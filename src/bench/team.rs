@@ -19,19 +19,19 @@ use std::time::Instant;
 
 /// One side's totals.
 #[derive(Debug, Clone, Copy, Default)]
-struct Side {
-    evaluated: usize,
-    new_tokens: usize,
-    completion: usize,
-    seconds: f64,
+pub(super) struct Side {
+    pub(super) evaluated: usize,
+    pub(super) new_tokens: usize,
+    pub(super) completion: usize,
+    pub(super) seconds: f64,
 }
 
 /// The workload's size.
 #[derive(Debug, Clone, Copy)]
-struct Load {
-    conversations: usize,
-    turns: usize,
-    max_tokens: u32,
+pub(super) struct Load {
+    pub(super) conversations: usize,
+    pub(super) turns: usize,
+    pub(super) max_tokens: u32,
 }
 
 fn user_message(conversation: usize, turn: usize) -> String {
@@ -65,7 +65,7 @@ fn http(e: impl std::error::Error + Send + Sync + 'static) -> BenchError {
 }
 
 /// POST `body` as JSON to `url` (with `X-Session-ID: session` when given); the answer's JSON.
-async fn post(
+pub(super) async fn post(
     client: &reqwest::Client,
     url: &str,
     session: Option<String>,
@@ -90,7 +90,11 @@ async fn post(
 
 /// One side: every conversation on its own task; `ask` sends one prompt and returns (prompt
 /// tokens evaluated, completion text, completion tokens).
-async fn drive<F, Fut>(load: Load, engine: Arc<EngineHandle>, ask: F) -> Result<Side, BenchError>
+pub(super) async fn drive<F, Fut>(
+    load: Load,
+    engine: Arc<EngineHandle>,
+    ask: F,
+) -> Result<Side, BenchError>
 where
     F: Fn(usize, String) -> Fut + Clone + Send + 'static,
     Fut: std::future::Future<Output = Result<(usize, String, usize), BenchError>> + Send,

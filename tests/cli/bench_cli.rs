@@ -301,6 +301,16 @@ fn bench_measures_the_engine_against_llama_cpps_own_programs() {
         ratio_is_sane(&f[0]);
     }
 
+    // Two replicas of `lilypad serve` against one, the threads shared between them.
+    let two = named(&seq, "serve: 2 replicas");
+    assert_eq!(two.len(), 1, "{seq}");
+    assert_eq!(
+        two[0]["baseline"], "1 replica with every thread, same workload, same run",
+        "{}",
+        two[0]
+    );
+    ratio_is_sane(&two[0]);
+
     // Resuming a saved session against llama-server's slot save and restore: both read only
     // the tokens after what they restored.
     let resume = with("resume");
