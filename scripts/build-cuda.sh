@@ -8,9 +8,12 @@
 # Usage: scripts/build-cuda.sh
 # Environment:
 #   CUDA_ARCHS   CMake CUDA architectures (default "80-real;90-real;100-real")
-#   LILYPAD_CUDA_CACHE   where the wheels, the toolkit, the cargo target directory, the ccache
-#                        and the output live (default ~/.cache/lilypad-cuda); outside the clone
-# Prints `LILYPAD_CUDA_DIST=<dir>` on stdout at the end.
+#   LILYPAD_CUDA_CACHE   where the wheels, the toolkit, the cargo target directory and the
+#                        ccache live (default ~/.cache/lilypad-cuda); outside the clone
+#   LILYPAD_CUDA_DIST    the output directory (default dist-cuda/ in the repository, ignored
+#                        by git, where scripts/bench-gpu.sh looks for it)
+# Prints `LILYPAD_CUDA_DIST=<dir>` on stdout at the end. One architecture (CUDA_ARCHS=90-real)
+# makes a smaller libggml-cuda.so, for carrying the directory to a GPU machine.
 #
 # Why CUDA 13 and not 12.9: PyPI's CUDA 12 compiler wheels (nvidia-cuda-nvcc-cu12, every
 # version from 12.0 to 12.9) hold ptxas, libnvvm and headers but not the `nvcc` driver, `cicc`,
@@ -72,8 +75,8 @@ echo "build-cuda: building for CUDA architectures $archs" >&2
 nice -n 19 cargo build --release --locked --features cuda-no-vmm >&2
 
 # 3. The result: the binary and llama.cpp's libraries in one directory.
-dist="$cache/dist"
-rm -rf "$dist" && mkdir -p "$dist"
+dist="${LILYPAD_CUDA_DIST:-$repo/dist-cuda}"
+mkdir -p "$dist" && rm -f "$dist"/lilypad "$dist"/lib*.so*
 cp "$CARGO_TARGET_DIR/release/lilypad" "$dist/"
 cp "$CARGO_TARGET_DIR"/release/lib*.so* "$dist/"
 elapsed=$(( $(date +%s) - started ))
