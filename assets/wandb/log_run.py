@@ -1,11 +1,27 @@
-# Lilypad's bridge to the official Weights & Biases client: `lilypad run --wandb` writes what to
-# log (a JSON file named by the only argument) and runs this with the configured Python. It logs
-# the run's metrics and charts, saves its result files, and prints the run's id and folder as
-# one JSON line. The client's own environment applies (WANDB_API_KEY, WANDB_MODE=offline, ...).
+# Lilypad's bridge to the official Weights & Biases client, run with the configured Python by
+# `lilypad run --wandb` for the whole batch. The only argument names a JSON file with the run's
+# names and starting config. Once the run is open it prints the run's id and folder as one JSON
+# line. Then it reads JSON lines on standard input: {"log": {...}} logs Leaf's metrics after a
+# result; {"finish": {...}} updates the config, logs the final metrics (also put in the
+# summary) and the charts, saves the result files and finishes the run. Standard input closed
+# without a finish marks the run failed. The client's own environment applies (WANDB_API_KEY,
+# WANDB_MODE=offline, ...).
 import json
 import sys
 
 import wandb
+
+
+def finish(run, end) -> None:
+    run.config.update(end["config"], allow_val_change=True)
+    run.log(end["metrics"])
+    run.summary.update(end["metrics"])
+    for chart in end["charts"]:
+        table = wandb.Table(columns=[chart["column"], "count"], data=chart["rows"])
+        run.log({chart["key"]: wandb.plot.bar(table, chart["column"], "count", title=chart["title"])})
+    for path in end["files"]:
+        run.save(path, base_path=end["base_path"], policy="now")
+    run.finish()
 
 
 def main() -> None:
@@ -25,15 +41,15 @@ def main() -> None:
         dir=spec["dir"],
         settings=settings,
     )
-    run.log(spec["metrics"])
-    run.summary.update(spec["metrics"])
-    for chart in spec["charts"]:
-        table = wandb.Table(columns=[chart["column"], "count"], data=chart["rows"])
-        run.log({chart["key"]: wandb.plot.bar(table, chart["column"], "count", title=chart["title"])})
-    for path in spec["files"]:
-        run.save(path, base_path=spec["base_path"], policy="now")
-    print(json.dumps({"run_id": run.id, "dir": run.dir}))
-    run.finish()
+    print(json.dumps({"run_id": run.id, "dir": run.dir}), flush=True)
+    for line in sys.stdin:
+        message = json.loads(line)
+        if "log" in message:
+            run.log(message["log"])
+        elif "finish" in message:
+            finish(run, message["finish"])
+            return
+    run.finish(exit_code=1)
 
 
 if __name__ == "__main__":

@@ -221,6 +221,21 @@ pub async fn run_batch(
         .map(Arc::new),
         false => None,
     };
+    // The W&B run opens before any attempt runs: a missing client or a refused key stops the
+    // batch here, not after hours of attempts. Leaf's metrics are logged after every result.
+    let wandb = {
+        let (w, out, header) = (
+            settings.wandb.clone(),
+            plan.out.clone(),
+            plan.header.clone(),
+        );
+        tokio::task::spawn_blocking(move || {
+            super::wandb::WandbRun::start(&w, &out, &header, attempts as usize)
+        })
+        .await
+        .map_err(|e| LaunchError::Task(format!("opening the W&B run: {e}")))?
+        .map_err(|e| LaunchError::Task(format!("logging the run to Weights & Biases: {e}")))?
+    };
     let plan = Arc::new(plan);
     let mut set = tokio::task::JoinSet::new();
     for i in pending {
@@ -260,6 +275,17 @@ pub async fn run_batch(
         if let Ok((i, result)) = r {
             ran += 1;
             results[i] = Some(result);
+            if let Some(w) = &wandb {
+                let rows: Vec<super::leaf::Row> =
+                    results.iter().flatten().map(super::leaf::row).collect();
+                let so_far = super::leaf::summarize(
+                    plan.tasks.len(),
+                    keys.len(),
+                    &rows,
+                    began.elapsed().as_secs_f64(),
+                );
+                w.log(&rows, &so_far);
+            }
         }
     }
     if let Some(p) = pool.and_then(Arc::into_inner) {
@@ -315,17 +341,15 @@ pub async fn run_batch(
     super::leaf::write(&plan.out, &rows, &leaf)?;
     let report = super::report::build(&header, &all, Some(&leaf));
     report.write(&plan.out)?;
-    // Everything is on disk before the run is logged: a failure here loses no result, and the
-    // batch run again logs to the same W&B run.
-    super::wandb::log_run(
-        &settings.wandb,
-        &plan.out,
-        &header,
-        &rows,
-        &leaf,
-        attempts as usize,
-    )
-    .map_err(|e| LaunchError::Task(format!("logging the run to Weights & Biases: {e}")))?;
+    // Everything is on disk before the run is finished: a failure here loses no result, and
+    // the batch run again logs to the same W&B run.
+    if let Some(w) = wandb {
+        let (header, rows, leaf) = (header.clone(), rows.clone(), leaf.clone());
+        tokio::task::spawn_blocking(move || w.finish(&header, &rows, &leaf))
+            .await
+            .map_err(|e| LaunchError::Task(format!("finishing the W&B run: {e}")))?
+            .map_err(|e| LaunchError::Task(format!("logging the run to Weights & Biases: {e}")))?;
+    }
     progress.finish(&report.totals);
     Ok(BatchSummary {
         attempts: keys.len(),

@@ -1,11 +1,14 @@
-//! A finished batch logged to Weights & Biases as Leaf logs its runs, through the official
-//! client: Lilypad computes Leaf's metrics from `results.jsonl`'s rows ([`metrics`]:
+//! A batch logged to Weights & Biases as Leaf logs its runs, through the official client,
+//! from its start (a missing client or a refused key stops the batch before any attempt runs)
+//! to its end, Leaf's metrics logged after every result: Lilypad computes them from
+//! `results.jsonl`'s rows ([`metrics`]:
 //! `overall/completed_percent`, `overall/error_percent`, `overall/resolve_rate_percent`,
 //! `overall/unresolve_rate_percent`, `overall/pass_at_3_percent`, and per seed
 //! `seed-N/error_percent`, `seed-N/resolve_rate_percent`, `seed-N/unresolve_rate_percent`),
-//! the result and stop-reason totals as bar charts, and hands them with the run's header to
-//! `assets/wandb/log_run.py`, run with the configured Python, which logs them, saves
-//! `results.jsonl`, `summary.json` and `report.json`, and finishes the run. The run's id is
+//! and at the end the result and stop-reason totals as bar charts, and hands them with the
+//! run's header to `assets/wandb/log_run.py`, run with the configured Python for the whole
+//! batch, which logs them, saves `results.jsonl`, `summary.json` and `report.json`, and
+//! finishes the run. The run's id is
 //! kept in `wandb.json` in the output folder, so a batch run again resumes the same W&B run.
 //!
 //! Owns: the metrics, the hand-over and the run id. Does not own: the client (the user's
@@ -156,63 +159,181 @@ fn run_id(out: &Path, s: &WandbSettings) -> Result<String, WandbError> {
     Ok(id)
 }
 
-/// Log the finished batch in `out` (see the module docs); returns the run's id. Nothing is
-/// done without a project.
-pub fn log_run(
-    s: &WandbSettings,
-    out: &Path,
-    header: &serde_json::Value,
-    rows: &[Row],
-    summary: &Summary,
+/// A batch's run on W&B, open from the batch's start to its end: the bridge script running
+/// with the configured Python, fed one JSON line per message by a thread of its own (so that a
+/// slow client never holds the batch up).
+pub struct WandbRun {
+    id: String,
+    child: std::process::Child,
+    lines: Option<std::sync::mpsc::Sender<String>>,
+    writer: Option<std::thread::JoinHandle<std::io::Result<()>>>,
+    stderr: Option<std::thread::JoinHandle<String>>,
     seeds: usize,
-) -> Result<Option<String>, WandbError> {
-    let Some(project) = &s.project else {
-        return Ok(None);
-    };
-    let id = run_id(out, s)?;
-    let files: Vec<PathBuf> = ["results.jsonl", "summary.json", "report.json"]
-        .iter()
-        .map(|f| out.join(f))
-        .filter(|p| p.is_file())
-        .collect();
-    let spec = serde_json::json!({
-        "entity": s.entity, "project": project, "name": s.name, "group": s.group,
-        "tags": s.tags, "base_url": s.base_url, "run_id": id,
-        "config": header, "metrics": metrics(rows, summary, seeds), "charts": charts(rows),
-        "files": files, "base_path": out, "dir": out,
-    });
-    let tmp = tempfile::tempdir().map_err(|source| WandbError::Io {
-        what: "creating a temporary folder".into(),
-        source,
-    })?;
-    let (script, spec_path) = (tmp.path().join("log_run.py"), tmp.path().join("run.json"));
-    for (path, text) in [
-        (&script, SCRIPT.to_string()),
-        (&spec_path, spec.to_string()),
-    ] {
-        std::fs::write(path, text).map_err(|source| WandbError::Io {
-            what: format!("writing {}", path.display()),
-            source,
-        })?;
-    }
-    let python = s.python.clone().unwrap_or_else(|| PathBuf::from("python3"));
-    let out_run = std::process::Command::new(&python)
-        .arg(&script)
-        .arg(&spec_path)
-        .output()
-        .map_err(|source| WandbError::Spawn {
-            python: python.display().to_string(),
-            source,
-        })?;
-    if !out_run.status.success() {
-        let stderr = String::from_utf8_lossy(&out_run.stderr);
-        let tail: Vec<&str> = stderr.lines().rev().take(12).collect();
-        return Err(WandbError::Client {
-            code: out_run.status.code(),
-            stderr: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+    out: PathBuf,
+    /// The script and its starting spec, kept while the client runs.
+    _files: tempfile::TempDir,
+}
+
+/// The last lines of the client's standard error, for an error message.
+fn tail(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.lines().rev().take(12).collect();
+    lines.into_iter().rev().collect::<Vec<_>>().join("\n")
+}
+
+impl WandbRun {
+    /// Open the batch's run in `out` (see the module docs), with the run's `header` as its
+    /// config so far, for a batch of `seeds` attempts per task; `None` without a project.
+    /// Blocks until the client has opened the run, so that a missing client or a refused key
+    /// stops the batch before any attempt runs.
+    pub fn start(
+        s: &WandbSettings,
+        out: &Path,
+        header: &serde_json::Value,
+        seeds: usize,
+    ) -> Result<Option<Self>, WandbError> {
+        use std::io::{BufRead, Read, Write};
+        let Some(project) = &s.project else {
+            return Ok(None);
+        };
+        let id = run_id(out, s)?;
+        let spec = serde_json::json!({
+            "entity": s.entity, "project": project, "name": s.name, "group": s.group,
+            "tags": s.tags, "base_url": s.base_url, "run_id": id, "config": header, "dir": out,
         });
+        let files = tempfile::tempdir().map_err(|source| WandbError::Io {
+            what: "creating a temporary folder".into(),
+            source,
+        })?;
+        let (script, spec_path) = (
+            files.path().join("log_run.py"),
+            files.path().join("run.json"),
+        );
+        for (path, text) in [
+            (&script, SCRIPT.to_string()),
+            (&spec_path, spec.to_string()),
+        ] {
+            std::fs::write(path, text).map_err(|source| WandbError::Io {
+                what: format!("writing {}", path.display()),
+                source,
+            })?;
+        }
+        let python = s.python.clone().unwrap_or_else(|| PathBuf::from("python3"));
+        let mut child = std::process::Command::new(&python)
+            .arg(&script)
+            .arg(&spec_path)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|source| WandbError::Spawn {
+                python: python.display().to_string(),
+                source,
+            })?;
+        // Read apart, or a chatty client could fill the pipe and stall.
+        let stderr = child.stderr.take().map(|mut e| {
+            std::thread::spawn(move || {
+                let mut text = String::new();
+                let _ = e.read_to_string(&mut text);
+                text
+            })
+        });
+        let mut ready = String::new();
+        if let Some(stdout) = child.stdout.take() {
+            let _ = std::io::BufReader::new(stdout).read_line(&mut ready);
+        }
+        if ready.trim().is_empty() {
+            let code = child.wait().ok().and_then(|s| s.code());
+            let text = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
+            return Err(WandbError::Client {
+                code,
+                stderr: tail(&text),
+            });
+        }
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        let mut stdin = child.stdin.take();
+        let writer = std::thread::spawn(move || {
+            for line in rx {
+                if let Some(w) = stdin.as_mut() {
+                    w.write_all(line.as_bytes())?;
+                    w.write_all(b"\n")?;
+                    w.flush()?;
+                }
+            }
+            // Dropping standard input here tells the client no more lines come.
+            Ok(())
+        });
+        Ok(Some(Self {
+            id,
+            child,
+            lines: Some(tx),
+            writer: Some(writer),
+            stderr,
+            seeds,
+            out: out.to_path_buf(),
+            _files: files,
+        }))
     }
-    Ok(Some(id))
+
+    /// Log Leaf's metrics over the results so far (`rows`, summarised as `summary`). A client
+    /// that has stopped is not waited for: [`Self::finish`] reports it.
+    pub fn log(&self, rows: &[Row], summary: &Summary) {
+        let line = serde_json::json!({ "log": metrics(rows, summary, self.seeds) });
+        if let Some(tx) = &self.lines {
+            let _ = tx.send(line.to_string());
+        }
+    }
+
+    /// Finish the run with the batch's final `header`, metrics and charts, saving the result
+    /// files; waits for the client. Returns the run's id.
+    pub fn finish(
+        mut self,
+        header: &serde_json::Value,
+        rows: &[Row],
+        summary: &Summary,
+    ) -> Result<String, WandbError> {
+        let files: Vec<PathBuf> = ["results.jsonl", "summary.json", "report.json"]
+            .iter()
+            .map(|f| self.out.join(f))
+            .filter(|p| p.is_file())
+            .collect();
+        let end = serde_json::json!({ "finish": {
+            "config": header, "metrics": metrics(rows, summary, self.seeds),
+            "charts": charts(rows), "files": files, "base_path": self.out,
+        }});
+        if let Some(tx) = self.lines.take() {
+            let _ = tx.send(end.to_string());
+        }
+        let written = self.writer.take().map(|h| h.join());
+        let status = self.child.wait().map_err(|source| WandbError::Io {
+            what: "waiting for the W&B client".into(),
+            source,
+        })?;
+        let text = self
+            .stderr
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default();
+        let lost = matches!(written, Some(Ok(Err(_))) | Some(Err(_)));
+        if !status.success() || lost {
+            return Err(WandbError::Client {
+                code: status.code(),
+                stderr: tail(&text),
+            });
+        }
+        Ok(self.id.clone())
+    }
+}
+
+impl Drop for WandbRun {
+    /// A run dropped unfinished (the batch failed): standard input closes, and the client
+    /// marks the run failed and exits; it is waited for so that no process is left behind.
+    fn drop(&mut self) {
+        self.lines.take();
+        if let Some(h) = self.writer.take() {
+            let _ = h.join();
+        }
+        let _ = self.child.wait();
+    }
 }
 
 #[cfg(test)]

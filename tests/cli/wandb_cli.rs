@@ -1,6 +1,7 @@
 //! `lilypad run --wandb ENTITY/PROJECT` logs a batch to Weights & Biases through the official
 //! client, in its offline mode (no network here): two tasks, two attempts each, one task fixed
-//! and one not; the offline run read back holds Leaf's metrics, the run's header as config,
+//! and one not; the offline run read back holds Leaf's metrics (logged after each result and
+//! at the end), the run's header as config,
 //! and the saved `results.jsonl` and `summary.json`; a second run of the same batch logs to the
 //! same W&B run. Needs the client (scripts/fetch-test-wandb.sh, LILYPAD_TEST_WANDB_PYTHON):
 //! without it the test skips loudly, unless LILYPAD_TEST_STRICT=1, where it fails.
@@ -150,6 +151,20 @@ fn a_batch_is_logged_to_wandb_offline_with_leafs_metrics_and_files() {
     assert_eq!(summary["overall/pass_at_3_percent"], 100.0);
     assert_eq!(summary["seed-0/resolve_rate_percent"], 100.0);
     assert_eq!(summary["seed-1/resolve_rate_percent"], 0.0);
+    // Leaf's metrics were logged after every result (the jobs completed so far, one more each
+    // time), then once more at the end.
+    let completed: Vec<f64> = back["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["overall/completed_percent"].as_f64())
+        .collect();
+    assert_eq!(
+        completed,
+        vec![25.0, 50.0, 75.0, 100.0, 100.0],
+        "{}",
+        back["history"]
+    );
     assert_eq!(back["config"]["max_attempts"], 1, "{}", back["config"]);
     assert_eq!(back["config"]["attempts"], 2);
     let saved = back["files"].as_array().unwrap();
@@ -172,4 +187,53 @@ fn a_batch_is_logged_to_wandb_offline_with_leafs_metrics_and_files() {
     let state2: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("wandb.json")).unwrap()).unwrap();
     assert_eq!(state2["run_id"], id.as_str());
+}
+
+#[test]
+fn a_missing_client_stops_the_batch_before_any_attempt_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = git_repo(
+        &tmp.path().join("repo"),
+        &[("src/app.py", "def f():\n    return 1\n")],
+    );
+    let tasks = tmp.path().join("tasks.jsonl");
+    std::fs::write(
+        &tasks,
+        format!(
+            "{}\n",
+            serde_json::json!({"instance_id": "t1", "task": "make f return 2", "repo": repo})
+        ),
+    )
+    .unwrap();
+    let script = tmp.path().join("fix.txt");
+    std::fs::write(&script, fix_script(2)).unwrap();
+    let python = tmp.path().join("no-such-python");
+    std::fs::write(
+        tmp.path().join("config.toml"),
+        format!("[wandb]\npython = \"{}\"\n", python.display()),
+    )
+    .unwrap();
+    let out = tmp.path().join("batch");
+    let run = Command::new(env!("CARGO_BIN_EXE_lilypad"))
+        .env("LILYPAD_CONFIG", tmp.path().join("config.toml"))
+        .env("XDG_CONFIG_HOME", tmp.path().join("xdg"))
+        .env("LILYPAD_SESSION_DIR", tmp.path().join("sessions"))
+        .env_remove("LILYPAD_MODEL")
+        .args(["run", "--sandbox", "host", "--allow-host"])
+        .arg("--tasks")
+        .arg(&tasks)
+        .arg("--engine")
+        .arg(format!("script:{}", script.display()))
+        .args(["--wandb", "acme/evals"])
+        .arg("--out")
+        .arg(&out)
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success(), "{stderr}");
+    assert!(stderr.contains("no-such-python"), "{stderr}");
+    assert!(stderr.contains("[wandb] python"), "{stderr}");
+    // No attempt ran: nothing was recorded for the task.
+    assert!(!out.join("results/t1").exists(), "{stderr}");
 }
