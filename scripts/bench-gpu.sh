@@ -12,8 +12,12 @@
 # than CUDA 13.0 needs, no CUDA 13 libraries).
 #
 # Usage: scripts/bench-gpu.sh [DIST] [PEAK_GB_PER_S]
-#   DIST: the directory build-cuda.sh printed (`lilypad` and llama.cpp's libraries); default
-#   $LILYPAD_CUDA_DIST, else dist-cuda/ in the repository.
+#   DIST: the directory build-cuda.sh printed (`lilypad` and llama.cpp's libraries), or that
+#   directory packed as a .tar.zst (unpacked into a temporary directory first); default
+#   $LILYPAD_CUDA_DIST, else dist-cuda/ in the repository. To carry it to a machine with a
+#   small upload limit, build one architecture (CUDA_ARCHS=90-real scripts/build-cuda.sh) and
+#   pack it: `tar -C dist-cuda -cf - . | zstd -19 -o dist-cuda.tar.zst` (all three
+#   architectures packed came to 69 MB here).
 #   PEAK_GB_PER_S: the GPU's data-sheet memory bandwidth (default: from the GPU's name in the
 #   short table below: H200 4800, H100 SXM 3350, A100 80GB 2039, L40S 864, B200 8000).
 # Environment: CUDA_LIBS (a directory holding the CUDA 13 libraries, searched first),
@@ -67,6 +71,12 @@ else
   say "vulkan: no NVIDIA ICD"
 fi
 say "CPU: $(nproc) cores; $(free -g | awk '/Mem:/ {print $2}') GiB"
+case $dist in
+  *.tar.zst)
+    unpacked=$(mktemp -d)
+    zstd -dc "$dist" | tar -xf - -C "$unpacked" || { say "cannot unpack $dist"; exit 2; }
+    dist=$unpacked ;;
+esac
 if [ ! -x "$dist/lilypad" ]; then
   say "no binary at $dist/lilypad: run scripts/build-cuda.sh on the build machine and carry its output"
   exit 2

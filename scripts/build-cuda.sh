@@ -70,7 +70,15 @@ export CARGO_TARGET_DIR="$cache/target" CCACHE_DIR="${CCACHE_DIR:-$cache/ccache}
 . scripts/ccache-env.sh
 # llama.cpp's CMake reads CMAKE_CUDA_ARCHITECTURES from CUDAARCHS when it is not set.
 export CUDAARCHS="$archs" LLAMA_BUILD_SHARED_LIBS=1 CMAKE_CUDA_COMPILER_LAUNCHER=ccache
-export RUSTFLAGS="${RUSTFLAGS:-} -C link-arg=-Wl,-rpath,\$ORIGIN"
+# DT_RPATH, not RUNPATH (--disable-new-dtags): it also serves the libraries' own dependencies
+# (libggml.so.0 needs libggml-cpu.so.0 and libggml-cuda.so.0 from the same directory).
+export RUSTFLAGS="${RUSTFLAGS:-} -C link-arg=-Wl,--disable-new-dtags,-rpath,\$ORIGIN"
+# llama-cpp-sys-2 links llama.cpp's libraries into release/ (and deps/, examples/) by name;
+# when the build directory changes, the links from the last build dangle and its build script
+# fails on them ("File exists"): they are only copies, so they go first.
+for d in "$CARGO_TARGET_DIR"/release "$CARGO_TARGET_DIR"/release/deps "$CARGO_TARGET_DIR"/release/examples; do
+  rm -f "$d"/libllama*.so* "$d"/libggml*.so*
+done
 echo "build-cuda: building for CUDA architectures $archs" >&2
 nice -n 19 cargo build --release --locked --features cuda-no-vmm >&2
 
@@ -78,7 +86,10 @@ nice -n 19 cargo build --release --locked --features cuda-no-vmm >&2
 dist="${LILYPAD_CUDA_DIST:-$repo/dist-cuda}"
 mkdir -p "$dist" && rm -f "$dist"/lilypad "$dist"/lib*.so*
 cp "$CARGO_TARGET_DIR/release/lilypad" "$dist/"
-cp "$CARGO_TARGET_DIR"/release/lib*.so* "$dist/"
+# llama.cpp's libraries under the names the binary asks for (libllama.so.0, ...), from the
+# crate's build directory (the links cargo leaves in release/ point at files it does not copy).
+libdir=$(dirname "$(ls -t "$CARGO_TARGET_DIR"/release/build/llama-cpp-sys-2-*/out/lib/libllama.so.0 | head -n1)")
+for f in "$libdir"/lib*.so.0; do cp -L "$f" "$dist/"; done
 elapsed=$(( $(date +%s) - started ))
 
 # 4. Proof that it runs here, where there is no GPU: doctor loads every library and asks
@@ -92,5 +103,5 @@ if ! echo "$report" | grep -q "gpu offload     compiled in (cuda)"; then
 fi
 echo "build-cuda: built in ${elapsed}s; sizes:" >&2
 du -sh "$dist"/* | sort -h >&2
-ldd "$dist/libggml-cuda.so" | grep -E "cud|cublas" >&2 || true
+echo "build-cuda: libggml-cuda.so.0 needs at run time: $(readelf -d "$dist/libggml-cuda.so.0" | sed -n 's/.*NEEDED.*\[\(lib\(cudart\|cublas\)[^]]*\)\].*/\1/p' | tr '\n' ' ')" >&2
 echo "LILYPAD_CUDA_DIST=$dist"
