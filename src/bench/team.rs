@@ -57,6 +57,14 @@ fn render(history: &[(String, String)], next: &str, conversation: usize) -> Stri
     p
 }
 
+/// A server's answer without the figures a served request has.
+fn refused(server: &str, answer: &serde_json::Value) -> BenchError {
+    BenchError::Io {
+        what: "a request of the team bench",
+        source: std::io::Error::other(format!("{server} answered without its figures: {answer}")),
+    }
+}
+
 fn http(e: impl std::error::Error + Send + Sync + 'static) -> BenchError {
     BenchError::Io {
         what: "a request of the team bench",
@@ -212,7 +220,10 @@ pub fn run(
                 )
                 .await?;
                 let u = &v["usage"];
-                let prompt_tokens = u["prompt_tokens"].as_u64().unwrap_or(0) as usize;
+                let prompt_tokens = u["prompt_tokens"]
+                    .as_u64()
+                    .ok_or_else(|| refused("lilypad serve", &v))?
+                    as usize;
                 let cached = u["prompt_tokens_details"]["cached_tokens"]
                     .as_u64()
                     .unwrap_or(0) as usize;
@@ -223,6 +234,10 @@ pub fn run(
         }))?
     };
     // The peer's side.
+    // Each of the four slots gets as much context as Lilypad's whole engine (`-c` four times
+    // over): with `ctx` shared, the late turns of four conversations at once do not fit, and
+    // llama-server refuses them ("Context size has been exceeded"), where Lilypad parks the
+    // conversations that do not fit.
     let extra: Vec<String> = [
         "-np",
         "4",
@@ -238,7 +253,7 @@ pub fn run(
         program,
         path,
         threads,
-        ctx,
+        ctx * 4,
         &extra,
         &dir.join("team-llama-server.log"),
     )?;
@@ -253,7 +268,12 @@ pub fn run(
                     "temperature": 0, "top_k": 1,
                 });
                 let v = post(&client, &format!("{url}/completion"), None, &body).await?;
-                let evaluated = v["timings"]["prompt_n"].as_u64().unwrap_or(0) as usize;
+                // A refused request (a prompt past the context) has no timings: an error, not
+                // a request that cost nothing.
+                let evaluated = v["timings"]["prompt_n"]
+                    .as_u64()
+                    .ok_or_else(|| refused("llama-server", &v))?
+                    as usize;
                 let text = v["content"].as_str().unwrap_or("").to_string();
                 let made = v["timings"]["predicted_n"].as_u64().unwrap_or(0) as usize;
                 Ok((evaluated, text, made))
@@ -272,7 +292,8 @@ pub fn run(
             name: format!("serve: prompt tokens evaluated per new prompt token, {what}"),
             value: per_new(&ours),
             unit: "tokens/token".into(),
-            baseline: "llama-server -np 4 (prompt cache, 128 checkpoints), same workload".into(),
+            baseline: "llama-server -np 4, each slot Lilypad's whole context (prompt cache, 128 checkpoints), same workload"
+                .into(),
             baseline_value: per_new(&theirs),
             ratio: per_new(&ours) / per_new(&theirs).max(1e-9),
             better: "lower".into(),
@@ -283,7 +304,7 @@ pub fn run(
             name: format!("serve: aggregate throughput (wall time), {what}"),
             value: ours.completion as f64 / ours.seconds.max(1e-9),
             unit: "tok/s".into(),
-            baseline: "llama-server -np 4, same workload".into(),
+            baseline: "llama-server -np 4, each slot Lilypad's whole context, same workload".into(),
             baseline_value: theirs.completion as f64 / theirs.seconds.max(1e-9),
             ratio: theirs.seconds / ours.seconds.max(1e-9),
             better: "higher".into(),
