@@ -7,10 +7,10 @@
 //!
 //! Owns: this comparison. Does not own: the workload (`super::team`) or the server.
 
-use super::team::{drive, post, Load, Side};
+use super::team::{drive, listen, post, served_model, Load, Side};
 use super::{BenchError, Figure};
 use crate::engine::{EngineHandle, EngineSettings};
-use crate::serve::{Replica, Replicas, ServeSettings, ServedModel, Server};
+use crate::serve::{Replica, Replicas, ServeSettings, Server};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -28,16 +28,8 @@ fn side(
         let s = crate::launch::devices::engine_settings(es, &gpus, i, count);
         engines.push(Arc::new(super::engine_runs::load(path, &s)?));
     }
-    let replica = |engine: &Arc<EngineHandle>| -> Result<Replica, BenchError> {
-        let dyn_engine: Arc<dyn crate::engine::Engine> = engine.clone();
-        let model = ServedModel::new(
-            dyn_engine,
-            &crate::prompt::PromptSettings::default(),
-            engine.model().chat_template.clone(),
-        )
-        .map_err(|e| BenchError::Attempts(Box::new(e)))?;
-        Ok(Replica::new(model))
-    };
+    let replica =
+        |engine: &Arc<EngineHandle>| Ok::<_, BenchError>(Replica::new(served_model(engine)?));
     let mut all = engines
         .iter()
         .map(replica)
@@ -55,16 +47,8 @@ fn side(
         },
         es,
     );
-    let listener = rt
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .map_err(super::suite::io("binding a port"))?;
-    let url = format!(
-        "http://{}/v1/completions",
-        listener
-            .local_addr()
-            .map_err(super::suite::io("reading the port"))?
-    );
-    let serving = rt.spawn(crate::serve::serve(listener, Arc::new(server)));
+    let (base, serving) = listen(rt, server)?;
+    let url = format!("{base}/v1/completions");
     let client = reqwest::Client::new();
     let max = load.max_tokens;
     let result = rt.block_on(drive(load, engines[0].clone(), move |c, prompt| {

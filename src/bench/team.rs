@@ -10,9 +10,10 @@
 //! conversation; the peer's `/completion` with `cache_prompt`), so the chat template plays no
 //! part. Owns: the workload and its arithmetic. Does not own: the servers.
 
-use super::peers::server::Server;
+use super::peers::server::Server as PeerServer;
 use super::{BenchError, Figure};
 use crate::engine::{EngineHandle, EngineSettings};
+use crate::serve::{ServedModel, Server};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -96,6 +97,38 @@ pub(super) async fn post(
     serde_json::from_slice(&bytes).map_err(http)
 }
 
+/// The engine served as `lilypad serve` serves it (the default prompt settings).
+pub(super) fn served_model(engine: &Arc<EngineHandle>) -> Result<ServedModel, BenchError> {
+    let dyn_engine: Arc<dyn crate::engine::Engine> = engine.clone();
+    ServedModel::new(
+        dyn_engine,
+        &crate::prompt::PromptSettings::default(),
+        engine.model().chat_template.clone(),
+    )
+    .map_err(|e| BenchError::Attempts(Box::new(e)))
+}
+
+/// `server` listening on a free loopback port: its `http://ADDR` and the task serving it.
+pub(super) fn listen(
+    rt: &tokio::runtime::Runtime,
+    server: Server,
+) -> Result<
+    (
+        String,
+        tokio::task::JoinHandle<Result<(), crate::serve::ServeError>>,
+    ),
+    BenchError,
+> {
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .map_err(super::suite::io("binding a port"))?;
+    let addr = listener
+        .local_addr()
+        .map_err(super::suite::io("reading the port"))?;
+    let serving = rt.spawn(crate::serve::serve(listener, Arc::new(server)));
+    Ok((format!("http://{addr}"), serving))
+}
+
 /// One side: every conversation on its own task; `ask` sends one prompt and returns (prompt
 /// tokens evaluated, completion text, completion tokens).
 pub(super) async fn drive<F, Fut>(
@@ -177,15 +210,8 @@ pub fn run(
         load.conversations, load.turns
     );
     // Lilypad's side, in process.
-    let dyn_engine: Arc<dyn crate::engine::Engine> = engine.clone();
-    let backend = crate::serve::ServedModel::new(
-        dyn_engine,
-        &crate::prompt::PromptSettings::default(),
-        engine.model().chat_template.clone(),
-    )
-    .map_err(|e| BenchError::Attempts(Box::new(e)))?;
     let server = crate::serve::Server::new(
-        backend,
+        served_model(&engine)?,
         "bench".into(),
         &crate::serve::ServeSettings {
             parallel: Some(load.conversations),
@@ -193,16 +219,7 @@ pub fn run(
         },
         &s,
     );
-    let listener = rt
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .map_err(super::suite::io("binding a port"))?;
-    let url = format!(
-        "http://{}",
-        listener
-            .local_addr()
-            .map_err(super::suite::io("reading the port"))?
-    );
-    rt.spawn(crate::serve::serve(listener, Arc::new(server)));
+    let (url, _serving) = listen(&rt, server)?;
     let client = reqwest::Client::new();
     let ours = {
         let (client, url, max) = (client.clone(), url.clone(), load.max_tokens);
@@ -249,7 +266,7 @@ pub fn run(
     .iter()
     .map(|a| a.to_string())
     .collect();
-    let peer = Server::start(
+    let peer = PeerServer::start(
         program,
         path,
         threads,
