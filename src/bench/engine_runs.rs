@@ -661,6 +661,24 @@ pub(super) fn sequences(
     eprintln!("bench sequences: lilypad serve, 4 clients together and one at a time...");
     let s = super::sequences::serve(engine, 4, tokens as u32)?;
     report.figures.push(s.figure());
+    Ok(())
+}
+
+/// `team`: serving a team on the bench model: `lilypad serve --replicas 2` against one replica,
+/// then `lilypad serve` against `llama-server` (when found) on the same agent-shaped workload.
+pub(super) fn team(
+    opts: &Options,
+    settings: &EngineSettings,
+    dir: &Path,
+    threads: u32,
+    report: &mut Report,
+) -> Result<(), BenchError> {
+    let embd = if opts.quick {
+        opts.embd.min(64)
+    } else {
+        opts.embd
+    };
+    let path = model_path(opts, dir, embd)?;
     report
         .figures
         .push(super::replicas::run(&path, settings, threads, opts.quick)?);
@@ -674,7 +692,7 @@ pub(super) fn sequences(
             opts.quick,
         )?),
         None => report.notes.push(
-            "sequences: llama-server not found (--llama-tools or LILYPAD_LLAMA_TOOLS_DIR): serving a team not compared with it".into(),
+            "team: llama-server not found (--llama-tools or LILYPAD_LLAMA_TOOLS_DIR): serving a team not compared with it".into(),
         ),
     }
     Ok(())

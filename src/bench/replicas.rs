@@ -104,7 +104,7 @@ pub fn run(
     let two = side(&rt, path, &s, 2, load)?;
     let rate = |x: &Side| x.completion as f64 / x.seconds.max(1e-9);
     Ok(Figure {
-        bench: "sequences".into(),
+        bench: "team".into(),
         name: format!(
             "serve: 2 replicas, {} threads in all, {} conversations x {} growing turns, aggregate completion tokens/s",
             s.threads, load.conversations, load.turns

@@ -46,6 +46,9 @@ pub enum Which {
     /// Aggregate decode speed of 1, 2, 4 and 8 sequences together, and `lilypad serve` with 4
     /// concurrent clients against one at a time
     Sequences,
+    /// Serving a team: `lilypad serve` against `llama-server` on 16 concurrent agent-shaped
+    /// conversations, and 2 replicas against 1
+    Team,
     /// A scripted batch's attempts per hour with 1, 2 and 4 pods at a time against Docker
     Batch,
 }
@@ -187,6 +190,9 @@ pub fn run(opts: &Options, settings: &EngineSettings) -> Result<Output, BenchErr
     }
     if matches!(opts.which, Which::Sequences | Which::All) {
         engine_runs::sequences(opts, settings, dir.path(), threads, &mut report)?;
+    }
+    if matches!(opts.which, Which::Team | Which::All) {
+        engine_runs::team(opts, settings, dir.path(), threads, &mut report)?;
     }
     if matches!(opts.which, Which::Ui | Which::All) {
         ui(opts, &mut report)?;

@@ -305,7 +305,7 @@ pub fn run(
     );
     Ok(vec![
         Figure {
-            bench: "sequences".into(),
+            bench: "team".into(),
             name: format!("serve: prompt tokens evaluated per new prompt token, {what}"),
             value: per_new(&ours),
             unit: "tokens/token".into(),
@@ -317,7 +317,7 @@ pub fn run(
             target: Some(0.5),
         },
         Figure {
-            bench: "sequences".into(),
+            bench: "team".into(),
             name: format!("serve: aggregate throughput (wall time), {what}"),
             value: ours.completion as f64 / ours.seconds.max(1e-9),
             unit: "tok/s".into(),

@@ -103,6 +103,9 @@ pub enum WhichArg {
     /// Aggregate decode speed of 1, 2, 4 and 8 sequences together (the bench model), and
     /// `lilypad serve` with 4 concurrent clients against the same requests one at a time
     Sequences,
+    /// Serving a team: `lilypad serve` against llama-server (with --llama-tools) on 16
+    /// conversations of 10 growing turns from concurrent clients, and `--replicas 2` against 1
+    Team,
     /// A scripted research batch (`lilypad run --tasks`): attempts per hour with 1, 2 and 4
     /// pods at a time against as many Docker containers, and the wait from one attempt's end
     /// to the next attempt's first turn (`--image`, `--kubeconfig` as for sessions)
@@ -124,6 +127,7 @@ impl From<WhichArg> for bench::Which {
             WhichArg::Mtp => bench::Which::Mtp,
             WhichArg::Logprobs => bench::Which::Logprobs,
             WhichArg::Sequences => bench::Which::Sequences,
+            WhichArg::Team => bench::Which::Team,
             WhichArg::Batch => bench::Which::Batch,
         }
     }

@@ -36,6 +36,7 @@ fn bench_all_quick_reports_every_figure_with_a_baseline() {
         "engine",
         "tools",
         "sequences",
+        "team",
         "attempts",
     ] {
         assert!(benches.contains(&b), "{b} missing from {benches:?}");
@@ -302,14 +303,30 @@ fn bench_measures_the_engine_against_llama_cpps_own_programs() {
     }
 
     // Two replicas of `lilypad serve` against one, the threads shared between them.
-    let two = named(&seq, "serve: 2 replicas");
-    assert_eq!(two.len(), 1, "{seq}");
+    let team = with("team");
+    let two = named(&team, "serve: 2 replicas");
+    assert_eq!(two.len(), 1, "{team}");
     assert_eq!(
         two[0]["baseline"], "1 replica with every thread, same workload, same run",
         "{}",
         two[0]
     );
     ratio_is_sane(&two[0]);
+    // `lilypad serve` against llama-server on the same conversations: both read each new
+    // prompt token about once, and both served every request with its figures.
+    for part in [
+        "serve: prompt tokens evaluated per new prompt token",
+        "serve: aggregate throughput (wall time)",
+    ] {
+        let f = named(&team, part);
+        assert_eq!(f.len(), 1, "{part}: {team}");
+        ratio_is_sane(&f[0]);
+    }
+    let evaluated = &named(&team, "evaluated per new prompt token")[0];
+    for key in ["value", "baseline_value"] {
+        let n = evaluated[key].as_f64().unwrap();
+        assert!((0.9..1.5).contains(&n), "{key}: {evaluated}");
+    }
 
     // Resuming a saved session against llama-server's slot save and restore: both read only
     // the tokens after what they restored.
