@@ -358,10 +358,18 @@ fn model_file(
         writeln!(out, "                note: Lilypad's prompt format targets qwen35 (FrogNano-4B); other architectures may not follow it")?;
     }
     let mib = kv_bytes_per_token(&f) * u64::from(ctx) / (1 << 20);
-    writeln!(
-        out,
-        "context         {ctx} tokens (attention cache about {mib} MiB, shared by the sequences)"
-    )?;
+    if e.kv_unified {
+        writeln!(
+            out,
+            "context         {ctx} tokens (attention cache about {mib} MiB, shared by the sequences)"
+        )?;
+    } else {
+        writeln!(
+            out,
+            "context         {ctx} tokens per sequence (an attention cache each, about {mib} MiB, {} MiB in all; --no-kv-unified)",
+            mib * u64::from(sequences)
+        )?;
+    }
     let each = recurrent_bytes_per_sequence(&f);
     // With MTP drafting, each sequence keeps a state per draft token too, to cut rejected
     // drafts back.

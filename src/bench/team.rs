@@ -4,7 +4,9 @@
 //! message of a tool result's size after the conversation so far, the model's own short greedy
 //! replies kept, all conversations at once from concurrent HTTP clients. Per side: prompt tokens
 //! the server evaluated per new prompt token (Lilypad's from `usage.prompt_tokens_details.
-//! cached_tokens`, the peer's `timings.prompt_n`), and the aggregate wall time.
+//! cached_tokens`, the peer's `timings.prompt_n`), and the aggregate wall time, Lilypad's
+//! with its default shared attention cache and with one per sequence (`--no-kv-unified`,
+//! the layout of the peer's slots).
 //!
 //! Both sides read the same rendered text (`/v1/completions` with `X-Session-ID` per
 //! conversation; the peer's `/completion` with `cache_prompt`), so the chat template plays no
@@ -178,6 +180,56 @@ where
     Ok(total)
 }
 
+/// Lilypad's side: `engine` served in process as `lilypad serve` serves it, each conversation
+/// sticky by `X-Session-ID`.
+fn serve_side(
+    rt: &tokio::runtime::Runtime,
+    client: &reqwest::Client,
+    engine: &Arc<EngineHandle>,
+    load: Load,
+    s: &EngineSettings,
+) -> Result<Side, BenchError> {
+    let server = crate::serve::Server::new(
+        served_model(engine)?,
+        "bench".into(),
+        &crate::serve::ServeSettings {
+            parallel: Some(load.conversations),
+            ..Default::default()
+        },
+        s,
+    );
+    let (url, serving) = listen(rt, server)?;
+    let (client, max) = (client.clone(), load.max_tokens);
+    let side = rt.block_on(drive(load, engine.clone(), move |c, prompt| {
+        let (client, url) = (client.clone(), url.clone());
+        async move {
+            let body = serde_json::json!({
+                "model": "bench", "prompt": prompt, "max_tokens": max, "temperature": 0,
+            });
+            let v = post(
+                &client,
+                &format!("{url}/v1/completions"),
+                Some(format!("conversation-{c}")),
+                &body,
+            )
+            .await?;
+            let u = &v["usage"];
+            let prompt_tokens = u["prompt_tokens"]
+                .as_u64()
+                .ok_or_else(|| refused("lilypad serve", &v))?
+                as usize;
+            let cached = u["prompt_tokens_details"]["cached_tokens"]
+                .as_u64()
+                .unwrap_or(0) as usize;
+            let text = v["choices"][0]["text"].as_str().unwrap_or("").to_string();
+            let made = u["completion_tokens"].as_u64().unwrap_or(0) as usize;
+            Ok((prompt_tokens - cached.min(prompt_tokens), text, made))
+        }
+    }));
+    serving.abort();
+    side
+}
+
 /// Measure (see the module docs) on the model at `path` against `program` (llama-server).
 pub fn run(
     path: &Path,
@@ -206,49 +258,20 @@ pub fn run(
     s.gpu_layers = Some(0);
     let engine = Arc::new(super::engine_runs::load(path, &s)?);
     eprintln!(
-        "bench sequences: {} conversations of {} turns, lilypad serve against llama-server -np 4...",
+        "bench team: {} conversations of {} turns, lilypad serve against llama-server -np 4...",
         load.conversations, load.turns
     );
-    // Lilypad's side, in process.
-    let server = crate::serve::Server::new(
-        served_model(&engine)?,
-        "bench".into(),
-        &crate::serve::ServeSettings {
-            parallel: Some(load.conversations),
-            ..Default::default()
-        },
-        &s,
-    );
-    let (url, _serving) = listen(&rt, server)?;
     let client = reqwest::Client::new();
-    let ours = {
-        let (client, url, max) = (client.clone(), url.clone(), load.max_tokens);
-        rt.block_on(drive(load, engine.clone(), move |c, prompt| {
-            let (client, url) = (client.clone(), url.clone());
-            async move {
-                let body = serde_json::json!({
-                    "model": "bench", "prompt": prompt, "max_tokens": max, "temperature": 0,
-                });
-                let v = post(
-                    &client,
-                    &format!("{url}/v1/completions"),
-                    Some(format!("conversation-{c}")),
-                    &body,
-                )
-                .await?;
-                let u = &v["usage"];
-                let prompt_tokens = u["prompt_tokens"]
-                    .as_u64()
-                    .ok_or_else(|| refused("lilypad serve", &v))?
-                    as usize;
-                let cached = u["prompt_tokens_details"]["cached_tokens"]
-                    .as_u64()
-                    .unwrap_or(0) as usize;
-                let text = v["choices"][0]["text"].as_str().unwrap_or("").to_string();
-                let made = u["completion_tokens"].as_u64().unwrap_or(0) as usize;
-                Ok((prompt_tokens - cached.min(prompt_tokens), text, made))
-            }
-        }))?
+    let ours = serve_side(&rt, &client, &engine, load, &s)?;
+    // The same with an attention cache per sequence, as the peer's slots have: each of the 4
+    // sequences `ctx` tokens, the peer's memory exactly.
+    let split = {
+        let s = EngineSettings {
+            kv_unified: false,
+            ..s.clone()
+        };
+        let engine = Arc::new(super::engine_runs::load(path, &s)?);
+        serve_side(&rt, &client, &engine, load, &s)?
     };
     // The peer's side.
     // Each of the four slots gets as much context as Lilypad's whole engine (`-c` four times
@@ -324,6 +347,19 @@ pub fn run(
             baseline: "llama-server -np 4, each slot Lilypad's whole context, same workload".into(),
             baseline_value: theirs.completion as f64 / theirs.seconds.max(1e-9),
             ratio: theirs.seconds / ours.seconds.max(1e-9),
+            better: "higher".into(),
+            target: Some(1.0),
+        },
+        Figure {
+            bench: "team".into(),
+            name: format!(
+                "serve --no-kv-unified (an attention cache per sequence, as the peer's slots): aggregate throughput (wall time), {what}"
+            ),
+            value: split.completion as f64 / split.seconds.max(1e-9),
+            unit: "tok/s".into(),
+            baseline: "llama-server -np 4, each slot Lilypad's whole context, same workload".into(),
+            baseline_value: theirs.completion as f64 / theirs.seconds.max(1e-9),
+            ratio: theirs.seconds / split.seconds.max(1e-9),
             better: "higher".into(),
             target: Some(1.0),
         },

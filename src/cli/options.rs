@@ -34,6 +34,13 @@ pub struct EngineArgs {
     /// How the model is split over several GPUs: layer (default), row, none
     #[arg(long, global = true, value_name = "layer|row|none")]
     pub split_mode: Option<crate::engine::SplitMode>,
+    /// One attention cache of --ctx tokens shared by all sequences (the default)
+    #[arg(long, global = true, overrides_with = "no_kv_unified")]
+    pub kv_unified: bool,
+    /// Each sequence its own attention cache of --ctx tokens: faster with several long
+    /// conversations at once (`serve`, batches), at sequences times the memory
+    #[arg(long, global = true, overrides_with = "kv_unified")]
+    pub no_kv_unified: bool,
     /// GPU devices to use, by llama.cpp's device index, comma-separated [default: all]
     #[arg(long, global = true, value_delimiter = ',', value_name = "N,...")]
     pub device: Vec<usize>,
@@ -94,6 +101,11 @@ impl From<&EngineArgs> for Overrides {
             flash_attention: a.flash_attn,
             cache_type: a.cache_type,
             split_mode: a.split_mode,
+            kv_unified: match (a.kv_unified, a.no_kv_unified) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            },
             devices: a.device.clone(),
             mtp: a.mtp,
             draft_tokens: a.draft_tokens,

@@ -69,6 +69,8 @@ pub struct Overrides {
     pub cache_type: Option<crate::engine::CacheType>,
     /// How the model is split over several GPUs
     pub split_mode: Option<crate::engine::SplitMode>,
+    /// One attention cache shared by all sequences (`true`) or one per sequence (`false`)
+    pub kv_unified: Option<bool>,
     /// GPU devices to use, by index (empty: not given)
     pub devices: Vec<usize>,
     /// Drafting with the model file's MTP layer (`auto`, `on`, `off`)
@@ -353,6 +355,9 @@ impl Settings {
         if let Some(v) = f.split_mode {
             e.split_mode = v;
         }
+        if let Some(v) = f.kv_unified {
+            e.kv_unified = v;
+        }
         if !f.devices.is_empty() {
             e.devices.clone_from(&f.devices);
         }
@@ -607,6 +612,20 @@ mod tests {
         assert_eq!(s.engine.split_mode, SplitMode::Row, "not given: kept");
         assert_eq!(s.engine.devices, vec![0, 2]);
         assert!(toml::from_str::<Settings>("[engine]\ncache_type_k = \"q3\"\n").is_err());
+    }
+
+    #[test]
+    fn the_attention_cache_layout_comes_from_the_file_and_flags() {
+        assert!(Settings::default().engine.kv_unified, "unified by default");
+        let mut s: Settings = toml::from_str("[engine]\nkv_unified = false\n").unwrap();
+        assert!(!s.engine.kv_unified);
+        s.apply_flags(&Overrides::default());
+        assert!(!s.engine.kv_unified, "not given: kept");
+        s.apply_flags(&Overrides {
+            kv_unified: Some(true),
+            ..Default::default()
+        });
+        assert!(s.engine.kv_unified);
     }
 
     #[test]

@@ -69,8 +69,14 @@ pub struct EngineSettings {
     pub snapshot_interval: u32,
     /// Sequences the context holds: requests of different conversations (serve clients,
     /// batch tasks) that generate together. Each costs one recurrent state (about 50 MiB for
-    /// FrogNano); the attention cache (`ctx` tokens) is shared by all of them.
+    /// FrogNano); the attention cache is shared by all of them (see `kv_unified`).
     pub sequences: u32,
+    /// One attention cache of `ctx` tokens shared by every sequence (llama.cpp's
+    /// `--kv-unified`; the default): sequences forked from one prompt share its cells, but
+    /// every token attends over the cells of all sequences, masked. `false`: each sequence
+    /// has a cache of its own of `ctx` tokens (`sequences` times the memory), and attends
+    /// over its own cells only, which is faster when several long conversations run at once.
+    pub kv_unified: bool,
     /// Conversations whose memory is kept (in a sequence, or parked in host memory when
     /// there are more conversations than sequences; least recently used dropped first);
     /// each parked one costs its attention cache in RAM.
@@ -125,6 +131,7 @@ impl Default for EngineSettings {
             pinned_snapshots: 16,
             snapshot_interval: 512,
             sequences: 4,
+            kv_unified: true,
             conversation_slots: 4,
             flash_attention: super::FlashAttention::Auto,
             cache_type_k: super::CacheType::F16,

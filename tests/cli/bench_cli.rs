@@ -317,6 +317,7 @@ fn bench_measures_the_engine_against_llama_cpps_own_programs() {
     for part in [
         "serve: prompt tokens evaluated per new prompt token",
         "serve: aggregate throughput (wall time)",
+        "serve --no-kv-unified (an attention cache per sequence",
     ] {
         let f = named(&team, part);
         assert_eq!(f.len(), 1, "{part}: {team}");

@@ -161,7 +161,39 @@ fn doctor_reports_model_offload_and_layers() {
         text.contains(&format!("model           {} (configured)", path.display())),
         "{text}"
     );
-    assert!(text.contains("context         8192 tokens"), "{text}");
+    assert!(
+        text.contains("context         8192 tokens (attention cache about ")
+            && text.contains("MiB, shared by the sequences)"),
+        "{text}"
+    );
+    // With an attention cache per sequence, the memory is counted for each.
+    let split = lilypad()
+        .arg("--model")
+        .arg(&path)
+        .args(["--ctx", "8192", "--no-kv-unified", "doctor"])
+        .output()
+        .unwrap();
+    let split = String::from_utf8(split.stdout).unwrap();
+    let line = split
+        .lines()
+        .find(|l| l.starts_with("context "))
+        .unwrap_or_else(|| panic!("{split}"));
+    let mib = |l: &str, before: &str| -> u64 {
+        l.split(before)
+            .next()
+            .unwrap()
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(
+        line.contains("8192 tokens per sequence (an attention cache each"),
+        "{line}"
+    );
+    assert!(mib(line, " MiB, ") > 0, "{line}");
+    assert_eq!(mib(line, " MiB in all"), 4 * mib(line, " MiB, "), "{line}");
     if cfg!(any(feature = "cuda", feature = "vulkan", feature = "metal")) {
         assert!(text.contains("gpu layers      all 4"), "{text}");
     } else {

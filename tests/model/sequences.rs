@@ -2,7 +2,8 @@
 //! together (joining and leaving between steps) give each exactly the tokens and logits it gets
 //! alone; a forked conversation continues exactly as the original; cancelling one leaves the
 //! others untouched; the memory figures are llama.cpp's own and agree with the model's
-//! metadata; conversations beyond the sequences are parked and come back.
+//! metadata; conversations beyond the sequences are parked and come back; with an attention
+//! cache per sequence (`kv_unified` off) the same holds, and each sequence has `ctx` tokens.
 
 use crate::common::{chat, load, serial, test_settings, tiny_model};
 use lilypad::engine::{
@@ -294,6 +295,99 @@ fn a_prompt_too_long_for_the_shared_context_is_refused_and_room_is_made_by_parki
     let mut s = e.generate(greedy_in(3, &huge, 4)).unwrap();
     match s.events.blocking_recv().unwrap() {
         EngineEvent::Failed(err) => assert!(err.to_string().contains("context"), "{err}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The engine with one attention cache per sequence (`kv_unified` off), `ctx` tokens each.
+fn split(ctx: u32, sequences: u32) -> EngineHandle {
+    load(&lilypad::config::EngineSettings {
+        ctx,
+        sequences,
+        kv_unified: false,
+        ..test_settings()
+    })
+}
+
+#[test]
+fn with_a_cache_per_sequence_each_decodes_as_alone_and_forks_continue_exactly() {
+    let _g = serial();
+    let requests: Vec<GenerateRequest> = prompts()
+        .iter()
+        .enumerate()
+        .map(|(i, p)| greedy_in(i as u64 + 1, p, 6 + 5 * i as u32))
+        .collect();
+    // Alone in the default engine: one cache shared by the sequences.
+    let expected = alone(&requests);
+    let e = split(4096, 2);
+    // A conversation can use the whole `ctx`; the context holds it once per sequence.
+    assert_eq!(e.model().context, 4096);
+    assert_eq!(e.memory().unwrap().context_tokens, 2 * 4096);
+    let streams: Vec<_> = requests
+        .iter()
+        .map(|r| e.generate_traced(r.clone()).unwrap())
+        .collect();
+    for (i, (g, x)) in streams.into_iter().map(collect).zip(&expected).enumerate() {
+        assert_eq!(g.2, StopReason::TokenCap, "request {i}");
+        assert_eq!(g.0, x.0, "tokens of request {i}");
+        assert_eq!(g.1.len(), x.1.len(), "request {i}");
+        for (got, want) in g.1.iter().zip(&x.1) {
+            crate::common::assert_same_logits(got, want);
+        }
+    }
+    // A fork is copied into the other sequence's cache (llama.cpp copies the whole cache across
+    // streams) and continues exactly as the original, reading one token.
+    e.reset().unwrap();
+    let prompt = chat("s", "solve it two ways");
+    let [original] = &alone(&[greedy_in(1, &prompt, 12)])[..] else {
+        unreachable!()
+    };
+    let (_, read) = e.logits_in(SequenceId(1), &prompt).unwrap();
+    assert_eq!(
+        e.fork(SequenceId(1), SequenceId(2)).unwrap(),
+        read.prompt_tokens
+    );
+    for s in [2u64, 1] {
+        let (_, g) = e
+            .generate(greedy_in(s, &prompt, 12))
+            .unwrap()
+            .wait()
+            .unwrap();
+        assert_eq!(
+            g.figures.evaluated_tokens, 1,
+            "sequence {s}: {:?}",
+            g.figures
+        );
+        assert_eq!(g.tokens, original.0, "sequence {s}");
+    }
+}
+
+#[test]
+fn with_a_cache_per_sequence_long_prompts_sit_side_by_side_and_one_past_its_cache_is_refused() {
+    let _g = serial();
+    let e = split(512, 2);
+    let big = chat("s", &"word ".repeat(120));
+    let other = chat("t", &"word ".repeat(120));
+    let n = e.tokenize(&big).unwrap().len();
+    assert!(n > 256 && n < 512, "{n}");
+    e.logits_in(SequenceId(1), &big).unwrap();
+    // The shared cache parks the first to make room (see above); here each has its own.
+    e.logits_in(SequenceId(2), &other).unwrap();
+    let r = e.memory().unwrap();
+    assert!(
+        r.conversations.iter().all(|c| c.llama_seq.is_some()),
+        "{r:?}"
+    );
+    assert_eq!(r.used_tokens, 2 * n, "{r:?}");
+    let (_, again) = e.logits_in(SequenceId(1), &big).unwrap();
+    assert_eq!(again.evaluated_tokens, 1, "{again:?}");
+    // Longer than one sequence's cache, though shorter than the two together: refused.
+    let huge = chat("s", &"word ".repeat(200));
+    let m = e.tokenize(&huge).unwrap().len();
+    assert!(m > 512 && m < 1024, "{m}");
+    let mut s = e.generate(greedy_in(3, &huge, 4)).unwrap();
+    match s.events.blocking_recv().unwrap() {
+        EngineEvent::Failed(err) => assert!(err.to_string().contains("512"), "{err}"),
         other => panic!("{other:?}"),
     }
 }

@@ -211,10 +211,10 @@ impl Memory {
         if n == 0 {
             return Err(EngineError::EmptyPrompt);
         }
-        if n > ctx.n_ctx() as usize {
+        if n > ctx.seq_ctx() as usize {
             return Err(EngineError::PromptTooLong {
                 prompt: n,
-                ctx: ctx.n_ctx(),
+                ctx: ctx.seq_ctx(),
             });
         }
         let common = self
@@ -340,10 +340,10 @@ impl Memory {
         if tokens.is_empty() {
             return Err(EngineError::EmptyPrompt);
         }
-        if tokens.len() > ctx.n_ctx() as usize {
+        if tokens.len() > ctx.seq_ctx() as usize {
             return Err(EngineError::PromptTooLong {
                 prompt: tokens.len(),
-                ctx: ctx.n_ctx(),
+                ctx: ctx.seq_ctx(),
             });
         }
         self.clear(ctx)?;
@@ -466,7 +466,7 @@ impl Memory {
     /// Replace memory with a state saved by [`Self::save`]; returns its token count.
     pub(super) fn load(&mut self, ctx: &mut Target<'_>, path: &Path) -> Result<usize, EngineError> {
         self.clear(ctx)?;
-        let n_ctx = ctx.n_ctx() as usize;
+        let n_ctx = ctx.seq_ctx() as usize;
         let (tokens, _) = ctx
             .state_seq_load_file(path, self.seq, n_ctx)
             .map_err(|e| llama_err("loading a saved session state", e))?;

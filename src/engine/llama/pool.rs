@@ -1,6 +1,6 @@
 //! The sequences of the one llama.cpp context and the conversations that live in them. The
-//! context holds `n_seq` sequences (`n_seq_max`, one unified attention cache shared by all of
-//! them, one recurrent state each); each sequence holds at most one conversation (a
+//! context holds `n_seq` sequences (`n_seq_max`; one unified attention cache shared by all of
+//! them, or one cache each when `kv_unified` is off; one recurrent state each); each sequence holds at most one conversation (a
 //! [`SequenceId`] key) with its own [`Memory`]: tokens, prefix reuse and snapshots.
 //! Conversations that have no sequence are parked in host memory (their whole sequence state,
 //! saved with `state_seq_get`, plus their bookkeeping) and restored into a free sequence when
@@ -80,7 +80,11 @@ pub(super) struct Pool {
     parked: Vec<Parked>,
     max_kept: usize,
     clock: u64,
+    /// Tokens one sequence can hold.
     n_ctx: usize,
+    /// Whether the sequences share one attention cache of `n_ctx` cells (else each has its
+    /// own, and none needs room from the others).
+    shared: bool,
 }
 
 impl Pool {
@@ -91,6 +95,7 @@ impl Pool {
         max_pinned: usize,
         max_kept: usize,
         n_ctx: usize,
+        shared: bool,
     ) -> Self {
         let residents = (0..n_seq.max(1))
             .map(|i| Resident {
@@ -107,6 +112,7 @@ impl Pool {
             max_kept: max_kept.max(1),
             clock: 0,
             n_ctx,
+            shared,
         }
     }
 
@@ -246,13 +252,18 @@ impl Pool {
 
     /// Make room for sequence `i` to hold `need` tokens next to the others (and one more cell
     /// for each busy sequence), parking idle sequences, least recently used first. `false`
-    /// when busy sequences hold too much: the caller waits for them.
+    /// when busy sequences hold too much: the caller waits for them. With a cache per
+    /// sequence the others never take its room (a prompt longer than the sequence's cache is
+    /// refused where it is read).
     pub(super) fn make_room(
         &mut self,
         ctx: &mut Target<'_>,
         i: usize,
         need: usize,
     ) -> Result<bool, EngineError> {
+        if !self.shared {
+            return Ok(true);
+        }
         loop {
             let others: usize = self
                 .residents
@@ -279,7 +290,8 @@ impl Pool {
     }
 
     /// Make `to` a copy of `from` without reading anything: the attention cells are shared
-    /// (`copy_kv_cache_seq` on the unified cache), the recurrent state is copied, and the
+    /// (`copy_kv_cache_seq` on the unified cache; with a cache per sequence llama.cpp copies
+    /// them into `to`'s), the recurrent state is copied, and the
     /// tokens and snapshots go along. `Ok(None)` when either is generating or no sequence is
     /// free: the caller waits. Returns the tokens `to` now holds.
     pub(super) fn fork(

@@ -166,7 +166,7 @@ impl Step {
     /// the draft there (those tokens are decoded already); its memory, and the target's, is
     /// then cut back to the tokens kept.
     pub(super) fn sample(&mut self, model: &LlamaModel, ctx: &mut Target<'_>, pool: &mut Pool) {
-        let n_ctx = ctx.n_ctx() as usize;
+        let n_ctx = ctx.seq_ctx() as usize;
         let vocab = model.vocab();
         let interval = self.snapshot_interval;
         for a in &mut self.actives {
@@ -329,7 +329,7 @@ impl Step {
     /// the tokens that follow its pending one (as many as its token cap and the context
     /// leave room for); they are decoded with it and verified in the next [`Self::sample`].
     fn draft(&mut self, ctx: &mut Target<'_>, pool: &mut Pool) {
-        let n_ctx = ctx.n_ctx() as usize;
+        let n_ctx = ctx.seq_ctx() as usize;
         let most = ctx.draft_tokens();
         let mut pending = self.actives.iter_mut().filter(|a| a.pending.is_some());
         let (Some(a), None) = (pending.next(), pending.next()) else {

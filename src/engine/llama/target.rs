@@ -44,6 +44,8 @@ enum Inner<'m> {
 pub(super) struct Target<'m> {
     inner: Inner<'m>,
     draft_tokens: usize,
+    /// Attention caches the context holds: 1 (unified), or one per sequence.
+    streams: u32,
 }
 
 impl<'m> Target<'m> {
@@ -51,6 +53,7 @@ impl<'m> Target<'m> {
         Self {
             inner: Inner::Plain(ctx),
             draft_tokens: 0,
+            streams: 1,
         }
     }
 
@@ -76,6 +79,7 @@ impl<'m> Target<'m> {
                 broken: false,
             },
             draft_tokens,
+            streams: 1,
         })
     }
 
@@ -89,7 +93,22 @@ impl<'m> Target<'m> {
         Self {
             inner: Inner::Replay { ctx, tokens },
             draft_tokens,
+            streams: 1,
         }
+    }
+
+    /// The target of a context created with `streams` attention caches (llama.cpp's
+    /// `kv_unified` off: one per sequence; 1 when unified).
+    pub(super) fn with_streams(mut self, streams: u32) -> Self {
+        self.streams = streams.max(1);
+        self
+    }
+
+    /// The tokens one sequence can hold: the whole context when the attention cache is
+    /// unified, else its own cache's (llama.cpp's `n_ctx_seq`: the context is that times the
+    /// sequences exactly).
+    pub(super) fn seq_ctx(&self) -> u32 {
+        self.n_ctx() / self.streams
     }
 
     /// Tokens drafted per step; 0 without a drafter.

@@ -49,6 +49,8 @@ pub(super) struct Plan {
     snapshot_interval: usize,
     conversation_slots: usize,
     sequences: u32,
+    /// One attention cache for all sequences, or one each (`EngineSettings::kv_unified`).
+    kv_unified: bool,
     /// Attention-cache bytes per token, for the out-of-memory message and the report.
     kv_bytes_per_token: u64,
     /// Recurrent-state bytes per sequence, likewise.
@@ -97,6 +99,7 @@ impl Plan {
             snapshot_interval: s.snapshot_interval as usize,
             conversation_slots: s.conversation_slots.max(1) as usize,
             sequences: s.sequences.clamp(1, MAX_SEQUENCES),
+            kv_unified: s.kv_unified,
             kv_bytes_per_token: super::kv_bytes_per_token(file),
             recurrent_bytes: super::recurrent_bytes_per_sequence(file),
             flash_attention: s.flash_attention,
@@ -112,6 +115,15 @@ impl Plan {
                 .iter()
                 .map(|&t| LlamaToken(t as i32))
                 .collect(),
+        }
+    }
+
+    /// Attention caches the target context holds: one, or one per sequence.
+    fn streams(&self) -> u32 {
+        if self.kv_unified {
+            1
+        } else {
+            self.sequences
         }
     }
 
@@ -141,9 +153,12 @@ impl Plan {
         match kind {
             // One attention cache for every sequence (`kv_unified`): a sequence may use the
             // whole context, and forked sequences share the cells of their common prefix.
+            // Otherwise one cache per sequence: llama.cpp gives each `n_ctx / n_seq_max`
+            // cells, so the context is `ctx` times the sequences.
             ContextKind::Target { rollback } => base
+                .with_n_ctx(NonZeroU32::new(self.ctx.saturating_mul(self.streams())))
                 .with_n_seq_max(self.sequences)
-                .with_kv_unified(true)
+                .with_kv_unified(self.kv_unified)
                 .with_n_rs_seq(rollback),
             // The drafter follows sequence 0 only.
             ContextKind::Drafter => base
@@ -173,7 +188,7 @@ fn target<'m>(
             u64::from(plan.sequences) * (1 + u64::from(mtp) * u64::from(plan.draft_tokens));
         EngineError::ContextMemory {
             ctx: plan.ctx,
-            kv_mib: mib(plan.kv_bytes_per_token * u64::from(plan.ctx)),
+            kv_mib: mib(plan.kv_bytes_per_token * u64::from(plan.ctx) * u64::from(plan.streams())),
             sequences: plan.sequences,
             recurrent_mib: mib(plan.recurrent_bytes * states),
             suggest: (plan.ctx / 2).max(2048),
@@ -275,7 +290,7 @@ pub(super) fn run(
         }
     };
     let ctx = match target(&model, backend, &plan, mtp) {
-        Ok(c) => c,
+        Ok(c) => c.with_streams(plan.streams()),
         Err(e) => {
             let _ = ready.send(Err(e));
             return;
@@ -287,7 +302,7 @@ pub(super) fn run(
         parameters: model.n_params(),
         layers: model.n_layer(),
         trained_context: model.n_ctx_train(),
-        context: ctx.n_ctx(),
+        context: ctx.seq_ctx(),
         vocabulary: model.n_vocab().max(0) as u32,
         // What llama.cpp offloads: nothing without a GPU device, whatever was asked.
         gpu_layers: if super::gpu_offload_available() {
@@ -304,7 +319,7 @@ pub(super) fn run(
     if ready.send(Ok((info, model.clone()))).is_err() {
         return;
     }
-    let n_ctx = ctx.n_ctx() as usize;
+    let seq_ctx = ctx.seq_ctx() as usize;
     let mut worker = Worker {
         model: &model,
         ctx,
@@ -314,7 +329,8 @@ pub(super) fn run(
             plan.max_snapshots,
             plan.pinned_snapshots,
             plan.conversation_slots,
-            n_ctx,
+            seq_ctx,
+            plan.kv_unified,
         ),
         // Room for one token of every sequence, or one generation's token and its draft.
         step: Step::new(
@@ -662,7 +678,7 @@ impl Worker<'_> {
             return Start::Wait(w);
         };
         let tokens = self.tokens_of(&mut w);
-        let n_ctx = self.ctx.n_ctx();
+        let n_ctx = self.ctx.seq_ctx();
         if tokens.is_empty() || tokens.len() > n_ctx as usize {
             let e = if tokens.is_empty() {
                 EngineError::EmptyPrompt
