@@ -11,6 +11,7 @@
 mod memory;
 mod occupancy;
 mod placement;
+mod plan;
 mod pool;
 mod sampler;
 mod step;
@@ -229,7 +230,7 @@ impl EngineHandle {
     ) -> Result<Self, EngineError> {
         // Precise errors for missing, truncated and non-GGUF files come from our own reader.
         let file = GgufFile::open(path)?;
-        let plan = worker::Plan::new(path, &file, settings);
+        let plan = plan::Plan::new(path, &file, settings);
         drop(file);
         let (jobs_tx, jobs_rx) = mpsc::channel();
         let (ready_tx, ready_rx) = mpsc::channel();
