@@ -29,6 +29,16 @@ fn model_path(opts: &Options, dir: &Path, embd: u64) -> Result<std::path::PathBu
     })
 }
 
+/// The bench model of the serving benches: `--embd` wide, at most 64 in a quick run.
+fn small_model_path(opts: &Options, dir: &Path) -> Result<std::path::PathBuf, BenchError> {
+    let embd = if opts.quick {
+        opts.embd.min(64)
+    } else {
+        opts.embd
+    };
+    model_path(opts, dir, embd)
+}
+
 /// `agent-turns` and `resume`, whichever `opts` asks for, on one engine.
 pub(super) fn session(
     opts: &Options,
@@ -595,12 +605,7 @@ pub(super) fn sequences(
     threads: u32,
     report: &mut Report,
 ) -> Result<(), BenchError> {
-    let embd = if opts.quick {
-        opts.embd.min(64)
-    } else {
-        opts.embd
-    };
-    let path = model_path(opts, dir, embd)?;
+    let path = small_model_path(opts, dir)?;
     let mut es = settings.clone();
     es.ctx = 8192;
     es.threads = threads;
@@ -673,12 +678,7 @@ pub(super) fn team(
     threads: u32,
     report: &mut Report,
 ) -> Result<(), BenchError> {
-    let embd = if opts.quick {
-        opts.embd.min(64)
-    } else {
-        opts.embd
-    };
-    let path = model_path(opts, dir, embd)?;
+    let path = small_model_path(opts, dir)?;
     report
         .figures
         .push(super::replicas::run(&path, settings, threads, opts.quick)?);

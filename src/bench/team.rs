@@ -326,6 +326,17 @@ pub fn run(
         "{} conversations x {} growing turns, concurrent clients",
         load.conversations, load.turns
     );
+    let throughput = |how: &str, side: &Side| Figure {
+        bench: "team".into(),
+        name: format!("{how}: aggregate throughput (wall time), {what}"),
+        value: side.completion as f64 / side.seconds.max(1e-9),
+        unit: "tok/s".into(),
+        baseline: "llama-server -np 4, each slot Lilypad's whole context, same workload".into(),
+        baseline_value: theirs.completion as f64 / theirs.seconds.max(1e-9),
+        ratio: theirs.seconds / side.seconds.max(1e-9),
+        better: "higher".into(),
+        target: Some(1.0),
+    };
     Ok(vec![
         Figure {
             bench: "team".into(),
@@ -339,29 +350,10 @@ pub fn run(
             better: "lower".into(),
             target: Some(0.5),
         },
-        Figure {
-            bench: "team".into(),
-            name: format!("serve: aggregate throughput (wall time), {what}"),
-            value: ours.completion as f64 / ours.seconds.max(1e-9),
-            unit: "tok/s".into(),
-            baseline: "llama-server -np 4, each slot Lilypad's whole context, same workload".into(),
-            baseline_value: theirs.completion as f64 / theirs.seconds.max(1e-9),
-            ratio: theirs.seconds / ours.seconds.max(1e-9),
-            better: "higher".into(),
-            target: Some(1.0),
-        },
-        Figure {
-            bench: "team".into(),
-            name: format!(
-                "serve --no-kv-unified (an attention cache per sequence, as the peer's slots): aggregate throughput (wall time), {what}"
-            ),
-            value: split.completion as f64 / split.seconds.max(1e-9),
-            unit: "tok/s".into(),
-            baseline: "llama-server -np 4, each slot Lilypad's whole context, same workload".into(),
-            baseline_value: theirs.completion as f64 / theirs.seconds.max(1e-9),
-            ratio: theirs.seconds / split.seconds.max(1e-9),
-            better: "higher".into(),
-            target: Some(1.0),
-        },
+        throughput("serve", &ours),
+        throughput(
+            "serve --no-kv-unified (an attention cache per sequence, as the peer's slots)",
+            &split,
+        ),
     ])
 }

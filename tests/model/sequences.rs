@@ -39,6 +39,15 @@ fn alone(requests: &[GenerateRequest]) -> Vec<Traced> {
         .collect()
 }
 
+/// Four greedy requests of different conversations and lengths.
+fn four_requests() -> Vec<GenerateRequest> {
+    prompts()
+        .iter()
+        .enumerate()
+        .map(|(i, p)| greedy_in(i as u64 + 1, p, 6 + 5 * i as u32))
+        .collect()
+}
+
 fn prompts() -> Vec<String> {
     (0..4)
         .map(|i| {
@@ -53,11 +62,7 @@ fn prompts() -> Vec<String> {
 #[test]
 fn sequences_decoded_together_match_each_decoded_alone() {
     let _g = serial();
-    let requests: Vec<GenerateRequest> = prompts()
-        .iter()
-        .enumerate()
-        .map(|(i, p)| greedy_in(i as u64 + 1, p, 6 + 5 * i as u32))
-        .collect();
+    let requests = four_requests();
     let expected = alone(&requests);
     // Sequences join while others decode and leave at different lengths; with two
     // sequences for four requests, the last two wait for the first two to leave.
@@ -312,11 +317,7 @@ fn split(ctx: u32, sequences: u32) -> EngineHandle {
 #[test]
 fn with_a_cache_per_sequence_each_decodes_as_alone_and_forks_continue_exactly() {
     let _g = serial();
-    let requests: Vec<GenerateRequest> = prompts()
-        .iter()
-        .enumerate()
-        .map(|(i, p)| greedy_in(i as u64 + 1, p, 6 + 5 * i as u32))
-        .collect();
+    let requests = four_requests();
     // Alone in the default engine: one cache shared by the sequences.
     let expected = alone(&requests);
     let e = split(4096, 2);
