@@ -105,6 +105,23 @@ fn greedy_output_with_mtp_drafts_is_the_output_without_them() {
         }
     }
     eprintln!("drafted {drafted}, accepted {accepted}");
+    // The MTP layer drafting with an attention cache per sequence: the same tokens.
+    let split = EngineHandle::load(
+        mtp_model(),
+        &EngineSettings {
+            mtp: Mtp::On,
+            draft_tokens: 3,
+            snapshot_interval: 8,
+            kv_unified: false,
+            ..test_settings()
+        },
+        |_| {},
+    )
+    .unwrap();
+    for (i, (g, w)) in run_all(&split, &greedy, 48).iter().zip(&want).enumerate() {
+        assert_eq!((&g.0, g.1), (&w.0, w.1), "a cache per sequence: prompt {i}");
+        assert!(g.2.is_some_and(|d| d.drafted > 0), "{:?}", g.2);
+    }
 }
 
 #[test]
@@ -223,8 +240,12 @@ fn accepted_and_partly_accepted_drafts_keep_every_token_and_logit() {
     drop(plain);
     assert_eq!(want.tokens.len(), 64, "the reference turn runs to the cap");
     // The mock drafter replays the reference output: all of it (every draft accepted), or
-    // with every third or second token wrong (drafts cut back at different depths).
-    for wrong_every in [0usize, 3, 2] {
+    // with every third or second token wrong (drafts cut back at different depths); with the
+    // shared attention cache and with one per sequence (where llama.cpp cuts a stream back).
+    let cases = [true, false]
+        .into_iter()
+        .flat_map(|unified| [0usize, 3, 2].map(|w| (unified, w)));
+    for (kv_unified, wrong_every) in cases {
         let mut replay = prompt_tokens.clone();
         for (i, &t) in want.tokens.iter().enumerate() {
             let wrong = wrong_every > 0 && i % wrong_every == wrong_every - 1;
@@ -234,11 +255,12 @@ fn accepted_and_partly_accepted_drafts_keep_every_token_and_logit() {
             draft_tokens: 4,
             draft_replay: replay,
             snapshot_interval: 8,
+            kv_unified,
             ..test_settings()
         };
         let e = EngineHandle::load(tiny_model(), &settings, |_| {}).unwrap();
         let got = session(&e, &prompt);
-        let case = format!("wrong every {wrong_every}");
+        let case = format!("wrong every {wrong_every}, unified cache {kv_unified}");
         assert_eq!(got.tokens, want.tokens, "{case}: tokens");
         assert_eq!(got.logits.len(), want.logits.len(), "{case}");
         for (g, w) in got.logits.iter().zip(&want.logits) {
