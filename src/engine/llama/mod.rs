@@ -393,8 +393,8 @@ impl EngineHandle {
         self.occupancy.read()
     }
 
-    /// Where memory goes: the shared attention cache and each conversation's share, with
-    /// llama.cpp's own sizes of every sequence state.
+    /// Where memory goes: the attention cache (shared, or one per sequence) and each
+    /// conversation's share, with llama.cpp's own sizes of every sequence state.
     pub fn memory(&self) -> Result<MemoryReport, EngineError> {
         let (tx, rx) = mpsc::channel();
         self.send(Job::Memory { reply: tx })?;

@@ -41,11 +41,12 @@ pub struct SequenceMemory {
     pub dropped_pins: usize,
 }
 
-/// Where the engine's memory goes: the context's shared attention cache and every
-/// conversation's share of it.
+/// Where the engine's memory goes: the context's attention cache (shared, or one per sequence)
+/// and every conversation's share of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemoryReport {
-    /// Token cells of the attention cache, shared by all sequences.
+    /// Token cells of the attention cache: shared by all sequences, or all the sequences'
+    /// caches together when each has its own (`kv_unified` off).
     pub context_tokens: usize,
     /// Cells the sequences hold, counted per sequence (an upper bound: forks share cells).
     pub used_tokens: usize,
