@@ -256,23 +256,25 @@ pub fn run(
     s.sequences = 4;
     s.conversation_slots = load.conversations as u32;
     s.gpu_layers = Some(0);
-    let engine = Arc::new(super::engine_runs::load(path, &s)?);
     eprintln!(
         "bench team: {} conversations of {} turns, lilypad serve against llama-server -np 4...",
         load.conversations, load.turns
     );
     let client = reqwest::Client::new();
-    let ours = serve_side(&rt, &client, &engine, load, &s)?;
-    // The same with an attention cache per sequence, as the peer's slots have: each of the 4
-    // sequences `ctx` tokens, the peer's memory exactly.
-    let split = {
-        let s = EngineSettings {
-            kv_unified: false,
-            ..s.clone()
-        };
+    // One engine loaded at a time: the shared cache's is dropped before the next loads.
+    let ours = {
         let engine = Arc::new(super::engine_runs::load(path, &s)?);
         serve_side(&rt, &client, &engine, load, &s)?
     };
+    // The same with an attention cache per sequence, as the peer's slots have: each of the 4
+    // sequences `ctx` tokens, the peer's memory exactly. This engine stays for the peer's
+    // side, which counts its prompts' tokens with it.
+    let split_settings = EngineSettings {
+        kv_unified: false,
+        ..s.clone()
+    };
+    let engine = Arc::new(super::engine_runs::load(path, &split_settings)?);
+    let split = serve_side(&rt, &client, &engine, load, &split_settings)?;
     // The peer's side.
     // Each of the four slots gets as much context as Lilypad's whole engine (`-c` four times
     // over): with `ctx` shared, the late turns of four conversations at once do not fit, and

@@ -1,7 +1,8 @@
 //! The sequences of the one llama.cpp context and the conversations that live in them. The
 //! context holds `n_seq` sequences (`n_seq_max`; one unified attention cache shared by all of
-//! them, or one cache each when `kv_unified` is off; one recurrent state each); each sequence holds at most one conversation (a
-//! [`SequenceId`] key) with its own [`Memory`]: tokens, prefix reuse and snapshots.
+//! them, or one cache each when `kv_unified` is off; one recurrent state each); each sequence
+//! holds at most one conversation (a [`SequenceId`] key) with its own [`Memory`]: tokens,
+//! prefix reuse and snapshots.
 //! Conversations that have no sequence are parked in host memory (their whole sequence state,
 //! saved with `state_seq_get`, plus their bookkeeping) and restored into a free sequence when
 //! they come back, so they keep their prefix reuse.
@@ -292,8 +293,7 @@ impl Pool {
 
     /// Make `to` a copy of `from` without reading anything: the attention cells are shared
     /// (`copy_kv_cache_seq` on the unified cache; with a cache per sequence llama.cpp copies
-    /// them into `to`'s), the recurrent state is copied, and the
-    /// tokens and snapshots go along. `Ok(None)` when either is generating or no sequence is
+    /// them into `to`'s), the recurrent state is copied, and the tokens and snapshots go along. `Ok(None)` when either is generating or no sequence is
     /// free: the caller waits. Returns the tokens `to` now holds.
     pub(super) fn fork(
         &mut self,
