@@ -114,13 +114,7 @@ pub(super) fn served_model(engine: &Arc<EngineHandle>) -> Result<ServedModel, Be
 pub(super) fn listen(
     rt: &tokio::runtime::Runtime,
     server: Server,
-) -> Result<
-    (
-        String,
-        tokio::task::JoinHandle<Result<(), crate::serve::ServeError>>,
-    ),
-    BenchError,
-> {
+) -> Result<(String, tokio::task::JoinHandle<()>), BenchError> {
     let listener = rt
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .map_err(super::suite::io("binding a port"))?;

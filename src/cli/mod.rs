@@ -114,8 +114,10 @@ pub enum Command {
 
 /// Parse the process arguments, run the subcommand, and turn its outcome into an exit code.
 pub fn main() -> ExitCode {
-    restore_sigpipe();
     let cli = Cli::parse();
+    if ends_quietly_on_a_closed_pipe(cli.command.as_ref()) {
+        restore_sigpipe();
+    }
     // Settings first, so that the config file's `[log]` level applies to the diagnostics.
     let mut overrides: crate::config::Overrides = (&cli.engine).into();
     overrides.sandbox = sandbox_flags(&cli).into();
@@ -223,12 +225,33 @@ fn session_repo(cli: &Cli) -> Option<&std::path::PathBuf> {
     }
 }
 
+/// Whether `command` only prints a result and stops: such a command may end at once, quietly,
+/// when its reader closes the pipe (`lilypad sessions | head`), as other Unix tools do.
+///
+/// Every other command keeps SIGPIPE ignored (Rust's default), so that a write to a socket or
+/// pipe whose reader has gone is an error on that write: `serve` answers many clients, and one
+/// that hangs up must never end the process for the others; the interface and batches talk to
+/// Docker, Kubernetes and their own children over sockets and pipes.
+fn ends_quietly_on_a_closed_pipe(command: Option<&Command>) -> bool {
+    matches!(
+        command,
+        Some(
+            Command::Info(_)
+                | Command::Sessions(_)
+                | Command::Export(_)
+                | Command::Prompt(_)
+                | Command::Parse(_)
+                | Command::Harness(_)
+        )
+    )
+}
+
 /// Rust ignores SIGPIPE, so `lilypad sessions | head` would panic on a closed pipe; a
-/// command-line tool should simply stop, as other Unix tools do.
+/// command that only prints should simply stop (see [`ends_quietly_on_a_closed_pipe`]).
 fn restore_sigpipe() {
     #[cfg(unix)]
     // SAFETY: setting a signal disposition to its default at start-up, before any thread
-    // exists, has no preconditions.
+    // exists (argument parsing starts none), has no preconditions.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }

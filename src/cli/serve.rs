@@ -160,12 +160,14 @@ pub(super) fn run(args: &ServeArgs, settings: &Settings) -> anyhow::Result<ExitC
             });
         }
         tokio::spawn(crate::serve::reload_keys_on_hangup(server.clone()));
-        axum::serve(listener, crate::serve::app(server.clone()))
-            .with_graceful_shutdown(crate::serve::drain_then(
-                server,
-                crate::serve::termination(),
-            ))
-            .await?;
+        let timeout = server.read_timeout;
+        crate::serve::serve_with_limits(
+            listener,
+            crate::serve::router(server.clone()),
+            timeout,
+            crate::serve::drain_then(server, crate::serve::termination()),
+        )
+        .await;
         eprintln!("stopped: every request in flight finished");
         Ok::<_, anyhow::Error>(())
     })?;

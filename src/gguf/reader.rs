@@ -17,7 +17,9 @@ pub enum GgufError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path} is not a GGUF file (it starts with {found:?}, expected \"GGUF\")")]
+    // The bytes found are kept for the caller but never shown: a served answer must not
+    // quote the first bytes of a file the server can read.
+    #[error("{path} is not a GGUF file (it does not start with \"GGUF\")")]
     BadMagic { path: PathBuf, found: Vec<u8> },
     #[error("{path} is GGUF version {version}, which is not supported (only 2 and 3)")]
     UnsupportedVersion { path: PathBuf, version: u32 },

@@ -1,14 +1,15 @@
 //! The audit trail of `lilypad serve` (`--audit DIR`, `[serve] audit_dir`): one JSON line per
-//! chat request in `DIR/YYYY-MM-DD.jsonl`, by the UTC day the request ended, so that files
+//! request in `DIR/YYYY-MM-DD.jsonl`, by the UTC day the request ended, so that files
 //! rotate by day. With `audit_retention_days`, files of days older than that are removed when
 //! the first line of a new day is written (and at start).
 //!
-//! A line holds who asked and what it cost, not what was said: `ts`, `request_id`, `key_id`,
+//! A line holds who asked and what it cost, not what was said: `ts`, `request_id`, `endpoint`
+//! (every endpoint behind the door leaves one, see `door.rs`), `key_id`,
 //! `client` (the peer address), `session_id` (the client's `X-Session-ID`, if sent), `status` (the HTTP status), `prompt_sha256` (the SHA-256 of
 //! the request's messages as the server read them, in JSON), `prompt_tokens`,
 //! `completion_tokens`, `cached_tokens`, `finish_reason`, `tool_names` (the tools the reply
 //! called) and `duration_ms`. With `--audit-content` (`[serve] audit_content`) it also holds
-//! the `messages`.
+//! the `messages`. A weight update also holds `model_path` and `weight_version`.
 //!
 //! Invariant: a line that cannot be written is an error to the caller (`chat.rs` logs it and
 //! counts it in `lilypad:audit_write_failures`); nothing is written in its place.
@@ -46,6 +47,8 @@ pub enum AuditError {
 pub struct AuditRecord {
     pub ts: String,
     pub request_id: String,
+    /// The endpoint asked (`chat_completions`, `completions`, `tokenize`, `update_weights`, ...).
+    pub endpoint: String,
     pub key_id: String,
     pub client: String,
     pub session_id: Option<String>,
@@ -59,6 +62,12 @@ pub struct AuditRecord {
     pub duration_ms: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub messages: Option<Value>,
+    /// An operator's weight update: the file asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_path: Option<String>,
+    /// An operator's weight update: the version named (in force when `status` is 200).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weight_version: Option<String>,
 }
 
 /// Where the lines go.

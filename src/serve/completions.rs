@@ -7,15 +7,20 @@
 //! prompts between calls (each call without one reads its prompt afresh). Whole answers only:
 //! `stream`, `echo`, `suffix` and several prompts are refused with a message.
 //!
+//! Like every model endpoint it is let in by the door (`super::door`): the key, its limits, the
+//! drain, the queue bound, one audit line.
+//!
 //! Does not own: the chat API (`super::chat`), the vocabulary (`super::vocabulary`).
 
 use super::api::{self, ApiError};
+use super::door::{self, Admitted, Endpoint};
 use super::tokenize::token_ids;
 use super::track::Tracking;
-use super::{authorized, Rejection, Server};
+use super::{Rejection, Server};
 use crate::engine::{EngineError, EngineEvent, GenerateRequest, Prompt, SequenceId, TokenReport};
+use axum::body::Body;
 use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::http::{Extensions, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 use std::hash::{Hash, Hasher};
@@ -72,85 +77,49 @@ fn refuse_unsupported(body: &Value) -> Result<(), ApiError> {
 
 pub(super) async fn completions(
     State(server): State<Arc<Server>>,
+    extensions: Extensions,
     headers: HeaderMap,
-    text: String,
+    body: Body,
 ) -> Response {
-    let arrived = std::time::Instant::now();
-    let caller = match authorized(&server, &headers) {
-        Ok(c) => c,
-        Err(e) => {
-            server.metrics.rejected("unknown", Rejection::Unauthorized);
-            return e.into_response();
+    match door::enter(&server, Endpoint::Completions, &extensions, &headers, body).await {
+        Ok(admitted) => {
+            let id = admitted.request_id.clone();
+            door::with_id(answer(&server, &headers, admitted).await, &id)
         }
-    };
-    match answer(&server, &caller, &headers, &text, arrived).await {
-        Ok(r) => r,
-        Err((why, e)) => {
-            server.metrics.rejected(&caller.id, why);
-            let status = e.status;
-            let mut r = e.into_response();
-            if status == axum::http::StatusCode::TOO_MANY_REQUESTS {
-                r.headers_mut().insert(
-                    axum::http::header::RETRY_AFTER,
-                    axum::http::HeaderValue::from_static("1"),
-                );
-            }
-            r
-        }
+        Err(refused) => refused,
     }
 }
 
-async fn answer(
-    server: &Arc<Server>,
-    caller: &super::Caller,
-    headers: &HeaderMap,
-    text: &str,
-    arrived: std::time::Instant,
-) -> Result<Response, (Rejection, ApiError)> {
-    let invalid = |e: ApiError| (Rejection::InvalidRequest, e);
-    let body = read(server, text).await.map_err(invalid)?;
-    let (mut request, top, ids, vocabulary) = body;
+async fn answer(server: &Arc<Server>, headers: &HeaderMap, mut admitted: Admitted) -> Response {
+    let text = admitted.take_body();
+    let (mut request, top, ids, vocabulary) = match read(server, &text).await {
+        Ok(r) => r,
+        Err(e) => return admitted.refuse(Rejection::InvalidRequest, e),
+    };
+    drop(text);
     request.sequence = sequence_of(headers, &request.prompt);
-    // The key's limits and the wait for a place, as for chat requests.
-    let held = server.usages.admit(caller).map_err(|over| {
-        (
-            Rejection::RateLimited,
-            ApiError {
-                status: axum::http::StatusCode::TOO_MANY_REQUESTS,
-                kind: "rate_limit_exceeded",
-                message: format!("the key {:?} is over its limits: {over:?}", caller.id),
-            },
-        )
-    })?;
     // Held until the generation ends, as for chat requests (`weights.rs`).
     let _weights = server.weights.share().await;
     // A session stays on its replica; a request without one is a conversation of its own.
     let route = format!("completion:{}", request.sequence.0);
-    let assigned = server.replicas.route(&route).ok_or_else(|| {
-        (
-            Rejection::InvalidRequest,
-            ApiError::from_engine(&EngineError::Stopped),
-        )
-    })?;
-    let tracking = Tracking::new(
-        server.clone(),
-        caller,
-        assigned.index(),
-        held,
-        None,
-        arrived,
-    );
-    let _permit = server.gate.enter(caller.priority).await;
+    let Some(assigned) = server.replicas.route(&route) else {
+        let e = ApiError::from_engine(&EngineError::Stopped);
+        return admitted.refuse(Rejection::InvalidRequest, e);
+    };
+    let priority = admitted.caller.priority;
+    let tracking = Tracking::new(admitted, assigned.index());
+    let _permit = server.gate.enter(priority).await;
     let (generated, mut tracking) =
-        super::chat::generate_off(server, &route, assigned, request, tracking)
-            .await
-            .map_err(|e| (Rejection::InvalidRequest, e))?;
+        match super::chat::generate_off(server, &route, assigned, request, tracking).await {
+            Ok(g) => g,
+            Err(e) => return e.into_response(),
+        };
     let (stream, _assigned) = match generated {
         Ok(s) => s,
         Err(e) => {
             let a = ApiError::from_engine(&e);
-            tracking.refused(Rejection::InvalidRequest, a.status.as_u16());
-            return Ok(a.into_response());
+            tracking.refused(super::chat::rejection(&e), a.status.as_u16());
+            return a.into_response();
         }
     };
     let mut events = stream.events;
@@ -165,22 +134,19 @@ async fn answer(
             Some(EngineEvent::Failed(e)) => {
                 let a = ApiError::from_engine(&e);
                 tracking.end("error", a.status.as_u16(), None, Vec::new());
-                return Ok(a.into_response());
+                return a.into_response();
             }
             Some(EngineEvent::Parsed(_) | EngineEvent::Sampled(_)) => {}
-            None => return Ok(ApiError::from_engine(&EngineError::Ended).into_response()),
+            None => {
+                let a = ApiError::from_engine(&EngineError::Ended);
+                tracking.end("error", a.status.as_u16(), None, Vec::new());
+                return a.into_response();
+            }
         }
     };
     let finish = api::finish_reason(generation.stop, false);
     tracking.end(finish, 200, Some(&generation), Vec::new());
-    Ok(respond(
-        server,
-        out,
-        &generation,
-        top,
-        ids,
-        vocabulary.as_deref(),
-    ))
+    respond(server, out, &generation, top, ids, vocabulary.as_deref())
 }
 
 type Read = (

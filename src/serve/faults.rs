@@ -2,15 +2,18 @@
 //! engine thread as a failure would, so that the project's tests can check that its
 //! conversations move to the other replicas and their replies stay right. It answers 404 (as
 //! any unknown route) unless the process was started with `LILYPAD_TEST_FAULTS=1`
-//! ([`Server::test_faults`]), and asks for the API key like the other routes. Not for
+//! ([`Server::test_faults`]), and is the operator's, like every route that changes what all
+//! users are served (`door.rs`). Not for
 //! production use: it exists only to test failure handling.
 //!
 //! Does not own: noticing the failure (the next request routed there finds the engine stopped,
 //! `chat.rs`), moving conversations (`replicas.rs`).
 
-use super::{api, authorized, Server};
+use super::door::{self, Endpoint};
+use super::{api, Server};
+use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{Extensions, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 
@@ -20,14 +23,30 @@ pub const TEST_FAULTS_ENV: &str = "LILYPAD_TEST_FAULTS";
 pub(super) async fn halt(
     State(server): State<Arc<Server>>,
     Path(index): Path<usize>,
+    extensions: Extensions,
     headers: HeaderMap,
 ) -> Response {
     if !server.test_faults {
         return api::error(StatusCode::NOT_FOUND, "not_found", "no such route".into());
     }
-    if let Err(e) = authorized(&server, &headers) {
-        return e.into_response();
-    }
+    let admitted = match door::enter(
+        &server,
+        Endpoint::Faults,
+        &extensions,
+        &headers,
+        Body::empty(),
+    )
+    .await
+    {
+        Ok(a) => a,
+        Err(refused) => return refused,
+    };
+    let r = halted(&server, index).await;
+    admitted.answer(r)
+}
+
+/// Halt replica `index`, answered.
+async fn halted(server: &Server, index: usize) -> Response {
     let Some((_, replica)) = server
         .replicas
         .snapshot()

@@ -3,14 +3,17 @@
 //!
 //! The file is JSON Lines, one key a line (blank lines are skipped):
 //! `{"id": "team-a", "sha256": "<hex SHA-256 of the token>", "max_parallel_requests": 4,
-//! "tokens_per_minute": 200000, "priority": 1}`. Only `id` and `sha256` are required; a limit
-//! left out (or `null`) is no limit, and `priority` is 0 unless given (higher is served first).
-//! The file holds digests only, so it can live in a Kubernetes Secret or a config repository
-//! without giving the tokens away.
+//! "tokens_per_minute": 200000, "priority": 1, "admin": false}`. Only `id` and `sha256` are
+//! required; a limit left out (or `null`) is no limit, `priority` is 0 unless given (higher is
+//! served first), and `"admin": true` gives the key the operator's role (the endpoints that
+//! change what every user is served, such as `/update_weights`). The file holds digests only,
+//! so it can live in a Kubernetes Secret or a config repository without giving the tokens away.
 //!
-//! Invariants: ids and digests are unique in a table; a token is compared by its digest, in
-//! constant time over the digest's bytes. The single `--api-key-env` token is the key `default`
-//! (no limits, priority 0), accepted beside the file's keys.
+//! Invariants: a table has at least one key; ids and digests are unique in it, and no id is
+//! one of the [`RESERVED_IDS`]; a token is compared by its digest, in constant time over the
+//! digest's bytes. The single `--api-key-env` token is the key `default` (no limits, priority
+//! 0, admin), accepted beside the file's keys. With no key required at all, every request is
+//! `default` too: whoever can reach the port is the operator.
 //!
 //! Does not own: counting a key's use against its limits (`limits.rs`), the order of waiting
 //! requests (`queue.rs`), when the file is re-read (`mod.rs`).
@@ -23,6 +26,12 @@ use thiserror::Error;
 
 /// The key id of the `--api-key-env` token, and of every request when no key is required.
 pub const DEFAULT_KEY_ID: &str = "default";
+
+/// The key id the metrics and audit give a request whose token no key has.
+pub(crate) const UNKNOWN_KEY_ID: &str = "unknown";
+
+/// Ids a keys file may not use: the server's own names in the metrics and the audit trail.
+pub const RESERVED_IDS: [&str; 2] = [DEFAULT_KEY_ID, UNKNOWN_KEY_ID];
 
 /// Errors of reading a keys file.
 #[derive(Debug, Error)]
@@ -38,6 +47,8 @@ pub enum KeysError {
         line: usize,
         message: String,
     },
+    #[error("the keys file {path} holds no key: every request would be refused (add a key, or leave --keys out)")]
+    Empty { path: PathBuf },
 }
 
 /// What a key may do.
@@ -49,21 +60,33 @@ pub struct Limits {
     pub tokens_per_minute: Option<u64>,
 }
 
-/// Who sent a request: its key's id, limits and priority.
+/// What a key may reach: the model endpoints, or also the operator's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    /// The model endpoints (chat, completions, tokenize, ...).
+    User,
+    /// Also the endpoints that change what every user is served (`/update_weights`).
+    Admin,
+}
+
+/// Who sent a request: its key's id, limits, priority and role.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
     pub id: String,
     pub limits: Limits,
     pub priority: i32,
+    pub role: Role,
 }
 
 impl Caller {
-    /// The caller of the `--api-key-env` token, or of any request when no key is required.
+    /// The caller of the `--api-key-env` token, or of any request when no key is required:
+    /// the operator.
     pub fn default_key() -> Self {
         Self {
             id: DEFAULT_KEY_ID.to_string(),
             limits: Limits::default(),
             priority: 0,
+            role: Role::Admin,
         }
     }
 }
@@ -80,6 +103,8 @@ struct Line {
     tokens_per_minute: Option<u64>,
     #[serde(default)]
     priority: i32,
+    #[serde(default)]
+    admin: bool,
 }
 
 /// One key, read.
@@ -122,6 +147,12 @@ impl KeyTable {
             if line.id.is_empty() {
                 return Err(bad("\"id\" is empty".into()));
             }
+            if RESERVED_IDS.contains(&line.id.as_str()) {
+                return Err(bad(format!(
+                    "the id {:?} is reserved (the server's own name in the metrics and audit); choose another",
+                    line.id
+                )));
+            }
             let digest = parse_digest(&line.sha256).ok_or_else(|| {
                 bad("\"sha256\" must be 64 hex digits (the SHA-256 of the token)".into())
             })?;
@@ -145,7 +176,13 @@ impl KeyTable {
                         tokens_per_minute: line.tokens_per_minute,
                     },
                     priority: line.priority,
+                    role: if line.admin { Role::Admin } else { Role::User },
                 },
+            });
+        }
+        if keys.is_empty() {
+            return Err(KeysError::Empty {
+                path: path.to_path_buf(),
             });
         }
         Ok(Self { keys })
@@ -310,16 +347,16 @@ mod tests {
                 "tok-a",
                 r#", "priority": 2, "max_parallel_requests": 1"#
             ),
-            line("b", "tok-b", r#", "tokens_per_minute": 50"#)
+            line("b", "tok-b", r#", "tokens_per_minute": 50, "admin": true"#)
         );
         let t = KeyTable::parse(Path::new("k"), &text).unwrap();
         assert_eq!(t.len(), 2);
         let a = t.find("tok-a").unwrap();
-        assert_eq!((a.id.as_str(), a.priority), ("a", 2));
+        assert_eq!((a.id.as_str(), a.priority, a.role), ("a", 2, Role::User));
         assert_eq!(a.limits.max_parallel_requests, Some(1));
         let b = t.find("tok-b").unwrap();
         assert_eq!(b.limits.tokens_per_minute, Some(50));
-        assert_eq!(b.priority, 0);
+        assert_eq!((b.priority, b.role), (0, Role::Admin));
         assert!(t.find("tok-c").is_none());
     }
 
@@ -332,6 +369,9 @@ mod tests {
             (r#"{"id": "a", "sha256": "abc"}"#.to_string(), "64 hex"),
             (line("a", "x", r#", "colour": 1"#), "unknown field"),
             (line("a", "x", r#", "tokens_per_minute": 0"#), "limit of 0"),
+            (line("default", "x", ""), "reserved"),
+            (line("unknown", "x", ""), "reserved"),
+            ("\n  \n".to_string(), "holds no key"),
         ] {
             let e = KeyTable::parse(Path::new("keys.jsonl"), &text)
                 .unwrap_err()
@@ -343,7 +383,11 @@ mod tests {
     #[test]
     fn the_single_token_is_the_default_key() {
         let s = KeyStore::new(None, Some("s3cret".into())).unwrap();
-        assert_eq!(s.caller(Some("s3cret")).unwrap().id, DEFAULT_KEY_ID);
+        let single = s.caller(Some("s3cret")).unwrap();
+        assert_eq!(
+            (single.id.as_str(), single.role),
+            (DEFAULT_KEY_ID, Role::Admin)
+        );
         assert!(s.caller(Some("other")).is_none());
         assert!(s.caller(None).is_none());
         assert_eq!(

@@ -153,6 +153,7 @@ mod tests {
                 tokens_per_minute: tpm,
             },
             priority: 0,
+            role: crate::serve::keys::Role::User,
         }
     }
 

@@ -11,8 +11,9 @@
 //! `prefix_cache_queries_total` (prompt tokens looked up in memory) and
 //! `prefix_cache_hits_total` (those found, not read again), `request_success_total` by
 //! `finished_reason` (`stop`, `length`, `tool_calls`, `abort`, `error`),
-//! `requests_rejected_total` by `reason`, `audit_write_failures_total` (audit lines that could
-//! not be written), and the MTP drafts
+//! `requests_rejected_total` by `endpoint` and `reason`, `requests_total` (every request
+//! answered, once, by `endpoint` and HTTP status `code`, 499 for a client that went away),
+//! `audit_write_failures_total` (audit lines that could not be written), and the MTP drafts
 //! (`spec_decode_num_draft_tokens_total`, `spec_decode_num_accepted_tokens_total`).
 //! With the in-process engine, two gauges per replica labelled `model_name` and `replica` only:
 //! `kv_cache_usage_perc` (the share of the attention cache in use, 0 to 1, as vLLM reports
@@ -54,7 +55,16 @@ struct Rejected {
     model_name: String,
     replica: String,
     key_id: String,
+    endpoint: String,
     reason: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Answered {
+    model_name: String,
+    key_id: String,
+    endpoint: String,
+    code: String,
 }
 
 /// The labels of engine-wide series.
@@ -94,6 +104,10 @@ impl MetricConstructor<Histogram> for Seconds {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rejection {
     Unauthorized,
+    /// The key's role does not reach the endpoint.
+    Forbidden,
+    /// The body is not JSON by its `Content-Type`.
+    UnsupportedMediaType,
     InvalidRequest,
     ContextLengthExceeded,
     QueueFull,
@@ -106,6 +120,8 @@ impl Rejection {
     pub(crate) fn label(self) -> &'static str {
         match self {
             Rejection::Unauthorized => "unauthorized",
+            Rejection::Forbidden => "forbidden",
+            Rejection::UnsupportedMediaType => "unsupported_media_type",
             Rejection::InvalidRequest => "invalid_request",
             Rejection::ContextLengthExceeded => "context_length_exceeded",
             Rejection::QueueFull => "queue_full",
@@ -129,6 +145,7 @@ pub struct Metrics {
     accepted: Family<Base, Counter>,
     success: Family<Finished, Counter>,
     rejected: Family<Rejected, Counter>,
+    answered: Family<Answered, Counter>,
     audit_failures: Family<Base, Counter>,
     kv_usage: Family<EngineLabels, Gauge<f64, AtomicU64>>,
     parked: Family<EngineLabels, Gauge>,
@@ -153,6 +170,7 @@ impl Metrics {
             accepted: Family::default(),
             success: Family::default(),
             rejected: Family::default(),
+            answered: Family::default(),
             audit_failures: Family::default(),
             kv_usage: Family::default(),
             parked: Family::default(),
@@ -212,6 +230,11 @@ impl Metrics {
             "lilypad:requests_rejected",
             "Requests turned away, by reason",
             m.rejected.clone(),
+        );
+        r.register(
+            "lilypad:requests",
+            "Requests answered, by endpoint and HTTP status",
+            m.answered.clone(),
         );
         r.register(
             "lilypad:audit_write_failures",
@@ -277,14 +300,26 @@ impl Metrics {
     }
 
     /// A request of `key` (the key id, or `unknown` for a token no key has) was turned away.
-    pub fn rejected(&self, key: &str, why: Rejection) {
+    pub fn rejected(&self, key: &str, endpoint: &str, why: Rejection) {
         let labels = Rejected {
+            endpoint: endpoint.to_string(),
             model_name: self.model_name.clone(),
             replica: Replica::NONE.label(),
             key_id: key.to_string(),
             reason: why.label().to_string(),
         };
         self.rejected.get_or_create(&labels).inc();
+    }
+
+    /// A request of `key` to `endpoint` was answered with `status` (once per request).
+    pub fn answered(&self, key: &str, endpoint: &str, status: u16) {
+        let labels = Answered {
+            model_name: self.model_name.clone(),
+            key_id: key.to_string(),
+            endpoint: endpoint.to_string(),
+            code: status.to_string(),
+        };
+        self.answered.get_or_create(&labels).inc();
     }
 
     /// Replica `replica`'s engine memory now (written before each scrape).

@@ -8,16 +8,22 @@
 //! with `Retry-After`, and not ready), lets those in flight finish, then returns so that the
 //! process exits 0, as Kubernetes expects of a pod it stops.
 //!
+//! The door (`door.rs`): every endpoint but the probes and `/metrics` lets its requests in
+//! through one function, which checks the key, its role, the body's form, and for the model
+//! endpoints the drain, the key's limits and the queue bound, and counts and audits every
+//! request once, by endpoint.
+//!
 //! Keys (`keys.rs`, `limits.rs`, `queue.rs`): with `--keys FILE` each bearer token belongs to a
-//! key with an id, limits (429 with `Retry-After` beyond them) and a priority (requests waiting
-//! for a place to generate go in higher first); SIGHUP reads the file again
-//! ([`reload_keys_on_hangup`]). The `--api-key-env` token is the key `default`. With `--audit
-//! DIR` each request leaves one JSON line (`audit.rs`, written by `track.rs`).
+//! key with an id, limits (429 with `Retry-After` beyond them), a priority (requests waiting
+//! for a place to generate go in higher first) and a role (`"admin": true` for the operator's
+//! endpoints); SIGHUP reads the file again ([`reload_keys_on_hangup`]). The `--api-key-env`
+//! token is the key `default`, an admin. With `--audit DIR` each request leaves one JSON line
+//! (`audit.rs`, written by `door.rs`).
 //!
 //! Replicas (`replicas.rs`): `--replicas N` puts N engines behind the one front end; each
 //! conversation stays on the replica that holds its memory, and the conversations of a replica
-//! whose engine stopped move to the others. `faults.rs` is a test-only route that stops one.
-//! With `--weight-updates`, `POST /update_weights` puts new weights in every replica's place
+//! whose engine stopped move to the others. `faults.rs` is a test-only route (the operator's) that stops one.
+//! With `--weight-updates`, `POST /update_weights` (the operator's) puts new weights in every replica's place
 //! between requests (`weights.rs`).
 //!
 //! Owns: the HTTP surface (request fields, response and chunk shapes, errors in OpenAI's
@@ -28,9 +34,9 @@
 //!
 //! Invariants:
 //! - concurrent requests of different conversations decode together, each in its own engine
-//!   sequence (`[engine] sequences` at once; the engine queues the others); at most
-//!   `max_queue` requests are in flight, beyond which the server answers 503 with
-//!   `Retry-After`. Two requests of one conversation run one after the other;
+//!   sequence (`[engine] sequences` at once; the engine queues the others); exactly
+//!   `max_queue` requests of the model endpoints may be in flight, beyond which the server
+//!   answers 503 with `Retry-After`. Two requests of one conversation run one after the other;
 //! - a client that goes away cancels its request (the engine stops it within one token; the
 //!   others go on);
 //! - each conversation keeps its own memory, so interleaved conversations keep their prefix
@@ -48,6 +54,8 @@ mod audit;
 mod backend;
 mod chat;
 mod completions;
+mod connections;
+mod door;
 mod faults;
 mod keys;
 mod limits;
@@ -66,8 +74,10 @@ pub use vocabulary::Vocabulary;
 pub use crate::protocol::conversation_key;
 pub use audit::{AuditError, AuditLog, AuditRecord};
 pub use backend::ServedModel;
+pub use connections::serve_with_limits;
+pub use door::Endpoint;
 pub use faults::TEST_FAULTS_ENV;
-pub use keys::{Caller, KeyStore, KeyTable, KeysError, Limits, DEFAULT_KEY_ID};
+pub use keys::{Caller, KeyStore, KeyTable, KeysError, Limits, Role, DEFAULT_KEY_ID, RESERVED_IDS};
 pub use metrics::{Metrics, Rejection};
 pub use replicas::{HaltForTests, OccupancyReader, Replica, Replicas};
 pub use weights::{LoadError, WeightLoader, Weights};
@@ -114,6 +124,9 @@ pub struct ServeSettings {
     /// Engines behind the one front end (`--replicas N`), each with its own context (default:
     /// one per GPU device, one on a CPU-only build).
     pub replicas: Option<usize>,
+    /// Seconds a client has to send a request's headers, and then its body; a keep-alive
+    /// connection idle this long is closed.
+    pub read_timeout_secs: u64,
 }
 
 impl Default for ServeSettings {
@@ -130,6 +143,7 @@ impl Default for ServeSettings {
             audit_content: false,
             audit_retention_days: None,
             replicas: None,
+            read_timeout_secs: 30,
         }
     }
 }
@@ -174,7 +188,7 @@ pub struct Server {
     /// The test-only fault route is open (`LILYPAD_TEST_FAULTS=1`, see `faults.rs`).
     pub test_faults: bool,
     pub max_queue: usize,
-    /// Requests in flight (generating or waiting for a sequence).
+    /// Requests of the model endpoints in flight (let in by the door, not answered yet).
     pub(crate) in_line: AtomicUsize,
     /// Set once shutdown began: new requests are turned away.
     pub(crate) draining: AtomicBool,
@@ -183,6 +197,8 @@ pub struct Server {
     /// Server defaults for requests that leave sampling fields out.
     pub sampling: SamplingSettings,
     pub max_tokens: u32,
+    /// The time a client has to send a request's headers, then its body (`door.rs`).
+    pub read_timeout: std::time::Duration,
     /// The engine's vocabulary, fetched when a request first needs it.
     vocabulary: tokio::sync::OnceCell<Option<Arc<Vocabulary>>>,
 }
@@ -228,6 +244,7 @@ impl Server {
             draining: AtomicBool::new(false),
             sampling: engine.sampling.clone(),
             max_tokens: engine.max_turn_tokens,
+            read_timeout: std::time::Duration::from_secs(serve.read_timeout_secs.max(1)),
             vocabulary: tokio::sync::OnceCell::new(),
         }
     }
@@ -308,20 +325,10 @@ pub fn router(server: Arc<Server>) -> Router {
         .route("/health/ready", get(ready))
         .route("/health", get(ready))
         .route("/test/replicas/{index}/halt", post(faults::halt))
-        // Long conversations with big tool results exceed axum's 2 MB default.
-        .layer(axum::extract::DefaultBodyLimit::max(64 << 20))
         .fallback(|| async {
             api::error(StatusCode::NOT_FOUND, "not_found", "no such route".into())
         })
         .with_state(server)
-}
-
-/// [`router`] as a service that knows each connection's peer address (for the audit trail):
-/// give this to `axum::serve`.
-pub fn app(
-    server: Arc<Server>,
-) -> axum::extract::connect_info::IntoMakeServiceWithConnectInfo<Router, std::net::SocketAddr> {
-    router(server).into_make_service_with_connect_info::<std::net::SocketAddr>()
 }
 
 /// The metrics in the exposition format (see [`Metrics`]); like the probes, open to anyone who
@@ -399,12 +406,9 @@ pub async fn termination() {
 }
 
 /// Serve on `listener` until the process ends.
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    server: Arc<Server>,
-) -> Result<(), ServeError> {
-    axum::serve(listener, app(server)).await?;
-    Ok(())
+pub async fn serve(listener: tokio::net::TcpListener, server: Arc<Server>) {
+    let timeout = server.read_timeout;
+    serve_with_limits(listener, router(server), timeout, std::future::pending()).await;
 }
 
 /// The key of `Authorization: Bearer TOKEN` (see [`KeyStore::caller`]), or 401.
@@ -450,11 +454,24 @@ pub async fn reload_keys_on_hangup(server: Arc<Server>) {
     let _ = server;
 }
 
-async fn models(State(server): State<Arc<Server>>, headers: HeaderMap) -> Response {
-    if let Err(e) = authorized(&server, &headers) {
-        return e.into_response();
-    }
-    axum::Json(serde_json::json!({
+async fn models(
+    State(server): State<Arc<Server>>,
+    extensions: axum::http::Extensions,
+    headers: HeaderMap,
+) -> Response {
+    let admitted = match door::enter(
+        &server,
+        Endpoint::Models,
+        &extensions,
+        &headers,
+        axum::body::Body::empty(),
+    )
+    .await
+    {
+        Ok(a) => a,
+        Err(refused) => return refused,
+    };
+    let r = axum::Json(serde_json::json!({
         "object": "list",
         "data": [{
             "id": server.model_name,
@@ -464,7 +481,8 @@ async fn models(State(server): State<Arc<Server>>, headers: HeaderMap) -> Respon
             "weight_version": server.weights.version(),
         }],
     }))
-    .into_response()
+    .into_response();
+    admitted.answer(r)
 }
 
 #[cfg(test)]

@@ -9,14 +9,19 @@
 //! `{"prompt": TEXT}` with special tokens written out, so that tokenising it again gives the
 //! same ids.
 //!
+//! Both are model endpoints behind the door (`super::door`): the key, its limits, the drain, the
+//! queue bound and the body cap of chat requests, one audit line each.
+//!
 //! Does not own: the vocabulary (`super::vocabulary`), rendering (`crate::engine::TemplatedModel`).
 
 use super::api::{self, ApiError};
-use super::{authorized, Server};
+use super::door::{self, Endpoint};
+use super::{Rejection, Server};
 use crate::engine::{EngineError, Prompt, SequenceId, TurnRequest};
 use crate::prompt::{parse_conversation, Thinking};
+use axum::body::Body;
 use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::http::{Extensions, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -72,43 +77,53 @@ fn text_of(server: &Server, text: &str, body: &Value) -> Result<String, ApiError
 
 pub(super) async fn tokenize(
     State(server): State<Arc<Server>>,
+    extensions: Extensions,
     headers: HeaderMap,
-    text: String,
+    body: Body,
 ) -> Response {
-    if let Err(e) = authorized(&server, &headers) {
-        return e.into_response();
-    }
+    let mut admitted =
+        match door::enter(&server, Endpoint::Tokenize, &extensions, &headers, body).await {
+            Ok(a) => a,
+            Err(refused) => return refused,
+        };
+    let text = admitted.take_body();
     let prompt = match body_of(&text).and_then(|b| text_of(&server, &text, &b)) {
         Ok(p) => p,
-        Err(e) => return e.into_response(),
+        Err(e) => return admitted.refuse(Rejection::InvalidRequest, e),
     };
+    drop(text);
     let engine = server.replicas.any().1.model.engine().clone();
     let ids = tokio::task::spawn_blocking(move || engine.tokenize(&prompt))
         .await
         .map_err(|_| EngineError::Stopped)
         .and_then(|r| r);
-    match ids {
+    let r = match ids {
         Ok(Some(tokens)) => {
             axum::Json(json!({"count": tokens.len(), "tokens": tokens})).into_response()
         }
         Ok(None) => api::bad("this server's engine does not tokenise here").into_response(),
         Err(e) => ApiError::from_engine(&e).into_response(),
-    }
+    };
+    admitted.answer(r)
 }
 
 pub(super) async fn detokenize(
     State(server): State<Arc<Server>>,
+    extensions: Extensions,
     headers: HeaderMap,
-    text: String,
+    body: Body,
 ) -> Response {
-    if let Err(e) = authorized(&server, &headers) {
-        return e.into_response();
-    }
+    let mut admitted =
+        match door::enter(&server, Endpoint::Detokenize, &extensions, &headers, body).await {
+            Ok(a) => a,
+            Err(refused) => return refused,
+        };
+    let text = admitted.take_body();
     let ids = match body_of(&text).and_then(|b| token_ids(&b, "tokens")) {
         Ok(ids) => ids,
-        Err(e) => return e.into_response(),
+        Err(e) => return admitted.refuse(Rejection::InvalidRequest, e),
     };
-    match server.vocabulary().await {
+    let r = match server.vocabulary().await {
         Ok(Some(v)) => match ids.iter().find(|&&t| t as usize >= v.len()) {
             Some(&id) => ApiError::from_engine(&EngineError::NotAToken {
                 id,
@@ -119,7 +134,8 @@ pub(super) async fn detokenize(
         },
         Ok(None) => api::bad("this server's engine does not tokenise here").into_response(),
         Err(e) => ApiError::from_engine(&e).into_response(),
-    }
+    };
+    admitted.answer(r)
 }
 
 /// A list of token ids under `key`.

@@ -1,7 +1,9 @@
 //! New weights without a restart: `POST /update_weights` (and SGLang's name for it,
 //! `POST /update_weights_from_disk`) with `{"model_path": "F.gguf"}`, and
 //! `GET /get_weight_version`. Open only when the server was started with `--weight-updates`
-//! (a trainer's server), and behind the API key like the other routes.
+//! (a trainer's server); an update is the operator's (a key with `"admin": true`, or the
+//! `--api-key-env` token), refused to other keys at the door before anything is read, and
+//! audited with the path, the version and the outcome.
 //!
 //! Every generating request holds a read share of [`Weights::gate`] from before it is routed
 //! until its generation ends; an update first names the new version (the caller's
@@ -16,10 +18,11 @@
 //! Owns: the routes, the gate and the version in force. Does not own: loading engines or
 //! hashing files ([`WeightLoader`], given by the binary), where requests go (`replicas.rs`).
 
-use super::{api, authorized, Replica, Server};
-use axum::body::Bytes;
+use super::door::{self, Admitted, Endpoint};
+use super::{api, Replica, Server};
+use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{Extensions, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -167,15 +170,32 @@ fn chain(e: &LoadError) -> String {
     text
 }
 
-/// `POST /update_weights` and `POST /update_weights_from_disk`.
+/// `POST /update_weights` and `POST /update_weights_from_disk`: the operator's (a key with
+/// `"admin": true`, see `door.rs`), audited with the path, the version and the outcome.
 pub(super) async fn update(
     State(server): State<Arc<Server>>,
+    extensions: Extensions,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> Response {
-    if let Err(e) = authorized(&server, &headers) {
-        return e.into_response();
-    }
+    let mut admitted = match door::enter(
+        &server,
+        Endpoint::UpdateWeights,
+        &extensions,
+        &headers,
+        body,
+    )
+    .await
+    {
+        Ok(a) => a,
+        Err(refused) => return refused,
+    };
+    let r = apply(&server, &mut admitted).await;
+    admitted.answer(r)
+}
+
+/// The update asked by `admitted`, answered.
+async fn apply(server: &Arc<Server>, admitted: &mut Admitted) -> Response {
     if server.weights.loader.is_none() {
         return api::error(
             StatusCode::FORBIDDEN,
@@ -184,7 +204,7 @@ pub(super) async fn update(
                 .into(),
         );
     }
-    let body: UpdateBody = match serde_json::from_slice(&body) {
+    let body: UpdateBody = match serde_json::from_str(&admitted.take_body()) {
         Ok(b) => b,
         Err(e) => {
             return refused(format!(
@@ -192,6 +212,10 @@ pub(super) async fn update(
             ))
         }
     };
+    if let Some(r) = admitted.record() {
+        r.model_path = Some(body.model_path.display().to_string());
+        r.weight_version.clone_from(&body.weight_version);
+    }
     if body.abort_all_requests {
         return refused("abort_all_requests is not supported: requests in flight always finish on the old weights");
     }
@@ -271,6 +295,9 @@ pub(super) async fn update(
         c.updates += 1;
     }
     drop(gate);
+    if let Some(r) = admitted.record() {
+        r.weight_version = Some(version.clone());
+    }
     let paused_ms = paused.elapsed().as_millis() as u64;
     tracing::info!(
         path = %body.model_path.display(),
@@ -292,14 +319,28 @@ pub(super) async fn update(
 }
 
 /// `GET /get_weight_version`: `{"weight_version": ...}` (null until known).
-pub(super) async fn version(State(server): State<Arc<Server>>, headers: HeaderMap) -> Response {
-    if let Err(e) = authorized(&server, &headers) {
-        return e.into_response();
-    }
+pub(super) async fn version(
+    State(server): State<Arc<Server>>,
+    extensions: Extensions,
+    headers: HeaderMap,
+) -> Response {
+    let admitted = match door::enter(
+        &server,
+        Endpoint::WeightVersion,
+        &extensions,
+        &headers,
+        Body::empty(),
+    )
+    .await
+    {
+        Ok(a) => a,
+        Err(refused) => return refused,
+    };
     let c = server.weights.current();
-    axum::Json(serde_json::json!({
+    let r = axum::Json(serde_json::json!({
         "weight_version": c.version,
         "model_path": c.path,
     }))
-    .into_response()
+    .into_response();
+    admitted.answer(r)
 }

@@ -22,6 +22,8 @@ mod remote_llama_cpp_python;
 mod remote_serve;
 mod serve_audit;
 mod serve_cli;
+mod serve_door;
+mod serve_hangups;
 mod serve_keys;
 mod serve_kube;
 mod serve_manifests;

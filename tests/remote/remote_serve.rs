@@ -287,7 +287,7 @@ fn requests_in_flight_are_bounded_and_one_more_is_refused() {
     let server = remote_common::serve_with_config(
         &["--engine", &format!("script:{}", script.display())],
         &[("LILYPAD_SCRIPT_DELAY_MS", "20")],
-        "[serve]\nmax_queue = 1\n",
+        "[serve]\nmax_queue = 2\n",
     );
     let engine = client(&server.base, |s| {
         s.retries = 0;
@@ -298,7 +298,7 @@ fn requests_in_flight_are_bounded_and_one_more_is_refused() {
     std::thread::sleep(Duration::from_millis(200));
     let second = engine.chat(request(msgs.clone(), 1000));
     std::thread::sleep(Duration::from_millis(200));
-    // Two in flight: a third is turned away.
+    // `max_queue` (2) in flight: a third is turned away. (Until the door, 1 let two in.)
     let third = collect_stream(engine.chat(request(msgs, 1000)));
     let err = third.failed.expect("refused");
     assert!(err.contains("HTTP 503"), "{err}");
