@@ -342,7 +342,7 @@ async fn the_image_check_names_what_is_missing() {
     let repo = tempfile::tempdir().unwrap();
     write(repo.path(), "pyproject.toml", "[project]\nname = \"x\"\n");
     write(repo.path(), "src/x.py", "");
-    let names = check::top_level(repo.path());
+    let names = check::top_level(repo.path()).unwrap();
 
     let busybox = std::env::var("LILYPAD_TEST_IMAGE").unwrap_or("lilypad-sandbox:busybox".into());
     let s = SandboxSettings {
