@@ -6,7 +6,7 @@
 
 use crate::sandbox_suite::{bash_image, bollard_client, engine_missing};
 use lilypad::sandbox::image::{check, ImageError};
-use lilypad::sandbox::{self, docker, ExecRequest, Sandbox, SandboxError, SandboxKind};
+use lilypad::sandbox::{self, docker, ExecRequest, Sandbox, SandboxError, SandboxExt, SandboxKind};
 use lilypad::sandbox::{KindSettings, SandboxSettings, SandboxSpec};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
