@@ -11,6 +11,7 @@ use crate::protocol::{
     Event, FinishReason, Message, Op, RequestId, Resolution, StopReason, ToolCall, ToolCategory,
     TurnEnd,
 };
+use crate::sandbox::SandboxExt;
 use crate::tools::{ToolResult, Tools};
 use std::collections::VecDeque;
 use std::ops::ControlFlow;

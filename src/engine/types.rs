@@ -57,8 +57,11 @@ pub enum EngineError {
     Thread(#[source] std::io::Error),
     #[error("the prompt could not be rendered: {0}")]
     Prompt(#[from] crate::prompt::PromptError),
+    /// A service the engine stands in front of failed (the server behind an endpoint
+    /// engine). The backend's own error is the source, so this type names no backend; each
+    /// such backend converts its errors into this kind.
     #[error(transparent)]
-    Remote(#[from] super::remote::RemoteError),
+    Upstream(Box<dyn std::error::Error + Send + Sync>),
     #[error("no sequence of the engine can take this request and none is generating to free one; raise [engine] sequences")]
     NoSequence,
     #[error("{engine} reads {reads}, but was given {given}")]

@@ -17,7 +17,7 @@
 
 use super::sources::{BatchTask, SourceError};
 use crate::launch::check::{run_check, CheckOutcome, CheckSpec};
-use crate::sandbox::{ExecRequest, Sandbox, SandboxError};
+use crate::sandbox::{ExecRequest, Sandbox, SandboxError, SandboxExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! Owns running it and its recorded outcome; not where it comes from (`crate::cli`) or when
 //! it runs (a batch after each attempt, the interface's attempts after each task).
 
-use crate::sandbox::{ExecExit, ExecRequest, Sandbox, SandboxError};
+use crate::sandbox::{ExecExit, ExecRequest, Sandbox, SandboxError, SandboxExt};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 

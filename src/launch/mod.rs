@@ -299,7 +299,14 @@ pub async fn image_notice(sandbox: &dyn Sandbox, spec: &SandboxSpec) -> Option<S
     if spec.kind() == SandboxKind::Host {
         return None;
     }
-    let missing = match check::check(sandbox, &check::top_level(&spec.repo)).await {
+    let names = match check::top_level(&spec.repo) {
+        Ok(names) => names,
+        Err(e) => {
+            tracing::warn!(error = %e, "the sandbox image check did not run");
+            return None;
+        }
+    };
+    let missing = match check::check(sandbox, &names).await {
         Ok(m) => m,
         Err(e) => {
             tracing::warn!(error = %e, "the sandbox image check did not run");

@@ -19,7 +19,7 @@ use crate::agent::ApprovalPolicy;
 use crate::config::Settings;
 use crate::engine::{SequenceId, TemplatedModel};
 use crate::protocol::{Event, Op};
-use crate::sandbox::{self, Sandbox, SandboxPool, SandboxSpec};
+use crate::sandbox::{self, Sandbox, SandboxExt, SandboxPool, SandboxSpec};
 use crate::session::{self, Provenance, SessionLog};
 use std::path::Path;
 use std::sync::Arc;

@@ -2,8 +2,9 @@
 //! bubblewrap where it works), `docker` (one hardened container per session, bollard) and
 //! `kube` (one hardened pod per session, kube-rs).
 //!
-//! Owns: the [`Sandbox`] trait the tools are written against (execution and files, plus the
-//! two primitives the workspace needs: the current files and applying a restore), the
+//! Owns: the [`Sandbox`] trait the tools are written against (what the sandbox is, execution
+//! and files, plus the two primitives the workspace needs: the current files and applying a
+//! restore; what every sandbox derives from those is [`SandboxExt`]), the
 //! workspace (a git checkout of its own of the user's repository), the session patch and the
 //! per-turn records ([`workspace::Checkout`], written once over any sandbox), command
 //! execution with timeouts that kill inside the sandbox, and container start-up and clean-up
@@ -16,9 +17,11 @@
 //! Invariant: every sandbox path is an absolute, `/`-separated string as seen *inside* the
 //! sandbox ([`Sandbox::root`] is `/workspace` in containers, the workspace copy on the host).
 
+mod about;
 pub mod container;
 pub mod host;
 pub mod image;
+mod machine;
 pub mod output;
 mod pool;
 pub mod settings;
@@ -36,6 +39,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use thiserror::Error;
 
+pub use about::{About, SandboxExt};
 pub use output::{Captured, OutputChunk, StreamKind};
 pub use pool::SandboxPool;
 pub use settings::SandboxSettings;
@@ -231,13 +235,12 @@ pub struct ExecOutput {
 /// [`container::ContainerSandbox`] ([`docker::DockerSandbox`], [`kube::KubeSandbox`]).
 #[async_trait]
 pub trait Sandbox: Send + Sync {
-    fn kind(&self) -> SandboxKind;
-    /// The workspace root inside the sandbox (canonical: no symlinks in it).
+    /// What this sandbox is: its kind, a note on what the model's commands can reach, and its
+    /// image's digest (read through [`SandboxExt`]'s `kind`, `describe`, `image_digest`).
+    fn about(&self) -> About;
+    /// The workspace root inside the sandbox (canonical: no symlinks in it), which is also
+    /// where commands start and relative paths resolve ([`SandboxExt::workdir`]).
     fn root(&self) -> &str;
-    /// Where commands start and relative paths resolve (the root or a directory below it).
-    fn workdir(&self) -> &str;
-    /// A human-readable note on what the model's commands can reach (shown at start).
-    fn describe(&self) -> String;
     /// Run a shell command; output is streamed and capped; the timeout kills inside.
     async fn exec(&self, req: ExecRequest) -> Result<ExecOutput, SandboxError>;
     /// Resolve an absolute, lexically normalised path (see [`Resolved`]).
@@ -260,11 +263,6 @@ pub trait Sandbox: Send + Sync {
     async fn apply_restore(&self, plan: &workspace::RestorePlan) -> Result<(), SandboxError>;
     /// Remove everything the session created (container, pod, copies). Idempotent.
     async fn close(&self) -> Result<(), SandboxError>;
-    /// The `sha256:` digest of the image the sandbox runs, where its runtime tells it (none
-    /// for the host).
-    fn image_digest(&self) -> Option<String> {
-        None
-    }
 }
 
 /// Which sandbox to open, on which repository: the kind, with that kind's settings only.

@@ -22,7 +22,7 @@ impl ApiError {
             EngineError::Stopped | EngineError::Ended => {
                 (StatusCode::SERVICE_UNAVAILABLE, "engine_unavailable")
             }
-            EngineError::Remote(_) => (StatusCode::BAD_GATEWAY, "upstream_error"),
+            EngineError::Upstream(_) => (StatusCode::BAD_GATEWAY, "upstream_error"),
             EngineError::File(_)
             | EngineError::Load { .. }
             | EngineError::NoMtpLayer { .. }
@@ -113,7 +113,7 @@ mod tests {
 
     #[test]
     fn a_failing_server_behind_is_a_bad_gateway() {
-        let e = EngineError::Remote(RemoteError::Status {
+        let e = EngineError::from(RemoteError::Status {
             url: "http://gpu:30000/v1/chat/completions".into(),
             status: 500,
             message: "boom".into(),

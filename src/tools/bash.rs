@@ -6,7 +6,7 @@ use super::args::Args;
 use super::format::{cut_with_total, Failure};
 use super::{CommandRequest, ToolLimits};
 use crate::sandbox::output::count_chars;
-use crate::sandbox::{Captured, ExecExit, ExecRequest, OutputChunk, Sandbox};
+use crate::sandbox::{Captured, ExecExit, ExecRequest, OutputChunk, Sandbox, SandboxExt};
 use std::time::Duration;
 
 /// Timeouts above this are taken as milliseconds.

@@ -4,7 +4,7 @@ use super::args::Args;
 use super::format::{cap_chars, Failure};
 use super::paths::{self, Target};
 use super::ToolLimits;
-use crate::sandbox::{EntryKind, Sandbox};
+use crate::sandbox::{EntryKind, Sandbox, SandboxExt};
 
 /// Bytes examined to decide that a file is binary (as git does: a NUL byte).
 const SNIFF_BYTES: usize = 8000;

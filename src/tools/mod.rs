@@ -22,7 +22,7 @@ mod format;
 mod paths;
 
 use crate::protocol::{ToolCall, ToolCategory, ToolName};
-use crate::sandbox::{OutputChunk, Sandbox};
+use crate::sandbox::{OutputChunk, Sandbox, SandboxExt};
 use std::sync::Arc;
 use std::time::Duration;
 

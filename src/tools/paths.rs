@@ -5,7 +5,7 @@
 //! operation then uses the resolved path, so a symlink can never lead a tool outside.
 
 use super::format::Failure;
-use crate::sandbox::{EntryKind, Sandbox};
+use crate::sandbox::{EntryKind, Sandbox, SandboxExt};
 
 /// A path the tools may touch.
 #[derive(Debug, Clone, PartialEq, Eq)]

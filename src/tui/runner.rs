@@ -568,7 +568,7 @@ impl Loop {
             Job::Exported(slot, r) => self.slots[slot].app.on_exported(r),
             Job::BoardApplied(what, r) => {
                 if let Some(b) = self.board.as_mut() {
-                    b.on_applied(what, r.map(|_| ()).map_err(|e| e.to_string()));
+                    b.on_applied(what, r.map(|_| ()));
                 }
             }
         }

@@ -161,6 +161,26 @@ fn other_statuses_are_not_retried() {
 }
 
 #[test]
+fn a_refusal_whose_reason_breaks_off_says_so() {
+    // The body is announced as 100 bytes, and the connection closes after 5.
+    let broken =
+        "HTTP/1.1 401 Unauthorized\r\nContent-Length: 100\r\nConnection: close\r\n\r\nshort";
+    let c = canned(vec![Some(broken.to_string())]);
+    let err = ask(&c.base, 3).failed.expect("failed");
+    assert_eq!(c.hits.load(Ordering::SeqCst), 1, "a 401 is not retried");
+    assert!(
+        err.contains("HTTP 401") && err.contains("could not be read"),
+        "{err}"
+    );
+    let models = client(&c.base, |_| {}).list_models();
+    let err = models.expect_err("a broken list of models").to_string();
+    assert!(
+        err.contains("/v1/models") && err.contains("could not be read"),
+        "{err}"
+    );
+}
+
+#[test]
 fn malformed_events_are_reported() {
     let c = canned(vec![sse(&[HELLO, "this is not json"])]);
     let r = ask(&c.base, 0);

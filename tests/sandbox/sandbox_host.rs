@@ -7,7 +7,7 @@
 
 use crate::sandbox_suite::{attacks, engine_missing, exclusive, fixture, formats, git, Harness};
 use lilypad::sandbox::host::{self, HostSettings};
-use lilypad::sandbox::{self, KindSettings, SandboxSpec};
+use lilypad::sandbox::{self, KindSettings, SandboxExt, SandboxSpec};
 
 fn spec(repo: &std::path::Path) -> SandboxSpec {
     spec_with(repo, false)

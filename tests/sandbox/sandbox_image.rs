@@ -6,7 +6,7 @@
 
 use crate::sandbox_suite::{bash_image, bollard_client, engine_missing};
 use lilypad::sandbox::image::{check, ImageError};
-use lilypad::sandbox::{self, docker, ExecRequest, Sandbox, SandboxError, SandboxKind};
+use lilypad::sandbox::{self, docker, ExecRequest, Sandbox, SandboxError, SandboxExt, SandboxKind};
 use lilypad::sandbox::{KindSettings, SandboxSettings, SandboxSpec};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -342,7 +342,7 @@ async fn the_image_check_names_what_is_missing() {
     let repo = tempfile::tempdir().unwrap();
     write(repo.path(), "pyproject.toml", "[project]\nname = \"x\"\n");
     write(repo.path(), "src/x.py", "");
-    let names = check::top_level(repo.path());
+    let names = check::top_level(repo.path()).unwrap();
 
     let busybox = std::env::var("LILYPAD_TEST_IMAGE").unwrap_or("lilypad-sandbox:busybox".into());
     let s = SandboxSettings {

@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use lilypad::sandbox::kube::{self, KubeSandbox, KubeSettings};
 use lilypad::sandbox::workspace::Workspace;
-use lilypad::sandbox::{Sandbox, SandboxError};
+use lilypad::sandbox::{Sandbox, SandboxError, SandboxExt};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

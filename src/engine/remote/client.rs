@@ -235,11 +235,17 @@ async fn attempt_once(
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
-        let bytes = resp.bytes().await.unwrap_or_default();
-        let error = RemoteError::Status {
-            url: url.clone(),
-            status: status.as_u16(),
-            message: error_message(&bytes),
+        let error = match resp.bytes().await {
+            Ok(bytes) => RemoteError::Status {
+                url: url.clone(),
+                status: status.as_u16(),
+                message: error_message(&bytes),
+            },
+            Err(source) => RemoteError::UnreadableBody {
+                url: url.clone(),
+                status: status.as_u16(),
+                source,
+            },
         };
         return Err(match status.as_u16() {
             429 | 500 | 502 | 503 | 504 => Failure::Retry { error, after },
@@ -406,7 +412,14 @@ pub(crate) async fn list_models(shared: &Shared) -> Result<Vec<String>, RemoteEr
             Failure::Retry { error, .. } | Failure::Fatal(error) => error,
         })?;
     let status = resp.status();
-    let bytes = resp.bytes().await.unwrap_or_default();
+    let bytes = resp
+        .bytes()
+        .await
+        .map_err(|source| RemoteError::UnreadableBody {
+            url: url.clone(),
+            status: status.as_u16(),
+            source,
+        })?;
     if !status.is_success() {
         return Err(RemoteError::Status {
             url: url.clone(),

@@ -118,6 +118,17 @@ pub enum RemoteError {
         status: u16,
         message: String,
     },
+    /// The server answered with a status, but its body (the reason of a refusal, or the list
+    /// of models) broke off before it was read.
+    #[error(
+        "the server at {url} answered HTTP {status}, but its body could not be read: {source}"
+    )]
+    UnreadableBody {
+        url: String,
+        status: u16,
+        #[source]
+        source: reqwest::Error,
+    },
     #[error(
         "the server at {url} sent something that is not an OpenAI chat-completions reply: {detail}"
     )]
@@ -138,6 +149,13 @@ pub enum RemoteError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+}
+
+impl From<RemoteError> for EngineError {
+    /// The server behind the engine failed: an upstream failure to the engine's callers.
+    fn from(e: RemoteError) -> Self {
+        EngineError::Upstream(Box::new(e))
+    }
 }
 
 /// The endpoint's URLs, derived once from what the user wrote.

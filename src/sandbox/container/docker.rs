@@ -15,9 +15,10 @@
 //! owning process. Leftovers of dead sessions on this host are removed at start. The patch and
 //! the turn records are computed straight from the bind-mounted copy.
 
-use super::runtime::{host_name, pid_alive, ContainerRuntime, Files, RawExit};
+use super::runtime::{ContainerRuntime, Files, RawExit};
 use super::ContainerSandbox;
 use crate::sandbox::image::reference::find_digest;
+use crate::sandbox::machine::{host_name, pid_alive};
 use crate::sandbox::output::Collector;
 use crate::sandbox::workspace::Workspace;
 use crate::sandbox::{RuntimeError, SandboxError, SandboxKind};

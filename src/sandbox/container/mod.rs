@@ -21,13 +21,13 @@ pub mod docker;
 pub mod kube;
 mod listing;
 mod ops;
-pub(crate) mod runtime;
+mod runtime;
 mod scripts;
 
 pub use runtime::{ContainerRuntime, Files, RawExit, WORKSPACE};
 
 use super::workspace::{RestorePlan, Workspace};
-use super::{ExecOutput, ExecRequest, Resolved, Sandbox, SandboxError, SandboxKind};
+use super::{About, ExecOutput, ExecRequest, Resolved, Sandbox, SandboxError};
 use async_trait::async_trait;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -108,20 +108,15 @@ impl<R: ContainerRuntime> ContainerSandbox<R> {
 
 #[async_trait]
 impl<R: ContainerRuntime> Sandbox for ContainerSandbox<R> {
-    fn kind(&self) -> SandboxKind {
-        R::KIND
+    fn about(&self) -> About {
+        About {
+            kind: R::KIND,
+            description: self.runtime.describe(&self.ws),
+            image_digest: self.runtime.image_digest().map(str::to_string),
+        }
     }
     fn root(&self) -> &str {
         self.runtime.workdir()
-    }
-    fn workdir(&self) -> &str {
-        self.runtime.workdir()
-    }
-    fn describe(&self) -> String {
-        self.runtime.describe(&self.ws)
-    }
-    fn image_digest(&self) -> Option<String> {
-        self.runtime.image_digest().map(str::to_string)
     }
     async fn exec(&self, req: ExecRequest) -> Result<ExecOutput, SandboxError> {
         let n = self.execs.fetch_add(1, Ordering::Relaxed);

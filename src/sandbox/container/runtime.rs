@@ -4,11 +4,11 @@
 //!
 //! Owns: the trait (create, exec, recycle, copy in, the current files on the host, remove), how
 //! a raw exec ends ([`RawExit`]), where the workspace appears in every container
-//! ([`WORKSPACE`]), the host-side view of its files ([`Files`]), and the helpers the runtimes'
-//! leftover sweeps share ([`host_name`], [`pid_alive`]).
+//! ([`WORKSPACE`]) and the host-side view of its files ([`Files`]).
 //!
 //! Does not own: anything built on exec (shell detection, file helpers, timeouts and killing:
-//! `super::ops`), the exec counter, the closed flag and clean-up on drop (`super`).
+//! `super::ops`), the exec counter, the closed flag and clean-up on drop (`super`), and the
+//! facts about this machine that the leftover sweeps share (`crate::sandbox::machine`).
 //!
 //! Invariants every runtime keeps: exec runs as the sandbox's non-root user with no environment
 //! from the host; [`ContainerRuntime::create`] leaves nothing behind when it fails;
@@ -92,55 +92,5 @@ pub trait ContainerRuntime: Send + Sync + Sized + 'static {
     /// The `sha256:` digest of the image this container runs, where the runtime told it.
     fn image_digest(&self) -> Option<&str> {
         None
-    }
-}
-
-/// Host name of this machine (for leftover sweeping: only our own dead sessions are swept).
-pub(crate) fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "unknown".into())
-}
-
-/// True when a process with this pid is alive on this machine. A zombie (killed, not yet
-/// reaped by its parent: a session killed with SIGKILL under a terminal multiplexer, say) is
-/// dead: its sandbox is a leftover.
-pub(crate) fn pid_alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // `PID (COMM) STATE ...`; COMM may hold spaces and parentheses, so read after the last `)`.
-        Ok(stat) => !matches!(
-            stat.rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().next()),
-            Some("Z" | "X")
-        ),
-        Err(_) => false,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::pid_alive;
-
-    #[test]
-    fn a_killed_unreaped_process_is_dead() {
-        assert!(pid_alive(std::process::id()));
-        let mut child = std::process::Command::new("sleep")
-            .arg("60")
-            .spawn()
-            .unwrap();
-        assert!(pid_alive(child.id()));
-        child.kill().unwrap();
-        // Not waited for: a zombie until `wait` below.
-        let start = std::time::Instant::now();
-        while pid_alive(child.id()) {
-            assert!(
-                start.elapsed() < std::time::Duration::from_secs(10),
-                "still alive"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        assert!(std::path::Path::new(&format!("/proc/{}", child.id())).exists());
-        child.wait().unwrap();
-        assert!(!pid_alive(child.id()));
     }
 }

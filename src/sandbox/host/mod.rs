@@ -25,8 +25,8 @@ pub(crate) use files::{apply_restore, list_local, resolve_local, write_atomic};
 use super::output::{pump, Collector};
 use super::workspace::{Files, RestorePlan, Workspace};
 use super::{
-    ExecExit, ExecOutput, ExecRequest, Resolved, Sandbox, SandboxError, SandboxKind, StreamKind,
-    MAX_FILE_BYTES,
+    About, ExecExit, ExecOutput, ExecRequest, Resolved, Sandbox, SandboxError, SandboxKind,
+    StreamKind, MAX_FILE_BYTES,
 };
 use async_trait::async_trait;
 use std::ffi::OsStr;
@@ -142,26 +142,24 @@ const SESSION_MARKER: &str = "LILYPAD_SESSION";
 
 #[async_trait]
 impl Sandbox for HostSandbox {
-    fn kind(&self) -> SandboxKind {
-        SandboxKind::Host
-    }
-    fn root(&self) -> &str {
-        &self.root
-    }
-    fn workdir(&self) -> &str {
-        &self.root
-    }
-    fn describe(&self) -> String {
+    fn about(&self) -> About {
         let how = if self.contained() {
             "contained with bubblewrap: host read-only, network off, secrets hidden"
         } else {
             "uncontained: your permissions and network"
         };
-        format!(
-            "host sandbox ({how}): a copy of {} at {}",
-            self.ws.origin().display(),
-            self.root
-        )
+        About {
+            kind: SandboxKind::Host,
+            description: format!(
+                "host sandbox ({how}): a copy of {} at {}",
+                self.ws.origin().display(),
+                self.root
+            ),
+            image_digest: None,
+        }
+    }
+    fn root(&self) -> &str {
+        &self.root
     }
 
     async fn exec(&self, req: ExecRequest) -> Result<ExecOutput, SandboxError> {

@@ -7,6 +7,7 @@
 //! the sandbox for them (`command -v` of each), reading its answer, and the advice for what is
 //! missing. The pure parts are separate from [`check`], which runs the command in a sandbox.
 
+use super::ImageError;
 use crate::sandbox::{ExecExit, ExecRequest, Sandbox, SandboxError};
 use std::time::Duration;
 
@@ -97,17 +98,26 @@ pub fn advice(missing: &[Need], image: &str) -> Option<String> {
     ))
 }
 
-/// The names of `repo`'s top-level entries.
-pub fn top_level(repo: &std::path::Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(repo)
-        .map(|rd| {
-            rd.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
+/// The names of `repo`'s top-level entries. A directory (or an entry of it) that cannot be
+/// read is an error naming it, never "no files": the check would then ask only for bash and
+/// git and pass a repository whose toolchain is missing.
+pub fn top_level(repo: &std::path::Path) -> Result<Vec<String>, ImageError> {
+    let listing = |source| ImageError::Listing {
+        path: repo.to_path_buf(),
+        source,
+    };
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(repo).map_err(listing)? {
+        names.push(
+            entry
+                .map_err(listing)?
+                .file_name()
+                .to_string_lossy()
+                .into_owned(),
+        );
+    }
     names.sort();
-    names
+    Ok(names)
 }
 
 /// Ask `sandbox` for what a repository with these top-level names needs; returns what it
@@ -153,7 +163,7 @@ pub async fn check_spec(spec: &crate::sandbox::SandboxSpec) -> Result<ImageRepor
         .prefix("lilypad-check-")
         .tempdir()
         .map_err(|e| SandboxError::io("creating", "a temporary directory", e))?;
-    let names = top_level(&spec.repo);
+    let names = top_level(&spec.repo)?;
     let (image, sandbox): (String, Option<std::sync::Arc<dyn Sandbox>>) = match &spec.settings {
         KindSettings::Host(_) => {
             return Ok(ImageReport {
@@ -253,5 +263,30 @@ mod tests {
             "{text}"
         );
         assert_eq!(advice(&[], "img:1"), None);
+    }
+
+    #[test]
+    fn the_top_level_names_are_read_sorted() {
+        let repo = tempfile::tempdir().unwrap();
+        for name in ["go.mod", "Cargo.toml", "src"] {
+            std::fs::write(repo.path().join(name), "").unwrap();
+        }
+        assert_eq!(
+            top_level(repo.path()).unwrap(),
+            ["Cargo.toml", "go.mod", "src"]
+        );
+    }
+
+    #[test]
+    fn an_unreadable_repository_is_an_error_naming_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let gone = tmp.path().join("no-such-repo");
+        match top_level(&gone) {
+            Err(e @ ImageError::Listing { .. }) => {
+                assert!(e.to_string().contains("no-such-repo"), "{e}");
+                assert!(std::error::Error::source(&e).is_some());
+            }
+            other => panic!("expected a listing error, got {other:?}"),
+        }
     }
 }

@@ -44,6 +44,13 @@ pub struct ImageBuild {
 /// Why the sandbox image could not be made ready.
 #[derive(Debug, Error)]
 pub enum ImageError {
+    /// The repository's top-level entries could not be listed for the toolchain check.
+    #[error("cannot list the repository {path} to check the image against it: {source}")]
+    Listing {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("cannot read {path}: {source}")]
     Read {
         path: PathBuf,

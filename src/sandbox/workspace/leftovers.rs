@@ -7,7 +7,7 @@
 //! Owns: the names and the sweep. Does not own: the containers and pods of dead sessions
 //! (`crate::sandbox::container`'s sweeps).
 
-use crate::sandbox::container::runtime::pid_alive;
+use crate::sandbox::machine::pid_alive;
 use std::path::Path;
 
 /// The working copy's and the store's name prefixes.

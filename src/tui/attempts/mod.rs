@@ -14,6 +14,7 @@ pub mod view;
 use crate::diff::combine::{self, CombineError, Piece};
 use crate::diff::FileDiff;
 use crate::protocol::{Event, FinishReason};
+use crate::tui::actions::ActionError;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// What one attempt has reported, beyond what its App shows.
@@ -155,7 +156,7 @@ impl Board {
     }
 
     /// The result of an [`BoardEffect::Apply`].
-    pub fn on_applied(&mut self, what: String, result: Result<(), String>) {
+    pub fn on_applied(&mut self, what: String, result: Result<(), ActionError>) {
         match result {
             Ok(()) => {
                 self.message = Some(format!("applied {what} to your working tree"));

@@ -13,8 +13,8 @@
 //! annotations say who made it and until when it may live, for leftover sweeps.
 
 use super::settings::KubeSettings;
-use crate::sandbox::container::runtime::{host_name, pid_alive};
 use crate::sandbox::image::reference::find_digest;
+use crate::sandbox::machine::{host_name, pid_alive};
 use crate::sandbox::{RuntimeError, SandboxError};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
