@@ -84,6 +84,8 @@ pub enum BatchError {
     #[error(transparent)]
     ImageLock(#[from] LockError),
     #[error(transparent)]
+    Weights(#[from] super::weights::WeightsError),
+    #[error(transparent)]
     Sandbox(#[from] crate::sandbox::SandboxError),
     #[error(transparent)]
     Results(#[from] super::results::ResultsError),
@@ -677,5 +679,9 @@ enum AttemptError {
     #[error(transparent)]
     Prepare(#[from] PrepareError),
     #[error(transparent)]
+    Weights(#[from] super::weights::WeightsError),
+    #[error(transparent)]
     Launch(#[from] LaunchError),
+    #[error(transparent)]
+    Task(#[from] super::TaskError),
 }

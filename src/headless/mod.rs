@@ -43,6 +43,27 @@ use crate::sandbox::SandboxKind;
 use crate::session;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Why a task ran to no outcome.
+#[derive(Debug, Error)]
+pub enum TaskError {
+    /// The session did not start (or a log to continue could not be read).
+    #[error(transparent)]
+    Launch(#[from] launch::LaunchError),
+    /// The session patch could not be exported when the session ended: what the agent changed
+    /// is unknown, which is not the same as nothing.
+    #[error("the session patch could not be exported: {0}")]
+    PatchExport(#[source] crate::sandbox::SandboxError),
+    /// The check or the verifier could not run.
+    #[error(transparent)]
+    Sandbox(#[from] crate::sandbox::SandboxError),
+    #[error(transparent)]
+    Session(#[from] session::SessionError),
+    /// A result file that cannot be written as JSON (never written empty).
+    #[error("writing a result file: {0}")]
+    Json(#[source] serde_json::Error),
+}
 
 /// The policy of a headless run in `kind`.
 pub fn headless_policy(kind: SandboxKind, allow_host: bool) -> ApprovalPolicy {
@@ -205,7 +226,7 @@ pub async fn run_task(
     run: TaskRun<'_>,
     model: std::sync::Arc<crate::engine::TemplatedModel>,
     mut out: EventOutput<'_>,
-) -> Result<Outcome, launch::LaunchError> {
+) -> Result<Outcome, TaskError> {
     let TaskRun {
         settings,
         session: opts,
@@ -374,7 +395,7 @@ async fn judge(
     run: &TaskRun<'_>,
     sandbox: &dyn crate::sandbox::Sandbox,
     kind: SandboxKind,
-) -> Result<Verdict, launch::LaunchError> {
+) -> Result<Verdict, TaskError> {
     let patch = match crate::sandbox::workspace::Checkout::of(sandbox)
         .export_patch()
         .await
@@ -382,7 +403,7 @@ async fn judge(
         Ok(p) => p,
         Err(e) => {
             verify::close(sandbox).await;
-            return Err(launch::LaunchError::PatchExport(e));
+            return Err(TaskError::PatchExport(e));
         }
     };
     let checked = match run.check {
@@ -415,7 +436,7 @@ fn rollout_files(
     id: rollout::TrajectoryId,
     finish: FinishReason,
     verdict: &Verdict,
-) -> Result<RolloutFiles, launch::LaunchError> {
+) -> Result<RolloutFiles, TaskError> {
     let turns = log.turns();
     let facts = rollout::RolloutFacts {
         id,
@@ -448,7 +469,7 @@ fn write_files(
     patch: &[u8],
     trajectory: &[u8],
     rollout: Option<&RolloutFiles>,
-) -> Result<(PathBuf, PathBuf), launch::LaunchError> {
+) -> Result<(PathBuf, PathBuf), TaskError> {
     let patch_path = base.with_extension("patch");
     let trajectory_path = base.with_extension("trajectory.json");
     results::write_atomic(&patch_path, patch)?;
@@ -462,7 +483,6 @@ fn write_files(
 
 /// Pretty JSON of a result file; a value that cannot be written is an error, never an empty
 /// file.
-fn to_json(value: &impl serde::Serialize) -> Result<Vec<u8>, launch::LaunchError> {
-    serde_json::to_vec_pretty(value)
-        .map_err(|e| launch::LaunchError::Task(format!("writing a result file: {e}")))
+fn to_json(value: &impl serde::Serialize) -> Result<Vec<u8>, TaskError> {
+    serde_json::to_vec_pretty(value).map_err(TaskError::Json)
 }
