@@ -60,6 +60,17 @@ pub struct Timing {
     pub refill_s: Option<f64>,
 }
 
+/// A batch run that did not finish: the sandbox kind is left out of the figures, with this as
+/// its note.
+#[derive(Debug, thiserror::Error)]
+#[error("{kind} x{parallel}: {last_line}")]
+pub struct LeftOut {
+    pub kind: String,
+    pub parallel: usize,
+    /// The last line `lilypad run` wrote to its standard error.
+    pub last_line: String,
+}
+
 impl Timing {
     pub fn per_hour(&self) -> f64 {
         if self.seconds > 0.0 {
@@ -97,7 +108,7 @@ fn run_once(
     parallel: usize,
     tasks: usize,
     s: &SandboxSettings,
-) -> Result<Result<Timing, String>, BenchError> {
+) -> Result<Result<Timing, LeftOut>, BenchError> {
     let (repo, file, script) = write_batch(dir, tasks)?;
     let exe = std::env::current_exe().map_err(io("finding the lilypad binary"))?;
     let mut c = Command::new(exe);
@@ -142,7 +153,11 @@ fn run_once(
             .rev()
             .find(|l| !l.trim().is_empty())
             .unwrap_or("");
-        return Ok(Err(format!("{kind} x{parallel}: {last}")));
+        return Ok(Err(LeftOut {
+            kind: kind.to_string(),
+            parallel,
+            last_line: last.to_string(),
+        }));
     }
     Ok(Ok(Timing {
         attempts: tasks,
@@ -183,7 +198,7 @@ pub fn run(quick: bool, s: &SandboxSettings, report: &mut Report) -> Result<(), 
             let dir = tempfile::tempdir().map_err(io("creating a temporary directory"))?;
             match run_once(dir.path(), kind, parallel, tasks, s)? {
                 Ok(t) => table.push((kind.to_string(), parallel, t)),
-                Err(note) => report.notes.push(format!("bench batch left out {note}")),
+                Err(left) => report.notes.push(format!("bench batch left out {left}")),
             }
         }
     }

@@ -284,9 +284,10 @@ pub(super) fn engine(
             .output()
             .map_err(io("running the reference loop"))?;
         if !out.status.success() {
-            return Err(BenchError::ReferenceFailed(
-                String::from_utf8_lossy(&out.stderr).into_owned(),
-            ));
+            return Err(BenchError::ReferenceFailed {
+                status: out.status,
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            });
         }
         refs.push(
             serde_json::from_slice::<e::Speeds>(&out.stdout)

@@ -75,8 +75,18 @@ fn write_repository(dir: &Path, files: usize, build_mb: usize) -> Result<(), Ben
     Ok(())
 }
 
+/// `docker build` of the bench image failed (no engine, no base image): image repositories
+/// are left out, with this as the note.
+#[derive(Debug, thiserror::Error)]
+#[error("docker build of {tag} failed: {stderr}")]
+struct BuildFailed {
+    tag: String,
+    /// What `docker build` wrote to its standard error.
+    stderr: String,
+}
+
 /// Build the bench image from `base` with the repository at [`WORKDIR`].
-fn build_image(ctx: &Path, base: &str, tag: &str) -> Result<Result<(), String>, BenchError> {
+fn build_image(ctx: &Path, base: &str, tag: &str) -> Result<Result<(), BuildFailed>, BenchError> {
     std::fs::write(
         ctx.join("Dockerfile"),
         format!("FROM {base}\nCOPY testbed {WORKDIR}\nWORKDIR {WORKDIR}\n"),
@@ -89,7 +99,10 @@ fn build_image(ctx: &Path, base: &str, tag: &str) -> Result<Result<(), String>, 
         .map_err(io("running docker build"))?;
     Ok(match out.status.success() {
         true => Ok(()),
-        false => Err(String::from_utf8_lossy(&out.stderr).trim().to_string()),
+        false => Err(BuildFailed {
+            tag: tag.to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        }),
     })
 }
 
@@ -158,14 +171,14 @@ pub fn run(quick: bool, s: &SandboxSettings, report: &mut Report) -> Result<(), 
     let rt = tokio::runtime::Runtime::new().map_err(io("starting a tokio runtime"))?;
     for kind in [SandboxKind::Docker, SandboxKind::Kube] {
         let mut mean = [0.0f64; 2];
-        let mut failed = None;
+        let mut failed: Option<SandboxError> = None;
         'ways: for (w, in_place) in [(0, false), (1, true)] {
             let mut total = 0.0;
             for _ in 0..runs {
                 match rt.block_on(attempt(&tag, kind, in_place, s)) {
                     Ok(secs) => total += secs,
                     Err(e) => {
-                        failed = Some(e.to_string());
+                        failed = Some(e);
                         break 'ways;
                     }
                 }

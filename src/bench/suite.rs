@@ -114,8 +114,12 @@ pub enum BenchError {
     ReferenceNeedsGguf,
     #[error("reference loop: {0}")]
     Reference(#[source] crate::engine::EngineError),
-    #[error("the reference loop failed: {0}")]
-    ReferenceFailed(String),
+    /// The reference loop's child process failed; `stderr` is what it wrote.
+    #[error("the reference loop failed ({status}): {stderr}")]
+    ReferenceFailed {
+        status: std::process::ExitStatus,
+        stderr: String,
+    },
     #[error("reading the reference loop's figures")]
     ReferenceOutput(#[source] serde_json::Error),
     #[error("{what}")]

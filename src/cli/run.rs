@@ -239,15 +239,7 @@ pub(super) fn run(
     let tasks = match tasks {
         Some(t) => t,
         // One task, several attempts: a batch of one.
-        None if resolved.attempts > 1 => vec![BatchTask {
-            instance_id: "task".into(),
-            task: task_text()?,
-            repo: None,
-            base_commit: None,
-            image: None,
-            harbor: None,
-            patcheval: None,
-        }],
+        None if resolved.attempts > 1 => vec![BatchTask::lilypad("task", task_text()?)],
         None => {
             let task = task_text()?;
             return single(
@@ -385,17 +377,12 @@ fn single(
         choice: &choice,
         task,
         repo,
-        files: headless::TaskFiles::Session(args.out.as_deref()),
-        sequence: crate::engine::SequenceId::DEFAULT,
         check,
         facts: &facts,
-        resume: None,
-        on_log: None,
-        verifier: None,
-        patch_eval: None,
-        pool: None,
         rollout: args.rollout,
-        instance_id: None,
+        mode: headless::RunMode::Single {
+            out: args.out.as_deref(),
+        },
     };
     let outcome = rt.block_on(headless::run_task(run, model, events))?;
     eprintln!(

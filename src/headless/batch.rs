@@ -9,14 +9,16 @@
 //! that still fails is reported and recorded with its error; the others go on. A batch
 //! sweeps the leftovers of dead processes at its start; a Kubernetes batch whose attempts all
 //! take the same pod creates the next pods ahead of need
-//! ([`crate::sandbox::SandboxPool`]). Harbor tasks get their environment's image and
-//! their verifier ([`super::harbor`]); `--image-template` tasks work on their image's checkout.
+//! ([`crate::sandbox::SandboxPool`]). What differs between kinds of task (a line, a Harbor
+//! task, a PatchEval CVE: the repository, the sandbox, the verifier) is the kind's
+//! ([`super::kind`]); an attempt here is the same steps for every kind: its seed and engine,
+//! its preparation, the task run ([`super::run_task`]), its result recorded.
 
 use super::attempts::{attempt_seed, engine_for};
+use super::kind::{BatchTask, Place, PrepareError, TaskKind};
 use super::progress::{Progress, ProgressMode};
 use super::results::{AttemptResult, PredictionsAppender, ResultStore};
-use super::sources::{task_repo, BatchTask, TaskRepo};
-use super::{run_task, EventOutput, RunFacts, TaskFiles, TaskRun};
+use super::{run_task, AttemptRun, EventOutput, RunFacts, RunMode, TaskRun};
 use crate::config::Settings;
 use crate::launch::check::CheckSpec;
 use crate::launch::{self, EngineChoice, LaunchError, SessionOptions};
@@ -25,6 +27,7 @@ use crate::sandbox::image::lock::{ImageLock, LockError};
 use crate::sandbox::{SandboxKind, SandboxPool};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use thiserror::Error;
 
 /// What a batch runs and how.
 #[derive(Debug, Clone)]
@@ -72,6 +75,30 @@ pub struct BatchPlan {
     pub image_lock: Option<PathBuf>,
 }
 
+/// Why a batch stopped (an attempt's own failure is recorded as its error instead).
+#[derive(Debug, Error)]
+pub enum BatchError {
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+    /// A digest lock that could not be read, or that does not pin every task's image.
+    #[error(transparent)]
+    ImageLock(#[from] LockError),
+    #[error(transparent)]
+    Weights(#[from] super::weights::WeightsError),
+    #[error(transparent)]
+    Sandbox(#[from] crate::sandbox::SandboxError),
+    #[error(transparent)]
+    Results(#[from] super::results::ResultsError),
+    #[error(transparent)]
+    Write(#[from] crate::session::SessionError),
+    #[error("--reload-weights needs the in-process engine (a model file)")]
+    ReloadNeedsModelFile,
+    #[error("logging the run to Weights & Biases: {0}")]
+    Wandb(#[source] super::wandb::WandbError),
+    #[error("the Weights & Biases client's thread: {0}")]
+    WandbClient(#[source] tokio::task::JoinError),
+}
+
 /// How a batch went.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BatchSummary {
@@ -95,7 +122,7 @@ pub async fn run_batch(
     settings: &Settings,
     opts: &SessionOptions,
     mut plan: BatchPlan,
-) -> Result<BatchSummary, LaunchError> {
+) -> Result<BatchSummary, BatchError> {
     let began = std::time::Instant::now();
     // Before anything starts (no sweep, no model, no sandbox): every image pinned, or none.
     if let Some(path) = plan.image_lock.clone() {
@@ -193,11 +220,7 @@ pub async fn run_batch(
                 identity.clone(),
             )?))
         }
-        (_, _, true) => {
-            return Err(LaunchError::Task(
-                "--reload-weights needs the in-process engine (a model file)".into(),
-            ))
-        }
+        (_, _, true) => return Err(BatchError::ReloadNeedsModelFile),
         _ => None,
     };
     let pending: Vec<usize> = (0..keys.len()).filter(|&i| earlier[i].is_none()).collect();
@@ -205,11 +228,10 @@ pub async fn run_batch(
     let progress = Arc::new(Progress::start(plan.progress, pending.len(), skipped));
     let limit = Arc::new(tokio::sync::Semaphore::new(plan.parallel.max(1)));
     // Pods ahead of need, when every attempt's pod is the same (no per-task image).
-    let same_pod = plan.image_template.is_none()
-        && plan
-            .tasks
-            .iter()
-            .all(|t| t.image.is_none() && t.harbor.is_none());
+    let same_pod = !plan
+        .tasks
+        .iter()
+        .any(|t| t.own_sandbox(plan.image_template.as_deref()));
     let pool = match same_pod {
         true => SandboxPool::start(
             kind,
@@ -233,8 +255,8 @@ pub async fn run_batch(
             super::wandb::WandbRun::start(&w, &out, &header, attempts as usize)
         })
         .await
-        .map_err(|e| LaunchError::Task(format!("opening the W&B run: {e}")))?
-        .map_err(|e| LaunchError::Task(format!("logging the run to Weights & Biases: {e}")))?
+        .map_err(BatchError::WandbClient)?
+        .map_err(BatchError::Wandb)?
     };
     let plan = Arc::new(plan);
     let mut set = tokio::task::JoinSet::new();
@@ -327,8 +349,11 @@ pub async fn run_batch(
             o.insert("image_registry".into(), r.as_str().into());
         }
         // Whose words wrap PatchEval's descriptions: Leaf's (from the user's copy) or ours.
-        if let Some(p) = plan.tasks.iter().find_map(|t| t.patcheval.as_ref()) {
-            o.insert("patcheval_instruction".into(), p.instruction_from.into());
+        if let Some(from) = plan.tasks.iter().find_map(|t| match &t.kind {
+            TaskKind::PatchEval(p) => Some(p.instruction_from),
+            _ => None,
+        }) {
+            o.insert("patcheval_instruction".into(), from.into());
         }
     }
     let rows: Vec<super::leaf::Row> = all.iter().map(super::leaf::row).collect();
@@ -347,8 +372,8 @@ pub async fn run_batch(
         let (header, rows, leaf) = (header.clone(), rows.clone(), leaf.clone());
         tokio::task::spawn_blocking(move || w.finish(&header, &rows, &leaf))
             .await
-            .map_err(|e| LaunchError::Task(format!("finishing the W&B run: {e}")))?
-            .map_err(|e| LaunchError::Task(format!("logging the run to Weights & Biases: {e}")))?;
+            .map_err(BatchError::WandbClient)?
+            .map_err(BatchError::Wandb)?;
     }
     progress.finish(&report.totals);
     Ok(BatchSummary {
@@ -362,15 +387,6 @@ pub async fn run_batch(
     })
 }
 
-/// The image `task` names: its own, else the one `--image-template` makes for it.
-fn named_image(plan: &BatchPlan, task: &BatchTask) -> Option<String> {
-    task.image.clone().or_else(|| {
-        plan.image_template
-            .as_deref()
-            .map(|t| super::sources::image_for(t, &task.instance_id))
-    })
-}
-
 /// Replace every task's image by the reference `lock` pins it to; a task whose image is not
 /// in the lock (or that names none: a Harbor task builds its own) stops the run, and the
 /// error names every such task.
@@ -378,119 +394,18 @@ fn pin_images(plan: &mut BatchPlan, lock: &ImageLock) -> Result<(), LockError> {
     let named: Vec<(String, Option<String>)> = plan
         .tasks
         .iter()
-        .map(|t| (t.instance_id.clone(), named_image(plan, t)))
+        .map(|t| {
+            (
+                t.instance_id.clone(),
+                t.image(plan.image_template.as_deref()),
+            )
+        })
         .collect();
     let pinned = lock.pin_all(&named)?;
     for (task, image) in plan.tasks.iter_mut().zip(pinned) {
-        task.image = Some(image);
+        task.pin_image(image);
     }
     Ok(())
-}
-
-/// The repository `image` holds at `workdir`, copied out of it for this attempt alone, every
-/// file and its own git history, for the workspace to work in as it is (see
-/// [`crate::sandbox::image::extract`] and [`crate::sandbox::workspace::Workspace::adopt`]);
-/// `settings` are told so.
-async fn image_repo(
-    image: &str,
-    workdir: &str,
-    settings: &mut Settings,
-) -> Result<TaskRepo, LaunchError> {
-    let tmp = crate::sandbox::workspace::scratch_dir()
-        .map_err(|e| LaunchError::Task(format!("a folder for the image's repository: {e}")))?;
-    let path = crate::sandbox::image::extract::extract_dir(image, workdir, tmp.path())
-        .await
-        .map_err(|e| LaunchError::Task(format!("the repository at {workdir} in {image}: {e}")))?;
-    settings.sandbox.repo_as_is = true;
-    Ok(TaskRepo::in_temp(path, tmp))
-}
-
-/// A Harbor task's sandbox: the image built from its environment (cached by its files), the
-/// repository the image holds at its WORKDIR (copied out, and worked on there; an empty one
-/// at the default workdir when the image sets none), the agent's wall time (the run's when
-/// it set one, as Leaf does, else `task.toml`'s), its cpus and memory, the network when the
-/// task allows it, and empty `/tests` and `/logs` for the verifier.
-async fn harbor_environment(
-    h: &super::harbor::HarborTask,
-    run_wall_time: bool,
-    settings: &mut Settings,
-    opts: &mut SessionOptions,
-) -> Result<TaskRepo, LaunchError> {
-    use crate::sandbox::image::{task_image, ImageBuild, TaskImage};
-    let fail = |e: String| LaunchError::Task(format!("Harbor task {}: {e}", h.dir.display()));
-    let b = ImageBuild {
-        dockerfile: h.dockerfile(),
-        context: h.environment(),
-    };
-    let network = settings
-        .sandbox
-        .build_network
-        .clone()
-        .unwrap_or_else(|| "default".into());
-    let TaskImage { image, workdir } =
-        task_image(&b, &network)
-            .await
-            .map_err(|source| LaunchError::TaskImage {
-                task: h.dir.clone(),
-                source,
-            })?;
-    let s = &mut settings.sandbox;
-    s.image = Some(image.clone());
-    // Built here and tagged here: no registry holds it under another name.
-    s.image_registry = None;
-    s.dockerfile = None;
-    s.devcontainer = false;
-    s.setup = None;
-    s.workdir.clone_from(&workdir);
-    s.scratch_dirs = vec![
-        super::harbor::TESTS_DIR.to_string(),
-        super::harbor::LOGS_DIR.to_string(),
-    ];
-    if let Some(c) = h.cpus {
-        s.cpus = Some(c);
-    }
-    if let Some(m) = h.memory_mb {
-        s.memory = Some(crate::sandbox::settings::ByteSize(m << 20));
-    }
-    opts.wall_time = h.agent_wall_time(run_wall_time, opts.wall_time);
-    s.network = Some(h.agent_network.docker_mode().to_string());
-    match workdir {
-        Some(w) => image_repo(&image, &w, settings).await,
-        None => {
-            let tmp = tempfile::Builder::new()
-                .prefix("lilypad-task-")
-                .tempdir()
-                .map_err(|e| fail(e.to_string()))?;
-            Ok(TaskRepo::in_temp(tmp.path().to_path_buf(), tmp))
-        }
-    }
-}
-
-/// A PatchEval task's sandbox (see [`super::patcheval`]): the image's `/workspace` copied out
-/// of it for this attempt, the repository found in it and worked on as it is, Leaf's resources
-/// and no network; the agent's wall time is the run's when it set one, else the task's.
-async fn patcheval_environment(
-    p: &super::patcheval::PatchEvalTask,
-    image: &str,
-    run_wall_time: bool,
-    settings: &mut Settings,
-    opts: &mut SessionOptions,
-) -> Result<TaskRepo, LaunchError> {
-    use super::patcheval::{agent_sandbox, AGENT_SECS, WORKSPACE};
-    let tmp = crate::sandbox::workspace::scratch_dir()
-        .map_err(|e| LaunchError::Task(format!("a folder for the image's workspace: {e}")))?;
-    let root = crate::sandbox::image::extract::extract_dir(image, WORKSPACE, tmp.path())
-        .await
-        .map_err(|e| LaunchError::Task(format!("{WORKSPACE} in {image}: {e}")))?;
-    let repo = agent_sandbox(p, image, &root, &mut settings.sandbox)
-        .map_err(|e| LaunchError::Task(format!("PatchEval image {image}: {e}")))?;
-    // `image` is already the reference the sandbox runs (under `--image-registry`), for the
-    // agent's sandbox and the verifier's alike.
-    settings.sandbox.image_registry = None;
-    if !run_wall_time {
-        opts.wall_time = Some(AGENT_SECS);
-    }
-    Ok(TaskRepo::in_temp(repo, tmp))
 }
 
 /// The settings of each in-process engine of a batch: `replicas` of them (default: one per
@@ -540,20 +455,14 @@ impl Job {
         let id = task.instance_id.clone();
         let seed = attempt_seed(self.plan.base_seed, self.attempt);
         self.settings.engine.sampling.seed = Some(seed);
-        let image = named_image(&self.plan, &task);
-        if let Some(image) = &image {
-            self.settings.sandbox.image = Some(image.clone());
-            self.settings.sandbox.dockerfile = None;
-            self.settings.sandbox.devcontainer = false;
-            if self.plan.image_workdir.is_some() {
-                self.settings
-                    .sandbox
-                    .workdir
-                    .clone_from(&self.plan.image_workdir);
+        // The image the task names, as the sandbox runs it: under `--image-registry` when it
+        // names no registry.
+        let image = task.image(self.plan.image_template.as_deref()).map(|i| {
+            match &self.settings.sandbox.image_registry {
+                Some(r) => r.apply(&i),
+                None => i,
             }
-        }
-        // As the sandbox runs it: under `--image-registry` when it names no registry.
-        let image = image.and(self.settings.sandbox.image_ref());
+        });
         let choice = engine_for(&self.choice, self.attempt, seed);
         if matches!(choice, EngineChoice::Script(_)) {
             // The attempt's own script, as the session header names it.
@@ -589,12 +498,18 @@ impl Job {
             tries += 1;
         };
         // Only a recorded result has its line (a result that could not be saved has none).
+        // A line that cannot be made now stops the batch when it rewrites the file at its end.
         if self.store.load(&id, self.attempt).is_some() {
-            let line = self.store.prediction_line(&result);
-            if let Ok(mut a) = self.appender.lock() {
-                if let Err(e) = a.append(&line) {
-                    tracing::warn!(error = %e, "a predictions line could not be written");
-                }
+            let appended = self.store.prediction_line(&result).and_then(|line| {
+                // A thread that panicked while appending left the file as it was.
+                let mut a = self
+                    .appender
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                Ok(a.append(&line)?)
+            });
+            if let Err(e) = appended {
+                tracing::warn!(error = %e, "a predictions line could not be written");
             }
         }
         self.progress.attempt_finished(&result);
@@ -674,7 +589,7 @@ impl Job {
         image: Option<&str>,
         tries: u32,
         engine: usize,
-    ) -> Result<super::Outcome, LaunchError> {
+    ) -> Result<super::Outcome, AttemptError> {
         let mut facts = self.facts.clone();
         let model = match (&self.weights, &self.shared) {
             (Some(w), _) => {
@@ -686,35 +601,22 @@ impl Job {
                 .get(engine)
                 .or_else(|| m.first())
                 .cloned()
-                .ok_or_else(|| LaunchError::Task("the batch has no engine".into()))?,
+                .ok_or(AttemptError::NoEngine)?,
             (None, None) => {
                 launch::build_model(choice, &self.settings, &self.settings.prompt, |_| {})?
             }
         };
-        let (t, default, dir) = (
-            task.clone(),
-            self.plan.default_repo.clone(),
-            self.plan.repos_dir.clone(),
-        );
+        let place = Place {
+            default_repo: &self.plan.default_repo,
+            repos_dir: self.plan.repos_dir.as_deref(),
+            image_workdir: self.plan.image_workdir.as_deref(),
+            run_wall_time: self.plan.run_wall_time,
+        };
         let mut settings = self.settings.clone();
         let mut opts = self.opts.clone();
-        let repo = match (&task.harbor, image, &self.plan.image_workdir) {
-            (Some(h), _, _) => {
-                harbor_environment(h, self.plan.run_wall_time, &mut settings, &mut opts).await?
-            }
-            (None, Some(image), _) if task.patcheval.is_some() => {
-                let p = task.patcheval.as_ref().ok_or_else(|| {
-                    LaunchError::Task("a PatchEval task without its details".into())
-                })?;
-                patcheval_environment(p, image, self.plan.run_wall_time, &mut settings, &mut opts)
-                    .await?
-            }
-            (None, Some(image), Some(workdir)) => image_repo(image, workdir, &mut settings).await?,
-            _ => tokio::task::spawn_blocking(move || task_repo(&t, &default, dir.as_deref()))
-                .await
-                .map_err(|e| LaunchError::Task(format!("preparing the repository: {e}")))?
-                .map_err(|e| LaunchError::Task(e.to_string()))?,
-        };
+        let prepared = task
+            .prepare(image, &place, &mut settings, &mut opts)
+            .await?;
         let (progress, id, attempt) = (
             self.progress.clone(),
             task.instance_id.clone(),
@@ -751,20 +653,35 @@ impl Job {
             session: &opts,
             choice,
             task: &task.task,
-            repo: &repo.path,
-            files: TaskFiles::Caller,
-            sequence: self.sequence,
+            repo: &prepared.repo.path,
             check: self.plan.check.as_ref(),
             facts: &facts,
-            resume: resume.as_deref(),
-            on_log: Some(&on_log),
-            verifier: task.harbor.as_ref(),
-            patch_eval: image.filter(|_| task.patcheval.is_some()),
-            // The pool holds one pod per attempt: a second try makes its own.
-            pool: self.pool.as_deref().filter(|_| tries == 1),
             rollout: self.plan.rollout,
-            instance_id: Some(&task.instance_id),
+            mode: RunMode::Attempt(AttemptRun {
+                instance_id: &task.instance_id,
+                sequence: self.sequence,
+                verification: &prepared.verification,
+                resume: resume.as_deref(),
+                on_log: &on_log,
+                // The pool holds one pod per attempt: a second try makes its own.
+                pool: self.pool.as_deref().filter(|_| tries == 1),
+            }),
         };
-        run_task(run, model, EventOutput::Observe(&mut observe)).await
+        Ok(run_task(run, model, EventOutput::Observe(&mut observe)).await?)
     }
+}
+
+/// Why an attempt ended without an outcome (recorded as its error).
+#[derive(Debug, Error)]
+enum AttemptError {
+    #[error("the batch has no engine")]
+    NoEngine,
+    #[error(transparent)]
+    Prepare(#[from] PrepareError),
+    #[error(transparent)]
+    Weights(#[from] super::weights::WeightsError),
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+    #[error(transparent)]
+    Task(#[from] super::TaskError),
 }

@@ -9,14 +9,19 @@
 //! `[environment] allow_internet`. The agent and the verifier share one sandbox, whose
 //! network is the agent's.
 //!
-//! Owns: reading such a folder into [`BatchTask`]s ([`read_tasks`]), and the verifier run
-//! after the agent ([`verify`]): the tests are copied into the sandbox's `/tests` only then
-//! (the agent never sees them), `/logs` is emptied first, `bash /tests/test.sh` runs in the
-//! same sandbox, and the reward is read back. Does not own: building the image or starting
-//! the sandbox (`super::batch`, `crate::sandbox`).
+//! Owns: reading such a folder into [`BatchTask`]s ([`read_tasks`]), an attempt's preparation
+//! ([`HarborTask::prepare`]: the task's image, its repository, limits and network), and the
+//! verifier run after the agent ([`verify`]): the tests are copied into the sandbox's `/tests`
+//! only then (the agent never sees them), `/logs` is emptied first, `bash /tests/test.sh` runs
+//! in the same sandbox, and the reward is read back. Does not own: building images or starting
+//! the sandbox (`crate::sandbox`), or running the attempt (`super::batch`).
 
-use super::sources::{BatchTask, SourceError};
-use crate::launch::check::{run_check, CheckOutcome, CheckSpec};
+use super::kind::{BatchTask, PrepareError, TaskKind};
+use super::sources::{SourceError, TaskRepo};
+use super::verify::Verified;
+use crate::config::Settings;
+use crate::launch::check::{run_check, CheckSpec};
+use crate::launch::SessionOptions;
 use crate::sandbox::{ExecRequest, Sandbox, SandboxError, SandboxExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -116,6 +121,72 @@ impl HarborTask {
     }
 }
 
+impl HarborTask {
+    /// An attempt's sandbox: the image built from the task's environment (cached by its
+    /// files), the repository the image holds at its WORKDIR (copied out, and worked on there;
+    /// an empty one at the default workdir when the image sets none), the agent's wall time
+    /// (the run's when it set one, as Leaf does, else `task.toml`'s), its cpus and memory, the
+    /// network when the task allows it, and empty `/tests` and `/logs` for the verifier.
+    pub async fn prepare(
+        &self,
+        run_wall_time: bool,
+        settings: &mut Settings,
+        opts: &mut SessionOptions,
+    ) -> Result<TaskRepo, PrepareError> {
+        use crate::sandbox::image::{task_image, ImageBuild, TaskImage};
+        let b = ImageBuild {
+            dockerfile: self.dockerfile(),
+            context: self.environment(),
+        };
+        let network = settings
+            .sandbox
+            .build_network
+            .clone()
+            .unwrap_or_else(|| "default".into());
+        let TaskImage { image, workdir } =
+            task_image(&b, &network)
+                .await
+                .map_err(|source| PrepareError::HarborImage {
+                    task: self.dir.clone(),
+                    source,
+                })?;
+        let s = &mut settings.sandbox;
+        s.image = Some(image.clone());
+        // Built here and tagged here: no registry holds it under another name.
+        s.image_registry = None;
+        s.dockerfile = None;
+        s.devcontainer = false;
+        s.setup = None;
+        s.workdir.clone_from(&workdir);
+        s.scratch_dirs = vec![TESTS_DIR.to_string(), LOGS_DIR.to_string()];
+        if let Some(c) = self.cpus {
+            s.cpus = Some(c);
+        }
+        if let Some(m) = self.memory_mb {
+            s.memory = Some(crate::sandbox::settings::ByteSize(m << 20));
+        }
+        opts.wall_time = self.agent_wall_time(run_wall_time, opts.wall_time);
+        s.network = Some(self.agent_network.docker_mode().to_string());
+        match workdir {
+            Some(w) => {
+                let repo = super::kind::extract(&image, &w, "the image's repository").await?;
+                settings.sandbox.repo_as_is = true;
+                Ok(repo)
+            }
+            None => {
+                let tmp = tempfile::Builder::new()
+                    .prefix("lilypad-task-")
+                    .tempdir()
+                    .map_err(|source| PrepareError::HarborWorkspace {
+                        task: self.dir.clone(),
+                        source,
+                    })?;
+                Ok(TaskRepo::in_temp(tmp.path().to_path_buf(), tmp))
+            }
+        }
+    }
+}
+
 /// Whether `path` is a folder of Harbor tasks (a folder holding a `*/task.toml`).
 pub fn is_task_folder(path: &Path) -> bool {
     path.is_dir()
@@ -195,11 +266,7 @@ fn read_task(dir: &Path) -> Result<BatchTask, SourceError> {
     Ok(BatchTask {
         instance_id: id,
         task: instruction,
-        repo: None,
-        base_commit: None,
-        image: None,
-        harbor: Some(harbor),
-        patcheval: None,
+        kind: TaskKind::Harbor(harbor),
     })
 }
 
@@ -220,14 +287,6 @@ pub fn read_tasks(folder: &Path) -> Result<Vec<BatchTask>, SourceError> {
     dirs.iter().map(|d| read_task(d)).collect()
 }
 
-/// The verifier's run: its exit status and output, and the reward it wrote.
-#[derive(Debug, Clone)]
-pub struct Verified {
-    pub run: CheckOutcome,
-    /// `None`: the verifier wrote no reward (or none that reads as a number).
-    pub reward: Option<f64>,
-}
-
 async fn shell(sandbox: &dyn Sandbox, command: String) -> Result<(), SandboxError> {
     sandbox
         .exec(ExecRequest {
@@ -241,13 +300,18 @@ async fn shell(sandbox: &dyn Sandbox, command: String) -> Result<(), SandboxErro
         .map(|_| ())
 }
 
-/// Files below `dir`, relative, sorted.
-fn files(dir: &Path) -> Vec<PathBuf> {
+/// Files below `dir`, relative, sorted; a folder that cannot be read is an error, never
+/// missing tests.
+fn files(dir: &Path) -> Result<Vec<PathBuf>, SandboxError> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
+    let unread = |d: &Path| {
+        let d = d.display().to_string();
+        move |e| SandboxError::io("reading", d, e)
+    };
     while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
+        for e in std::fs::read_dir(&d).map_err(unread(&d))? {
+            let p = e.map_err(unread(&d))?.path();
             if p.is_dir() {
                 stack.push(p);
             } else if let Ok(rel) = p.strip_prefix(dir) {
@@ -256,7 +320,7 @@ fn files(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out.sort();
-    out
+    Ok(out)
 }
 
 /// Run the task's verifier in `sandbox` after the agent (see the module docs).
@@ -271,7 +335,7 @@ pub async fn verify(sandbox: &dyn Sandbox, task: &HarborTask) -> Result<Verified
     )
     .await?;
     let tests = task.dir.join("tests");
-    let rels = files(&tests);
+    let rels = files(&tests)?;
     let mut dirs: Vec<String> = rels
         .iter()
         .filter_map(|r| r.parent().filter(|p| !p.as_os_str().is_empty()))
@@ -332,7 +396,9 @@ mod tests {
         assert_eq!(tasks.len(), 1);
         assert_eq!(tasks[0].instance_id, "hello-1");
         assert_eq!(tasks[0].task, "Say hello.\n");
-        let h = tasks[0].harbor.as_ref().unwrap();
+        let TaskKind::Harbor(h) = &tasks[0].kind else {
+            panic!("not a Harbor task: {:?}", tasks[0].kind)
+        };
         assert_eq!(h.agent_timeout_secs, Some(121));
         assert_eq!(h.verifier_timeout_secs, Some(60));
         assert_eq!(h.cpus, Some(2.0));

@@ -8,6 +8,7 @@ pub mod atif;
 pub mod attempts;
 pub mod batch;
 pub mod harbor;
+pub mod kind;
 pub mod leaf;
 pub mod patcheval;
 pub mod presets;
@@ -18,6 +19,7 @@ pub mod results;
 pub mod rollout;
 pub mod sources;
 mod spread;
+pub mod verify;
 pub mod wandb;
 pub mod weights;
 
@@ -25,11 +27,13 @@ pub use crate::launch::check::{CheckOutcome, CheckSpec};
 pub use crate::launch::RunFacts;
 pub use attempts::{attempt_seed, engine_for};
 pub use batch::{run_batch, BatchPlan, BatchSummary};
+pub use kind::{BatchTask, TaskKind};
 pub use print::render_line;
 pub use progress::ProgressMode;
 pub use report::pass_at_k;
 pub use results::AttemptResult;
-pub use sources::{parse_tasks, BatchTask, SourceError};
+pub use sources::{parse_tasks, SourceError};
+pub use verify::Verification;
 
 use crate::agent::{ApprovalPolicy, Policy};
 use crate::config::Settings;
@@ -39,6 +43,27 @@ use crate::sandbox::SandboxKind;
 use crate::session;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Why a task ran to no outcome.
+#[derive(Debug, Error)]
+pub enum TaskError {
+    /// The session did not start (or a log to continue could not be read).
+    #[error(transparent)]
+    Launch(#[from] launch::LaunchError),
+    /// The session patch could not be exported when the session ended: what the agent changed
+    /// is unknown, which is not the same as nothing.
+    #[error("the session patch could not be exported: {0}")]
+    PatchExport(#[source] crate::sandbox::SandboxError),
+    /// The check or the verifier could not run.
+    #[error(transparent)]
+    Sandbox(#[from] crate::sandbox::SandboxError),
+    #[error(transparent)]
+    Session(#[from] session::SessionError),
+    /// A result file that cannot be written as JSON (never written empty).
+    #[error("writing a result file: {0}")]
+    Json(#[source] serde_json::Error),
+}
 
 /// The policy of a headless run in `kind`.
 pub fn headless_policy(kind: SandboxKind, allow_host: bool) -> ApprovalPolicy {
@@ -115,16 +140,6 @@ impl TaskFigures {
     }
 }
 
-/// Where a task's patch and trajectory files go.
-#[derive(Debug, Clone, Copy)]
-pub enum TaskFiles<'a> {
-    /// `{id}.patch` and `{id}.trajectory.json` in this folder (default: the session
-    /// directory).
-    Session(Option<&'a Path>),
-    /// Nowhere: the caller records them (a batch's results folder).
-    Caller,
-}
-
 /// One headless task: what to run, where, and with which settings.
 #[derive(Clone, Copy)]
 pub struct TaskRun<'a> {
@@ -135,30 +150,42 @@ pub struct TaskRun<'a> {
     /// The task text, sent as the first user message.
     pub task: &'a str,
     pub repo: &'a Path,
-    /// Where the patch and trajectory go.
-    pub files: TaskFiles<'a>,
-    /// The engine sequence of this task's conversation (a batch gives each task its own).
-    pub sequence: crate::engine::SequenceId,
     /// Run after the agent, in its sandbox.
     pub check: Option<&'a CheckSpec>,
     pub facts: &'a RunFacts,
+    /// Record the tokens and write a rollout.
+    pub rollout: bool,
+    /// A single task, or an attempt of a batch.
+    pub mode: RunMode<'a>,
+}
+
+/// Whether a task runs alone or as an attempt of a batch.
+#[derive(Clone, Copy)]
+pub enum RunMode<'a> {
+    /// A single task: `{id}.patch` and `{id}.trajectory.json` (and a rollout's files) are
+    /// written in `out` (default: the session directory).
+    Single { out: Option<&'a Path> },
+    /// An attempt of a batch, whose files the batch records.
+    Attempt(AttemptRun<'a>),
+}
+
+/// What an attempt of a batch adds to its task.
+#[derive(Clone, Copy)]
+pub struct AttemptRun<'a> {
+    /// The batch task this is an attempt at (a single task is named by its session id).
+    pub instance_id: &'a str,
+    /// The engine sequence of the attempt's conversation.
+    pub sequence: crate::engine::SequenceId,
+    /// How the attempt is verified after the agent, as its task's kind says.
+    pub verification: &'a Verification,
     /// A session log whose unfinished task this run continues (its patch restored in the
     /// sandbox, its conversation rebuilt, the same log appended to); a log whose task finished
     /// is not continued, and the task starts afresh.
     pub resume: Option<&'a Path>,
     /// Told the session log's path as soon as the log exists.
-    pub on_log: Option<&'a (dyn Fn(&Path) + Send + Sync)>,
-    /// A Harbor task's verifier, run after the agent (and after `check`) in the same sandbox.
-    pub verifier: Option<&'a harbor::HarborTask>,
-    /// A PatchEval task's image: the patch is verified in a fresh sandbox from it
-    /// ([`patcheval::verify`]).
-    pub patch_eval: Option<&'a str>,
+    pub on_log: &'a (dyn Fn(&Path) + Send + Sync),
     /// Pods created ahead of need (a Kubernetes batch): the sandbox is made on the next one.
     pub pool: Option<&'a crate::sandbox::SandboxPool>,
-    /// Record the tokens and write a rollout.
-    pub rollout: bool,
-    /// The batch task this run is an attempt at (a single task is named by its session id).
-    pub instance_id: Option<&'a str>,
 }
 
 /// Where a task's events are written while it runs.
@@ -191,30 +218,33 @@ impl EventOutput<'_> {
     }
 }
 
-/// Run one task to its end with `model`, writing its events to `out`.
+/// Run one task to its end with `model`, writing its events to `out`: the session started
+/// (or an attempt's unfinished one continued), the agent driven to the end of its task, the
+/// patch taken, the check and the task's verifier run, and the trajectory (and rollout)
+/// made and, for a single task, written.
 pub async fn run_task(
     run: TaskRun<'_>,
     model: std::sync::Arc<crate::engine::TemplatedModel>,
     mut out: EventOutput<'_>,
-) -> Result<Outcome, launch::LaunchError> {
+) -> Result<Outcome, TaskError> {
     let TaskRun {
         settings,
         session: opts,
         choice,
         task,
         repo,
-        files,
-        sequence,
-        check,
         facts,
-        resume,
-        on_log,
-        verifier,
-        patch_eval,
-        pool,
         rollout,
-        instance_id,
+        mode,
+        ..
     } = run;
+    let attempt = match mode {
+        RunMode::Attempt(a) => Some(a),
+        RunMode::Single { .. } => None,
+    };
+    let sequence = attempt.map_or(crate::engine::SequenceId::DEFAULT, |a| a.sequence);
+    let pool = attempt.and_then(|a| a.pool);
+    let resume = attempt.and_then(|a| a.resume);
     let tokens = rollout.then(crate::agent::TokenLog::new);
     let spec = launch::sandbox_spec(settings, opts, repo, SandboxKind::Docker);
     // A session log to continue: only while its task has not finished.
@@ -262,12 +292,76 @@ pub async fn run_task(
         system_prompt,
         ..
     } = started;
-    if let Some(f) = on_log {
-        f(&running.log_path);
+    if let Some(a) = attempt {
+        (a.on_log)(&running.log_path);
     }
     let session_id = running.session_id.clone();
-    let dir = launch::session_dir(opts)?;
     let mut events = earlier_events;
+    // The agent, to the end of its task.
+    let finish = drive(&mut running, &mut events, &mut out).await;
+    // Its patch, the check and the kind's verifier; the sandbox closed.
+    let verdict = judge(&run, sandbox.as_ref(), spec.kind()).await?;
+    // What it did, as a trajectory and, when asked, a rollout.
+    let mut traj = session::trajectory(&session_id, &system_prompt, &events);
+    let (image, image_digest) = provenance
+        .as_ref()
+        .map(|p| (p.image.clone(), p.image_digest.clone()))
+        .unwrap_or_default();
+    traj.provenance = provenance;
+    let rollout = match &tokens {
+        Some(log) => {
+            let id = rollout::TrajectoryId {
+                instance_id: attempt
+                    .map_or(&session_id[..], |a| a.instance_id)
+                    .to_string(),
+                attempt: facts.attempt.unwrap_or(1),
+            };
+            Some(rollout_files(log, &traj, id, finish.0, &verdict)?)
+        }
+        None => None,
+    };
+    let trajectory = to_json(&traj)?;
+    let (patch_path, trajectory_path) = match mode {
+        RunMode::Single { out } => {
+            let dir = match out {
+                Some(d) => d.to_path_buf(),
+                None => launch::session_dir(opts)?,
+            };
+            write_files(
+                &dir.join(&session_id),
+                &verdict.patch,
+                &trajectory,
+                rollout.as_ref(),
+            )?
+        }
+        RunMode::Attempt(_) => Default::default(),
+    };
+    Ok(Outcome {
+        session_id,
+        reason: finish.0,
+        final_answer: finish.1,
+        patch: verdict.patch,
+        patch_path,
+        trajectory_path,
+        log_path: running.log_path,
+        check: verdict.check,
+        reward: verdict.reward,
+        verified: verdict.verified,
+        figures: TaskFigures::of(&events),
+        trajectory,
+        rollout,
+        image,
+        image_digest,
+    })
+}
+
+/// Drive the agent to the end of its task: its events written to `out` and kept in
+/// `events`; how the task ended (an error when the agent stopped without saying).
+async fn drive(
+    running: &mut launch::Running,
+    events: &mut Vec<Event>,
+    out: &mut EventOutput<'_>,
+) -> (FinishReason, Option<String>) {
     let mut finish = (FinishReason::Error, None);
     while let Some(event) = running.events.recv().await {
         out.write(&event);
@@ -281,115 +375,114 @@ pub async fn run_task(
         }
         events.push(event);
     }
-    let _ = running.agent.await;
-    // A patch that cannot be exported is the attempt's error, never an empty patch: a result
-    // would otherwise say the agent changed nothing.
-    let patch = crate::sandbox::workspace::Checkout::of(sandbox.as_ref())
+    let _ = (&mut running.agent).await;
+    finish
+}
+
+/// What the agent's work came to: its patch and how it was judged.
+struct Verdict {
+    patch: Vec<u8>,
+    check: Option<CheckOutcome>,
+    reward: Option<f64>,
+    /// The task's verifier ran.
+    verified: bool,
+}
+
+/// Take the session patch, run the check and the task's verifier, and close the sandbox. A
+/// patch that cannot be exported is the task's error, never an empty patch: a result would
+/// otherwise say the agent changed nothing; nothing is checked or verified then.
+async fn judge(
+    run: &TaskRun<'_>,
+    sandbox: &dyn crate::sandbox::Sandbox,
+    kind: SandboxKind,
+) -> Result<Verdict, TaskError> {
+    let patch = match crate::sandbox::workspace::Checkout::of(sandbox)
         .export_patch()
-        .await;
-    let checked = match (check, &patch) {
-        (Some(c), Ok(_)) => Some(crate::launch::check::run_check(sandbox.as_ref(), c).await),
-        _ => None,
-    };
-    let verified = match (verifier, &patch) {
-        (Some(v), Ok(_)) => Some(harbor::verify(sandbox.as_ref(), v).await),
-        _ => None,
-    };
-    let _ = sandbox.close().await;
-    let verified = match (verified, patch_eval, &patch) {
-        (None, Some(image), Ok(p)) => {
-            Some(patcheval::verify(image, p, spec.kind(), &settings.sandbox).await)
+        .await
+    {
+        Ok(p) => p,
+        Err(e) => {
+            verify::close(sandbox).await;
+            return Err(TaskError::PatchExport(e));
         }
-        (v, ..) => v,
     };
-    let patch = patch.map_err(launch::LaunchError::PatchExport)?;
-    let mut check = checked.transpose()?;
-    let verified = verified.transpose()?;
-    let reward = verified.as_ref().and_then(|v| v.reward);
-    let was_verified = verified.is_some();
-    if let Some(v) = verified {
-        // A Harbor task passes on its reward (resolved at 1 or more, as Leaf counts), not on
-        // the verifier's exit status.
-        check = Some(CheckOutcome {
-            passed: v.reward.is_some_and(|r| r >= 1.0),
-            ..v.run
-        });
-    }
-    let mut traj = session::trajectory(&session_id, &system_prompt, &events);
-    let (image, image_digest) = provenance
-        .as_ref()
-        .map(|p| (p.image.clone(), p.image_digest.clone()))
-        .unwrap_or_default();
-    traj.provenance = provenance;
-    let rollout = match &tokens {
-        Some(log) => {
-            let turns = log.turns();
-            let facts = rollout::RolloutFacts {
-                id: rollout::TrajectoryId {
-                    instance_id: instance_id.unwrap_or(&session_id).to_string(),
-                    attempt: facts.attempt.unwrap_or(1),
-                },
-                weight_version: traj
-                    .provenance
-                    .as_ref()
-                    .and_then(|p| p.model.as_ref())
-                    .and_then(|m| m.sha256.as_ref())
-                    .map(|h| format!("sha256:{h}")),
-                reward: reward.or_else(|| check.as_ref().map(|c| f64::from(u8::from(c.passed)))),
-                stop_reason: serde_json::to_value(finish.0)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_else(|| format!("{:?}", finish.0)),
-            };
-            Some(RolloutFiles {
-                rollout: to_json(&rollout::build(&turns, facts))?,
-                atif: to_json(&atif::atif(&traj, &turns))?,
-            })
-        }
+    let checked = match run.check {
+        Some(c) => Some(crate::launch::check::run_check(sandbox, c).await),
         None => None,
     };
-    let trajectory = to_json(&traj)?;
-    let base = match files {
-        TaskFiles::Session(Some(d)) => Some(d.join(&session_id)),
-        TaskFiles::Session(None) => Some(dir.join(&session_id)),
-        TaskFiles::Caller => None,
+    let verification = match run.mode {
+        RunMode::Attempt(a) => a.verification,
+        RunMode::Single { .. } => &Verification::None,
     };
-    let (patch_path, trajectory_path) = match base {
-        Some(base) => {
-            let patch_path = base.with_extension("patch");
-            let trajectory_path = base.with_extension("trajectory.json");
-            results::write_atomic(&patch_path, &patch)?;
-            results::write_atomic(&trajectory_path, &trajectory)?;
-            if let Some(r) = &rollout {
-                results::write_atomic(&base.with_extension("rollout.json"), &r.rollout)?;
-                results::write_atomic(&base.with_extension("atif.json"), &r.atif)?;
-            }
-            (patch_path, trajectory_path)
-        }
-        None => Default::default(),
-    };
-    Ok(Outcome {
-        session_id,
-        reason: finish.0,
-        final_answer: finish.1,
+    let verified = verification
+        .run(sandbox, &patch, kind, &run.settings.sandbox)
+        .await;
+    let check = checked.transpose()?;
+    let verified = verified.transpose()?;
+    Ok(Verdict {
         patch,
-        patch_path,
-        trajectory_path,
-        log_path: running.log_path,
-        check,
-        reward,
-        verified: was_verified,
-        figures: TaskFigures::of(&events),
-        trajectory,
-        rollout,
-        image,
-        image_digest,
+        reward: verified.as_ref().and_then(|v| v.reward),
+        verified: verified.is_some(),
+        // A verified task passes on its reward, not on its verifier's exit status.
+        check: verified.map(verify::Verified::score).or(check),
     })
+}
+
+/// A task's rollout and ATIF trajectory from its token log; its reward is the verifier's,
+/// else the check's (1 passed, 0 failed).
+fn rollout_files(
+    log: &crate::agent::TokenLog,
+    traj: &session::Trajectory,
+    id: rollout::TrajectoryId,
+    finish: FinishReason,
+    verdict: &Verdict,
+) -> Result<RolloutFiles, TaskError> {
+    let turns = log.turns();
+    let facts = rollout::RolloutFacts {
+        id,
+        weight_version: traj
+            .provenance
+            .as_ref()
+            .and_then(|p| p.model.as_ref())
+            .and_then(|m| m.sha256.as_ref())
+            .map(|h| format!("sha256:{h}")),
+        reward: verdict.reward.or_else(|| {
+            verdict
+                .check
+                .as_ref()
+                .map(|c| f64::from(u8::from(c.passed)))
+        }),
+        stop_reason: serde_json::to_value(finish)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_else(|| format!("{finish:?}")),
+    };
+    Ok(RolloutFiles {
+        rollout: to_json(&rollout::build(&turns, facts))?,
+        atif: to_json(&atif::atif(traj, &turns))?,
+    })
+}
+
+/// Write a single task's files beside `base`: its patch, trajectory and rollout; their paths.
+fn write_files(
+    base: &Path,
+    patch: &[u8],
+    trajectory: &[u8],
+    rollout: Option<&RolloutFiles>,
+) -> Result<(PathBuf, PathBuf), TaskError> {
+    let patch_path = base.with_extension("patch");
+    let trajectory_path = base.with_extension("trajectory.json");
+    results::write_atomic(&patch_path, patch)?;
+    results::write_atomic(&trajectory_path, trajectory)?;
+    if let Some(r) = rollout {
+        results::write_atomic(&base.with_extension("rollout.json"), &r.rollout)?;
+        results::write_atomic(&base.with_extension("atif.json"), &r.atif)?;
+    }
+    Ok((patch_path, trajectory_path))
 }
 
 /// Pretty JSON of a result file; a value that cannot be written is an error, never an empty
 /// file.
-fn to_json(value: &impl serde::Serialize) -> Result<Vec<u8>, launch::LaunchError> {
-    serde_json::to_vec_pretty(value)
-        .map_err(|e| launch::LaunchError::Task(format!("writing a result file: {e}")))
+fn to_json(value: &impl serde::Serialize) -> Result<Vec<u8>, TaskError> {
+    serde_json::to_vec_pretty(value).map_err(TaskError::Json)
 }

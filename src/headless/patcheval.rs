@@ -20,13 +20,17 @@
 //! executed) when `--leaf` names one; otherwise in a plain wording of our own. Each task says
 //! which ([`PatchEvalTask::instruction_from`]).
 //!
-//! Owns: reading the dataset and Leaf's instruction, finding the repository, the agent's and the
-//! verifier's sandbox settings, and the verification. Does not own: running the agent
-//! (`super::batch`) or scoring (`super::leaf`).
+//! Owns: reading the dataset and Leaf's instruction, an attempt's preparation
+//! ([`PatchEvalTask::prepare`]: finding the repository, the agent's sandbox settings), and the
+//! verification with its reward ([`verify`]). Does not own: running the agent (`super::batch`)
+//! or scoring (`super::leaf`).
 
-use super::harbor::Verified;
-use super::sources::{BatchTask, SourceError};
+use super::kind::{BatchTask, PrepareError, TaskKind};
+use super::sources::{SourceError, TaskRepo};
+use super::verify::Verified;
+use crate::config::Settings;
 use crate::launch::check::{run_check, CheckSpec};
+use crate::launch::SessionOptions;
 use crate::sandbox::settings::ByteSize;
 use crate::sandbox::{SandboxError, SandboxKind, SandboxSettings};
 use std::path::{Path, PathBuf};
@@ -71,6 +75,8 @@ pub const MEMORY_BYTES: u64 = 4 << 30;
 /// One CVE of the dataset.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PatchEvalTask {
+    /// The task's image (`image_url`, or its pinned reference under `--image-lock`).
+    pub image: String,
     /// The repository's name: the stem of the dataset's `repo` URL path.
     pub repo_name: String,
     /// `leaf` (Leaf's instruction, from the user's copy) or `lilypad` (our own wording).
@@ -149,11 +155,8 @@ pub fn read_tasks(
         tasks.push(BatchTask {
             instance_id: cve,
             task,
-            repo: None,
-            base_commit: None,
-            image: Some(image.to_string()),
-            harbor: None,
-            patcheval: Some(PatchEvalTask {
+            kind: TaskKind::PatchEval(PatchEvalTask {
+                image: image.to_string(),
                 repo_name: repo_name(field("repo")),
                 instruction_from: from,
             }),
@@ -295,6 +298,34 @@ pub fn find_repo(root: &Path, repo_name: &str) -> Result<PathBuf, PatchEvalError
     }
 }
 
+impl PatchEvalTask {
+    /// An attempt's sandbox: `image` (the task's, as the sandbox runs it) with its
+    /// `/workspace` copied out of it for this attempt, the repository found in it and worked
+    /// on as it is ([`agent_sandbox`]); the agent's wall time is the run's when it set one,
+    /// else [`AGENT_SECS`].
+    pub async fn prepare(
+        &self,
+        image: &str,
+        run_wall_time: bool,
+        settings: &mut Settings,
+        opts: &mut SessionOptions,
+    ) -> Result<TaskRepo, PrepareError> {
+        let workspace = super::kind::extract(image, WORKSPACE, "the image's workspace").await?;
+        let repo = agent_sandbox(self, image, &workspace.path, &mut settings.sandbox).map_err(
+            |source| PrepareError::PatchEval {
+                image: image.to_string(),
+                source,
+            },
+        )?;
+        // `image` is already the reference the sandbox runs (under `--image-registry`).
+        settings.sandbox.image_registry = None;
+        if !run_wall_time {
+            opts.wall_time = Some(AGENT_SECS);
+        }
+        Ok(workspace.within(repo))
+    }
+}
+
 /// The agent's sandbox for a task whose image's `/workspace` was copied to `root`: where the
 /// repository is (its path on the host and in the container), with `fix.patch` removed when
 /// the repository is `/workspace` itself; `settings` get the image, the workdir, Leaf's
@@ -429,9 +460,11 @@ mod tests {
         assert!(!is_dataset("{\"instance_id\": \"a\", \"task\": \"t\"}\n"));
         let tasks = read_tasks(text, Path::new("d.json"), None).unwrap();
         assert_eq!(tasks[0].instance_id, "CVE-2024-1");
-        assert_eq!(tasks[0].image.as_deref(), Some("ghcr.io/x/y:1"));
         assert!(tasks[0].task.contains("overflow"));
-        let p = tasks[0].patcheval.as_ref().unwrap();
+        let TaskKind::PatchEval(p) = &tasks[0].kind else {
+            panic!("not a PatchEval task: {:?}", tasks[0].kind)
+        };
+        assert_eq!(p.image, "ghcr.io/x/y:1");
         assert_eq!(p.repo_name, "b");
         assert_eq!(p.instruction_from, "lilypad");
     }

@@ -3,8 +3,10 @@
 //! last, `result.json` (finish reason, check, figures). Every file is written to a temporary
 //! name, synced and renamed into place, so a kill at any moment leaves either the old file or
 //! the new one; an attempt is finished once its `result.json` exists and records no error.
-//! `predictions.jsonl` is rebuilt from these folders. Owns the layout and the formats; not
-//! running attempts (`super::batch`) or the report (`super::report`).
+//! `predictions.jsonl` is rebuilt from these folders; a recorded patch that cannot be read
+//! stops that ([`ResultsError::Patch`]), since an empty `model_patch` would say the agent
+//! changed nothing. Owns the layout and the formats; not running attempts (`super::batch`) or
+//! the report (`super::report`).
 
 use crate::launch::check::CheckOutcome;
 use crate::protocol::FinishReason;
@@ -12,6 +14,31 @@ use crate::session::SessionError;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// A batch's recorded results that cannot be read back or written.
+#[derive(Debug, Error)]
+pub enum ResultsError {
+    /// An attempt's `patch.diff` cannot be read: its predictions line would say the agent
+    /// changed nothing.
+    #[error("the patch of {instance_id} attempt {attempt}, {}, cannot be read: {source}", path.display())]
+    Patch {
+        instance_id: String,
+        attempt: u32,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the predictions line of {instance_id} attempt {attempt}: {source}")]
+    Line {
+        instance_id: String,
+        attempt: u32,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error(transparent)]
+    Write(#[from] SessionError),
+}
 
 /// One attempt's recorded result (`result.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -202,10 +229,15 @@ impl ResultStore {
         write_atomic(&dir.join("trajectory.atif.json"), &r.atif)
     }
 
-    /// The predictions line of a recorded result.
-    pub fn prediction_line(&self, r: &AttemptResult) -> String {
-        let patch = std::fs::read(self.dir(&r.instance_id, r.attempt).join("patch.diff"))
-            .unwrap_or_default();
+    /// The predictions line of a recorded result; its patch is read from `patch.diff`.
+    pub fn prediction_line(&self, r: &AttemptResult) -> Result<String, ResultsError> {
+        let path = self.dir(&r.instance_id, r.attempt).join("patch.diff");
+        let patch = std::fs::read(&path).map_err(|source| ResultsError::Patch {
+            instance_id: r.instance_id.clone(),
+            attempt: r.attempt,
+            path,
+            source,
+        })?;
         let line = Prediction {
             instance_id: &r.instance_id,
             attempt: r.attempt,
@@ -216,17 +248,21 @@ impl ResultStore {
             finish_reason: r.finish_reason,
             error: r.error.as_deref(),
         };
-        serde_json::to_string(&line).unwrap_or_default()
+        serde_json::to_string(&line).map_err(|source| ResultsError::Line {
+            instance_id: r.instance_id.clone(),
+            attempt: r.attempt,
+            source,
+        })
     }
 
     /// Rewrite `predictions.jsonl` from `results` (in their order), atomically.
-    pub fn write_predictions(&self, results: &[AttemptResult]) -> Result<(), SessionError> {
+    pub fn write_predictions(&self, results: &[AttemptResult]) -> Result<(), ResultsError> {
         let mut text = String::new();
         for r in results {
-            text.push_str(&self.prediction_line(r));
+            text.push_str(&self.prediction_line(r)?);
             text.push('\n');
         }
-        write_atomic(&self.predictions_path(), text.as_bytes())
+        Ok(write_atomic(&self.predictions_path(), text.as_bytes())?)
     }
 
     pub fn predictions_path(&self) -> PathBuf {
@@ -318,5 +354,18 @@ mod tests {
         assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
         store.clear("a", 1);
         assert!(store.load("a", 1).is_none());
+    }
+
+    #[test]
+    fn an_unreadable_patch_is_an_error_naming_it_never_an_empty_prediction() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ResultStore::new(dir.path());
+        store.save(&result("a", 1), b"+x\n", None).unwrap();
+        let patch = store.dir("a", 1).join("patch.diff");
+        std::fs::remove_file(&patch).unwrap();
+        let e = store.write_predictions(&[result("a", 1)]).unwrap_err();
+        assert!(matches!(e, ResultsError::Patch { .. }), "{e:?}");
+        assert!(e.to_string().contains(&patch.display().to_string()), "{e}");
+        assert!(!store.predictions_path().exists(), "nothing written");
     }
 }

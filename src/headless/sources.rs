@@ -1,13 +1,20 @@
-//! Where a batch's tasks come from: a JSONL file, one task per line, in Lilypad's own form
-//! (`instance_id`, `task`, optionally `repo` as a local path) or as SWE-bench publishes it
-//! (`instance_id`, `problem_statement`, `repo` "owner/name", `base_commit`, optionally
-//! `image`; other fields are ignored). Owns reading the file (instance ids must be unique and
-//! usable as folder names) and putting a task's repository in place: a local path as it is, or
-//! with `--repos-dir` a clone found at `DIR/owner/name` or `DIR/owner__name`, checked out at
-//! `base_commit` into a temporary folder that becomes the sandbox's repository; and a task's
-//! image from `--image-template` ([`image_for`]). Does not own running tasks (`super::batch`).
+//! The tasks of a JSONL file, one task per line, in Lilypad's own form (`instance_id`, `task`,
+//! optionally `repo` as a local path and `image`) or as SWE-bench publishes it (`instance_id`,
+//! `problem_statement`, `repo` "owner/name", `base_commit`, optionally `image`; other fields
+//! are ignored): a line with both `repo` and `base_commit` is a SWE-bench instance
+//! ([`super::kind::TaskKind::SweBench`]), any other a Lilypad line.
+//!
+//! Owns reading the file (instance ids must be unique and usable as folder names) and both
+//! line kinds' preparation ([`prepare_line`]): the repository a local path as it is, or with
+//! `--repos-dir` a clone found at `DIR/owner/name` or `DIR/owner__name`, checked out at
+//! `base_commit` into a temporary folder that becomes the sandbox's repository, or, for a task
+//! with an image and `--image-workdir`, the image's own checkout; and a task's image from
+//! `--image-template` ([`image_for`]). The lines have no verifier of their own (the run's
+//! `--check` judges them). Does not own running tasks (`super::batch`).
 
-use serde::{Deserialize, Serialize};
+use super::kind::{BatchTask, Place, PrepareError, TaskKind};
+use crate::config::Settings;
+use serde::Deserialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -57,30 +64,61 @@ pub enum SourceError {
     },
 }
 
-/// One line of a tasks file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BatchTask {
-    pub instance_id: String,
+/// One line of a tasks file, as it is written.
+#[derive(Debug, Deserialize)]
+struct Line {
+    instance_id: String,
     /// The task text (`problem_statement` is accepted too, as in SWE-bench files).
     #[serde(alias = "problem_statement")]
-    pub task: String,
+    task: String,
+    #[serde(default)]
+    repo: Option<String>,
+    #[serde(default)]
+    base_commit: Option<String>,
+    #[serde(default)]
+    image: Option<String>,
+}
+
+impl Line {
+    fn into_task(self) -> BatchTask {
+        let kind = match (self.repo, self.base_commit) {
+            (Some(repo), Some(base_commit)) => TaskKind::SweBench(SweBenchLine {
+                repo,
+                base_commit,
+                image: self.image,
+            }),
+            (repo, _) => TaskKind::Lilypad(LilypadLine {
+                repo,
+                image: self.image,
+            }),
+        };
+        BatchTask {
+            instance_id: self.instance_id,
+            task: self.task,
+            kind,
+        }
+    }
+}
+
+/// A line in Lilypad's form.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LilypadLine {
     /// The repository: a local path (default: `--repo`), or "owner/name" found under
     /// `--repos-dir`.
-    #[serde(default)]
     pub repo: Option<String>,
-    /// The commit to check the repository out at (SWE-bench); needs `--repos-dir`.
-    #[serde(default)]
-    pub base_commit: Option<String>,
-    /// The task's own sandbox image (SWE-bench files may name one).
-    #[serde(default)]
+    /// The task's own sandbox image.
     pub image: Option<String>,
-    /// A Harbor task's folder and limits (tasks read from a folder of Harbor tasks).
-    #[serde(skip)]
-    pub harbor: Option<super::harbor::HarborTask>,
-    /// A PatchEval task's repository name and instruction source (tasks read from PatchEval's
-    /// dataset file).
-    #[serde(skip)]
-    pub patcheval: Option<super::patcheval::PatchEvalTask>,
+}
+
+/// A SWE-bench instance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweBenchLine {
+    /// "owner/name", found under `--repos-dir` (without it, a local path).
+    pub repo: String,
+    /// The commit to check the clone out at.
+    pub base_commit: String,
+    /// The task's own sandbox image (else `--image-template`'s).
+    pub image: Option<String>,
 }
 
 /// Read a tasks file's text (`file` names it in errors).
@@ -92,11 +130,13 @@ pub fn parse_tasks(text: &str, file: &Path) -> Result<Vec<BatchTask>, SourceErro
             continue;
         }
         let n = i + 1;
-        let t: BatchTask = serde_json::from_str(line).map_err(|source| SourceError::Line {
-            file: file.to_path_buf(),
-            line: n,
-            source,
-        })?;
+        let t = serde_json::from_str::<Line>(line)
+            .map_err(|source| SourceError::Line {
+                file: file.to_path_buf(),
+                line: n,
+                source,
+            })?
+            .into_task();
         if let Some(why) = super::attempts::bad_instance_id(&t.instance_id) {
             return Err(SourceError::BadId {
                 file: file.to_path_buf(),
@@ -144,6 +184,11 @@ impl TaskRepo {
             _checkout: Some(dir),
         }
     }
+
+    /// The repository at `path`, a folder inside this one's, removed with it.
+    pub fn within(self, path: PathBuf) -> Self {
+        Self { path, ..self }
+    }
 }
 
 /// The local clone of `owner/name` under `dir`: `dir/owner/name`, else `dir/owner__name`.
@@ -153,11 +198,62 @@ pub fn find_clone(dir: &Path, repo: &str) -> Option<PathBuf> {
         .find(|p| p.is_dir())
 }
 
-/// Put `task`'s repository in place: with `repos_dir`, its clone checked out at
-/// `base_commit` (or its checked-out files when the task names no commit); otherwise its
-/// `repo` path, else `default`.
-pub fn task_repo(
-    task: &BatchTask,
+/// Prepare an attempt at a line (see the module docs): `image` is the task's image as the
+/// sandbox runs it, if it names one; `settings` get it, and the image's checkout is worked on
+/// as it is.
+pub async fn prepare_line(
+    id: &str,
+    repo: Option<&str>,
+    base_commit: Option<&str>,
+    image: Option<&str>,
+    place: &Place<'_>,
+    settings: &mut Settings,
+) -> Result<TaskRepo, PrepareError> {
+    if let Some(named) = image {
+        let s = &mut settings.sandbox;
+        // Already the reference the sandbox runs (under `--image-registry`).
+        s.image = Some(named.to_string());
+        s.image_registry = None;
+        s.dockerfile = None;
+        s.devcontainer = false;
+        if let Some(w) = place.image_workdir {
+            s.workdir = Some(w.to_string());
+        }
+    }
+    if let (Some(image), Some(workdir)) = (image, place.image_workdir) {
+        let repo = super::kind::extract(image, workdir, "the image's repository").await?;
+        settings.sandbox.repo_as_is = true;
+        return Ok(repo);
+    }
+    let (id, repo, commit) = (
+        id.to_string(),
+        repo.map(str::to_string),
+        base_commit.map(str::to_string),
+    );
+    let (default, dir) = (
+        place.default_repo.to_path_buf(),
+        place.repos_dir.map(Path::to_path_buf),
+    );
+    let repo = tokio::task::spawn_blocking(move || {
+        line_repo(
+            &id,
+            repo.as_deref(),
+            commit.as_deref(),
+            &default,
+            dir.as_deref(),
+        )
+    })
+    .await??;
+    Ok(repo)
+}
+
+/// Put a line's repository in place: with `repos_dir`, the clone of `repo` checked out at
+/// `base_commit` (or its checked-out files when the task names no commit); otherwise `repo` as
+/// a path, else `default`.
+pub fn line_repo(
+    id: &str,
+    repo: Option<&str>,
+    base_commit: Option<&str>,
     default: &Path,
     repos_dir: Option<&Path>,
 ) -> Result<TaskRepo, SourceError> {
@@ -165,26 +261,24 @@ pub fn task_repo(
         path: p,
         _checkout: None,
     };
-    let (Some(dir), Some(repo)) = (repos_dir, &task.repo) else {
+    let (Some(dir), Some(repo)) = (repos_dir, repo) else {
         return Ok(plain(
-            task.repo
-                .as_ref()
-                .map(PathBuf::from)
+            repo.map(PathBuf::from)
                 .unwrap_or_else(|| default.to_path_buf()),
         ));
     };
     let clone = find_clone(dir, repo).ok_or_else(|| SourceError::NoClone {
-        id: task.instance_id.clone(),
-        repo: repo.clone(),
+        id: id.to_string(),
+        repo: repo.to_string(),
         dir: dir.to_path_buf(),
         flat: repo.replace('/', "__"),
     })?;
-    let Some(commit) = &task.base_commit else {
+    let Some(commit) = base_commit else {
         return Ok(plain(clone));
     };
     let fail = |why: String| SourceError::Checkout {
-        id: task.instance_id.clone(),
-        commit: commit.clone(),
+        id: id.to_string(),
+        commit: commit.to_string(),
         clone: clone.clone(),
         why,
     };
@@ -238,8 +332,15 @@ mod tests {
         let text = "{\"instance_id\": \"a\", \"task\": \"t\"}\n\n{\"instance_id\": \"o__n-1\", \"problem_statement\": \"p\", \"repo\": \"o/n\", \"base_commit\": \"abc\", \"FAIL_TO_PASS\": \"[]\"}\n";
         let tasks = parse_tasks(text, Path::new("f")).unwrap();
         assert_eq!(tasks.len(), 2);
-        assert_eq!(tasks[1].repo.as_deref(), Some("o/n"));
-        assert_eq!(tasks[1].base_commit.as_deref(), Some("abc"));
+        assert_eq!(tasks[0].kind, TaskKind::Lilypad(LilypadLine::default()));
+        assert_eq!(
+            tasks[1].kind,
+            TaskKind::SweBench(SweBenchLine {
+                repo: "o/n".into(),
+                base_commit: "abc".into(),
+                image: None
+            })
+        );
         let dup = "{\"instance_id\": \"a\", \"task\": \"t\"}\n{\"instance_id\": \"a\", \"task\": \"u\"}\n";
         let e = parse_tasks(dup, Path::new("f")).unwrap_err().to_string();
         assert!(

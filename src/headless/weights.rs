@@ -18,7 +18,25 @@ use crate::launch::{self, EngineChoice, LaunchError};
 use crate::session::ModelIdentity;
 use std::path::PathBuf;
 use std::sync::Arc;
+use thiserror::Error;
 use tokio::sync::Mutex;
+
+/// Why the weights could not be watched or loaded anew.
+#[derive(Debug, Error)]
+pub enum WeightsError {
+    #[error("reading the weight file {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("loading the new weights: {0}")]
+    Load(#[from] LaunchError),
+    #[error("loading the new weights: {0}")]
+    Join(#[from] tokio::task::JoinError),
+    #[error("no engine {engine} among {count}")]
+    NoEngine { engine: usize, count: usize },
+}
 
 /// What tells one weight file from the next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,10 +46,11 @@ struct Signature {
     inode: u64,
 }
 
-fn signature(path: &std::path::Path) -> Result<Signature, LaunchError> {
+fn signature(path: &std::path::Path) -> Result<Signature, WeightsError> {
     use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(path).map_err(|e| {
-        LaunchError::Task(format!("reading the weight file {}: {e}", path.display()))
+    let m = std::fs::metadata(path).map_err(|source| WeightsError::Read {
+        path: path.to_path_buf(),
+        source,
     })?;
     Ok(Signature {
         len: m.len(),
@@ -65,7 +84,7 @@ impl WeightWatch {
         settings: Vec<Settings>,
         models: Vec<Arc<TemplatedModel>>,
         identity: Option<ModelIdentity>,
-    ) -> Result<Self, LaunchError> {
+    ) -> Result<Self, WeightsError> {
         let signature = signature(&path)?;
         Ok(Self {
             path,
@@ -84,7 +103,7 @@ impl WeightWatch {
     pub async fn current(
         &self,
         engine: usize,
-    ) -> Result<(Arc<TemplatedModel>, Option<ModelIdentity>, u32), LaunchError> {
+    ) -> Result<(Arc<TemplatedModel>, Option<ModelIdentity>, u32), WeightsError> {
         // Held while loading: attempts that start meanwhile wait for the new weights.
         let mut loaded = self.current.lock().await;
         let now = signature(&self.path)?;
@@ -99,16 +118,16 @@ impl WeightWatch {
                 let identity = launch::provenance::model_identity(&choice, true, None);
                 Ok::<_, LaunchError>((models, identity))
             })
-            .await
-            .map_err(|e| LaunchError::Task(format!("loading the new weights: {e}")))??;
+            .await??;
             tracing::info!(path = %self.path.display(), "new weights loaded");
             loaded.signature = now;
             loaded.models = fresh.0;
             loaded.identity = Some(fresh.1);
             loaded.version += 1;
         }
-        let model = loaded.models.get(engine).ok_or_else(|| {
-            LaunchError::Task(format!("no engine {engine} among {}", loaded.models.len()))
+        let model = loaded.models.get(engine).ok_or(WeightsError::NoEngine {
+            engine,
+            count: loaded.models.len(),
         })?;
         Ok((model.clone(), loaded.identity.clone(), loaded.version))
     }

@@ -1,8 +1,8 @@
 //! Research batches through the real binary with the scripted engine and the host sandbox on
 //! real git repositories: attempts that differ by script, the check command, results that a
 //! second run skips byte for byte, a batch killed with SIGKILL that finishes when run again,
-//! pass@k in the report, presets, the provenance headers, and SWE-bench task files over local
-//! clones.
+//! pass@k in the report, presets, the provenance headers, SWE-bench task files over local
+//! clones, and a recorded patch that cannot be read, which stops the batch.
 
 use crate::common::git_repo;
 use std::collections::BTreeMap;
@@ -520,6 +520,40 @@ fn a_repeated_instance_id_is_refused() {
         "{stderr}"
     );
     assert!(!tmp.path().join("batch").exists(), "nothing ran");
+}
+
+#[test]
+fn a_recorded_patch_that_cannot_be_read_stops_the_batch_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = repo(tmp.path());
+    let script = tmp.path().join("fix.script");
+    std::fs::write(&script, fix_script(2)).unwrap();
+    let tasks = tasks_file(tmp.path(), &["a", "b"]);
+    let out_dir = tmp.path().join("batch");
+    let engine = format!("script:{}", script.display());
+    let run = || {
+        batch_cmd(tmp.path(), &r, &tasks, &out_dir, &engine)
+            .output()
+            .unwrap()
+    };
+    ok(&run());
+    let predictions = out_dir.join("predictions.jsonl");
+    let before = std::fs::read(&predictions).unwrap();
+    // A finished attempt's patch goes missing: its prediction could not say what it changed.
+    let patch = out_dir.join("results/a/1/patch.diff");
+    std::fs::remove_file(&patch).unwrap();
+    let again = run();
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&patch.display().to_string()),
+        "the error names the file: {stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&predictions).unwrap(),
+        before,
+        "no prediction with an empty model_patch was written"
+    );
 }
 
 #[test]
