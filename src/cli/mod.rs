@@ -19,6 +19,8 @@ mod quantize;
 mod replay;
 mod resume;
 mod run;
+mod run_args;
+mod run_batch;
 mod serve;
 mod sessions;
 mod sweep;
@@ -85,7 +87,7 @@ pub enum Command {
     /// Generate from a raw prompt with the in-process engine and print the figures.
     Generate(generate::GenerateArgs),
     /// Run the agent headless on one task or a batch of tasks.
-    Run(Box<run::RunArgs>),
+    Run(Box<run_args::RunArgs>),
     /// Continue a recorded session: in the interface on a terminal, headless otherwise.
     Resume(Box<resume::ResumeArgs>),
     /// List recorded sessions.
@@ -165,7 +167,7 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<ExitCode> {
     let Some(command) = cli.command else {
         let attempts =
             (cli.attempts > 1 || cli.check.is_some()).then(|| interactive::AttemptsChoice {
-                count: cli.attempts as usize,
+                count: u32::from(cli.attempts),
                 check: cli.check.clone(),
             });
         return interactive::run_default(

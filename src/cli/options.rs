@@ -248,7 +248,7 @@ pub struct SessionArgs {
     pub allow_host: bool,
     /// Approval policy: `ask`, `auto`, `deny`, or per category, e.g. `edits=auto,commands=ask`
     #[arg(long)]
-    pub approve: Option<String>,
+    pub approve: Option<crate::agent::PolicyOverride>,
     /// Step limit per session
     #[arg(long)]
     pub max_steps: Option<u32>,
@@ -261,7 +261,7 @@ pub struct SessionArgs {
     /// Engine: `llama` (the in-process model, default) or `script:FILE` (a scripted mock
     /// that replays raw model outputs, for demos and tests)
     #[arg(long)]
-    pub engine: Option<String>,
+    pub engine: Option<crate::launch::EngineFlag>,
     /// Directory for session logs (default: the platform data dir's lilypad/sessions)
     #[arg(long, env = "LILYPAD_SESSION_DIR")]
     pub session_dir: Option<PathBuf>,
@@ -276,7 +276,7 @@ impl From<&SessionArgs> for SessionOptions {
             repo: a.repo.clone(),
             sandbox: (&a.sandbox).into(),
             allow_host: a.allow_host,
-            approve: a.approve.clone(),
+            approve: a.approve,
             max_steps: a.max_steps,
             wall_time: a.wall_time,
             step: a.step,

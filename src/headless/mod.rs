@@ -16,6 +16,7 @@ pub mod progress;
 pub mod report;
 pub mod results;
 pub mod rollout;
+pub mod single;
 pub mod sources;
 mod spread;
 pub mod wandb;
@@ -31,7 +32,6 @@ pub use report::pass_at_k;
 pub use results::AttemptResult;
 pub use sources::{parse_tasks, BatchTask, SourceError};
 
-use crate::agent::{ApprovalPolicy, Policy};
 use crate::config::Settings;
 use crate::launch::{self, EngineChoice, SessionOptions};
 use crate::protocol::{Event, FinishReason, Op};
@@ -39,15 +39,6 @@ use crate::sandbox::SandboxKind;
 use crate::session;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-
-/// The policy of a headless run in `kind`.
-pub fn headless_policy(kind: SandboxKind, allow_host: bool) -> ApprovalPolicy {
-    let mut p = ApprovalPolicy::all(Policy::Auto);
-    if kind == SandboxKind::Host && !allow_host {
-        p.commands = Policy::Deny;
-    }
-    p
-}
 
 /// What a finished headless task produced.
 #[derive(Debug, Clone)]
@@ -242,7 +233,9 @@ pub async fn run_task(
         }
     };
     let started = launch::SessionBuilder::new(settings, opts, choice, spec.clone())
-        .policy(headless_policy(spec.kind(), opts.allow_host))
+        .answerer(launch::Answerer::Nobody {
+            allow_host: opts.allow_host,
+        })
         .sequence(sequence)
         .facts(facts.clone())
         .send_task(true)
