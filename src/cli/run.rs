@@ -3,7 +3,7 @@
 //! with attempts, a check command and evaluation presets; turns the flags into the plain plans
 //! of `crate::headless`.
 
-use super::options::EngineArgs;
+use super::engine_args::EngineArgs;
 use super::run_args::RunArgs;
 use crate::config::Settings;
 use crate::headless::{self, presets, BatchTask, CheckSpec, EventOutput};
