@@ -10,9 +10,7 @@ use super::options::SessionArgs;
 use crate::config::Settings;
 use crate::headless::render_line;
 use crate::launch::interface::{ModelPlan, Plan};
-use crate::launch::{
-    self, resume, Answerer, Beginning, SessionBuilder, SessionOptions, StartStep,
-};
+use crate::launch::{self, resume, Answerer, Beginning, SessionBuilder, SessionOptions, StartStep};
 use crate::protocol::{Event, Op};
 use crate::sandbox::SandboxSpec;
 use anyhow::Context;

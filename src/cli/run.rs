@@ -162,9 +162,14 @@ fn single(args: &RunArgs, s: headless::single::Single<'_>) -> anyhow::Result<Exi
             .with_context(|| format!("writing the final answer to {}", path.display()))?;
     }
     if let Some(c) = &outcome.check {
-        let status = c.exit_code.map_or("timed out".into(), |n| format!("exit {n}"));
+        let status = c
+            .exit_code
+            .map_or("timed out".into(), |n| format!("exit {n}"));
         let verdict = if c.passed { "passed" } else { "failed" };
-        eprintln!("check {verdict} ({status}); its output ended:\n{}", c.output_tail);
+        eprintln!(
+            "check {verdict} ({status}); its output ended:\n{}",
+            c.output_tail
+        );
     }
     Ok(ExitCode::from(headless::single::exit_code(&outcome)))
 }

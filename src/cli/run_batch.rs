@@ -94,7 +94,7 @@ pub(super) fn batch(
         check,
         preset: resolved.preset.clone(),
         progress: headless::ProgressMode::choose(args.json),
-        header: serde_json::to_value(&resolved)?,
+        header: serde_json::to_value(resolved)?,
         rollout: args.rollout,
         reload_weights: args.reload_weights,
         image_lock,
@@ -133,4 +133,3 @@ pub(super) fn batch(
         ExitCode::from(1)
     })
 }
-

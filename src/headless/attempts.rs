@@ -55,7 +55,10 @@ mod tests {
         assert_eq!(attempt_seed(7, 1), 7);
         // One rule for the interface and batches (this compared the 1-based numbering here
         // with the 0-based one the interface had).
-        assert_eq!(attempt_seed(7, 3), 7u32.wrapping_add(0x9E37_79B9u32.wrapping_mul(2)));
+        assert_eq!(
+            attempt_seed(7, 3),
+            7u32.wrapping_add(0x9E37_79B9u32.wrapping_mul(2))
+        );
         assert_ne!(attempt_seed(7, 2), attempt_seed(8, 1));
     }
 

@@ -64,7 +64,12 @@ pub fn attempt_models(
             .collect(),
         _ => {
             // One shared engine: the builder gives it to every attempt.
-            Ok(vec![build_model(choice, settings, &settings.prompt, progress)?])
+            Ok(vec![build_model(
+                choice,
+                settings,
+                &settings.prompt,
+                progress,
+            )?])
         }
     }
 }

@@ -9,8 +9,8 @@
 //! steps (`super::SessionBuilder`).
 
 use super::{
-    attempts, build_model, Answerer, Beginning, EngineChoice, LaunchError,
-    SessionBuilder, SessionOptions, StartStep, Started,
+    attempts, build_model, Answerer, Beginning, EngineChoice, LaunchError, SessionBuilder,
+    SessionOptions, StartStep, Started,
 };
 use crate::config::Settings;
 use crate::engine::TemplatedModel;
@@ -183,13 +183,19 @@ async fn try_start(plan: Plan, tx: &UnboundedSender<Startup>) -> Result<Opened, 
         Beginning::Resumed(_) => None,
         _ => rule_store(&plan.settings, &plan.spec),
     };
-    let started = SessionBuilder::new(&plan.settings, &plan.opts, &plan.engine_label, plan.spec.clone())
-        .answerer(Answerer::Person)
-        .restore_memory(true)
-        .progress(&report)
-        .start_all(models, plan.beginning)
-        .await?;
-    let check = super::check::CheckSpec::from_settings(plan.check.as_deref(), &plan.settings.sandbox);
+    let started = SessionBuilder::new(
+        &plan.settings,
+        &plan.opts,
+        &plan.engine_label,
+        plan.spec.clone(),
+    )
+    .answerer(Answerer::Person)
+    .restore_memory(true)
+    .progress(&report)
+    .start_all(models, plan.beginning)
+    .await?;
+    let check =
+        super::check::CheckSpec::from_settings(plan.check.as_deref(), &plan.settings.sandbox);
     hand_over(started, attempts.is_some(), check, rules, tx)
 }
 

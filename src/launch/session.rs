@@ -247,7 +247,11 @@ impl<'a> SessionBuilder<'a> {
             Some(s) => image_notice(s.as_ref(), &self.spec).await,
             None => None,
         };
-        let begun = match (models.first().cloned(), sandboxes.first().cloned(), beginning) {
+        let begun = match (
+            models.first().cloned(),
+            sandboxes.first().cloned(),
+            beginning,
+        ) {
             (Some(model), Some(sandbox), Beginning::Resumed(rec)) => self
                 .resumed(model, *rec, chosen.policy, sandbox)
                 .await
@@ -256,7 +260,13 @@ impl<'a> SessionBuilder<'a> {
                 self.new_sessions(models, &task, &sandboxes, chosen.policy, None)
                     .await
             }
-            (Some(_), Some(_), Beginning::Attempts { task, base_seed, .. }) => {
+            (
+                Some(_),
+                Some(_),
+                Beginning::Attempts {
+                    task, base_seed, ..
+                },
+            ) => {
                 self.new_sessions(models, &task, &sandboxes, chosen.policy, Some(base_seed))
                     .await
             }
@@ -368,7 +378,9 @@ impl<'a> SessionBuilder<'a> {
             share_first_prompt(&models, &configs, task).await;
         }
         let mut out = Vec::with_capacity(configs.len());
-        for ((n, config), (model, sandbox)) in (1..).zip(configs).zip(models.into_iter().zip(sandboxes)) {
+        for ((n, config), (model, sandbox)) in
+            (1..).zip(configs).zip(models.into_iter().zip(sandboxes))
+        {
             let attempt = base_seed.map(|_| (n, config.sampling.seed));
             let mut header = header(&config, &self.spec, self.choice, task);
             if let Some(d) = &docs {

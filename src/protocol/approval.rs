@@ -207,7 +207,10 @@ pub struct PolicyOverride {
 impl PolicyOverride {
     /// `base` with the categories this names replaced.
     pub fn over(&self, mut base: ApprovalPolicy) -> ApprovalPolicy {
-        for (c, p) in CATEGORIES.into_iter().zip([self.read_only, self.edits, self.commands]) {
+        for (c, p) in CATEGORIES
+            .into_iter()
+            .zip([self.read_only, self.edits, self.commands])
+        {
             if let Some(p) = p {
                 base.set(c, p);
             }
