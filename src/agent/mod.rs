@@ -18,7 +18,7 @@ mod run;
 mod tokens;
 
 pub use crate::engine::{TemplatedModel, TurnRequest};
-pub use crate::protocol::{ApprovalPolicy, Policy, PolicyParseError};
+pub use crate::protocol::{ApprovalPolicy, Policy, PolicyOverride, PolicyParseError};
 pub use rules::{suggested_prefix_words, CommandRule, SavedCommandRule};
 pub use tokens::{TokenLog, TurnTokens};
 

@@ -59,7 +59,7 @@ pub fn run(
         // The model's own sampling defaults, a seed per attempt as `--attempts` gives them.
         let mut sampling = SamplingParams::from_settings(&Default::default());
         sampling.greedy = false;
-        sampling.seed = attempt_seed(1234, i);
+        sampling.seed = attempt_seed(1234, i as u32 + 1);
         TurnRequest {
             messages: vec![
                 Message::system(system.clone()),
@@ -70,7 +70,7 @@ pub fn run(
             tools: tools.clone(),
             max_tokens: tokens,
             sampling,
-            sequence: attempt_sequence(i),
+            sequence: attempt_sequence(i as u32 + 1),
             pin_turn: false,
             report: Default::default(),
         }
@@ -92,7 +92,7 @@ pub fn run(
     let one_by_one_s = t.elapsed().as_secs_f64();
     engine.reset()?;
     let t = Instant::now();
-    let copies: Vec<_> = (1..n).map(attempt_sequence).collect();
+    let copies: Vec<_> = (1..n).map(|i| attempt_sequence(i as u32 + 1)).collect();
     model.share_prompt(&turn(0), &copies)?;
     let streams = (0..n)
         .map(|i| model.start(&turn(i)))

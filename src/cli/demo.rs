@@ -3,13 +3,13 @@
 //! session patch) with no model and no Docker: the scripted engine plays
 //! `assets/demo/script.txt` and the host sandbox works on a copy of the repository.
 
-use super::interactive::{self, ModelPlan, Plan};
+use super::interactive;
 use crate::config::Settings;
 use crate::engine::{ScriptEngine, TemplatedModel};
-use crate::launch::{EngineChoice, SessionOptions};
+use crate::launch::interface::{ModelPlan, Plan};
+use crate::launch::{Beginning, EngineChoice, SessionOptions};
 use crate::prompt::Renderer;
 use crate::sandbox::SandboxKind;
-use crate::tui::TuiOptions;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -93,38 +93,29 @@ pub(super) fn run(args: &DemoArgs, settings: &Settings) -> anyhow::Result<ExitCo
         no_project_doc: true,
     };
     let spec = crate::launch::sandbox_spec(settings, &opts, &repo, SandboxKind::Host);
+    let mut tui = interactive::tui_options(
+        settings,
+        &repo,
+        Some(DEMO_TASK.to_string()),
+        args.theme.as_deref(),
+        args.step,
+        Vec::new(),
+    )?;
+    // The demo's messages stay out of the person's input history.
+    tui.history = None;
     let plan = Plan {
         settings: settings.clone(),
         opts,
         model: ModelPlan::Ready(Arc::new(model)),
         engine_label: EngineChoice::Script(PathBuf::from("(bundled demo script)")),
         spec,
-        task: Some(DEMO_TASK.to_string()),
-        tui: TuiOptions {
-            theme: interactive::theme(args.theme.as_deref())?,
-            repo: Some(repo.clone()),
-            task: Some(DEMO_TASK.to_string()),
-            step_mode: args.step,
-            notices: Vec::new(),
-            reasoning: settings.interface.reasoning,
-            keys: settings.interface.keys,
-            screen: settings.interface.screen(),
-            notify_command: settings.interface.notify_command.clone(),
-            notify: (
-                settings.interface.notify_method,
-                settings.interface.notify.clone(),
-            ),
-            history: None,
-            prompt_dirs: interactive::prompt_dirs(&repo),
-            check: settings.sandbox.check.clone(),
+        beginning: Beginning::New {
+            task: DEMO_TASK.to_string(),
         },
-        resume: None,
-        attempts: None,
+        check: None,
+        tui,
     };
-    let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    let finished = rt.block_on(interactive::run(plan))?;
-    rt.shutdown_timeout(Duration::from_secs(2));
-    eprintln!("{}", interactive::summary(&finished));
+    interactive::open(plan)?;
     eprintln!("demo repository: {}", repo.display());
     Ok(ExitCode::SUCCESS)
 }

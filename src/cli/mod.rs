@@ -2,10 +2,12 @@
 //! library. No logic lives here beyond turning arguments into settings and printing results.
 //! `anyhow` is allowed in this module (the binary's edge).
 
+mod args;
 mod bench;
 mod convert;
 mod demo;
 mod doctor;
+mod engine_args;
 mod export;
 mod generate;
 mod harness;
@@ -13,110 +15,32 @@ mod info;
 mod interactive;
 mod options;
 mod parse;
+mod process;
 mod prompt;
 mod quant_check;
 mod quantize;
 mod replay;
 mod resume;
 mod run;
+mod run_args;
+mod run_batch;
 mod serve;
 mod sessions;
 mod sweep;
 mod tiny_model;
 mod tool;
 
-use clap::{Parser, Subcommand};
+pub use args::{Cli, Command};
+use clap::Parser;
 use std::process::ExitCode;
 
 use crate::config::Settings;
-use options::EngineArgs;
-
-/// Lilypad: a sandboxed, reviewed coding agent in your terminal.
-#[derive(Debug, Parser)]
-#[command(name = "lilypad", version, about, long_about = None)]
-pub struct Cli {
-    #[command(flatten)]
-    pub engine: EngineArgs,
-
-    #[command(subcommand)]
-    pub command: Option<Command>,
-
-    /// The task for an interactive session in the repository (without a subcommand)
-    pub task: Option<String>,
-
-    #[command(flatten)]
-    pub session: options::SessionArgs,
-
-    /// Colour theme of the interface: dark, light, or a theme file
-    #[arg(long, env = "LILYPAD_THEME")]
-    pub theme: Option<String>,
-
-    /// Draw on the terminal's main screen instead of the alternate one: the last screen stays
-    /// in the scrollback after exit [default: [interface] alternate_screen]
-    #[arg(long, global = true)]
-    pub no_alt_screen: bool,
-
-    /// Run N attempts at the task at once, each in its own sandbox with its own seed, and
-    /// review them side by side (build the patch from one or from hunks of several)
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=16))]
-    pub attempts: u16,
-
-    /// A command run in each attempt's sandbox when it finishes (its exit
-    /// status says whether the attempt passed), e.g. "python -m pytest -q"
-    #[arg(long)]
-    pub check: Option<String>,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Print a GGUF model's metadata: architecture, size, context, vocabulary, template.
-    Info(info::InfoArgs),
-    /// Say what is available: model, GPU offload, layers that would be offloaded.
-    Doctor(doctor::DoctorArgs),
-    /// Run one tool call in a sandbox and print its result exactly as the model would see it.
-    Tool(tool::ToolArgs),
-    /// Convert a Hugging Face Qwen3.5 checkpoint (safetensors) to a GGUF file.
-    Convert(convert::ConvertArgs),
-    /// Quantise a bf16/f16 GGUF file with llama.cpp's quantizer (q4_k_m, q5_k_m, q6_k, ...).
-    Quantize(quantize::QuantizeArgs),
-    /// Measure what a quantisation costs: KL divergence, top-1 agreement and perplexity
-    /// against the reference model, on the model's own kind of text.
-    QuantCheck(quant_check::QuantCheckArgs),
-    /// Generate from a raw prompt with the in-process engine and print the figures.
-    Generate(generate::GenerateArgs),
-    /// Run the agent headless on one task or a batch of tasks.
-    Run(Box<run::RunArgs>),
-    /// Continue a recorded session: in the interface on a terminal, headless otherwise.
-    Resume(Box<resume::ResumeArgs>),
-    /// List recorded sessions.
-    Sessions(sessions::SessionsArgs),
-    /// Export a recorded session as Markdown, a self-contained HTML page, or JSON.
-    Export(export::ExportArgs),
-    /// Write a tiny random-weight model (for tests and trying things out; its output is noise).
-    TinyModel(tiny_model::TinyModelArgs),
-    /// Print the exact prompt text the model would see for a conversation file.
-    Prompt(prompt::PromptArgs),
-    /// Parse raw model output into reasoning, content and tool calls (JSON).
-    Parse(parse::ParseArgs),
-    /// A scripted session on a bundled repository: the whole review flow, no model needed.
-    Demo(demo::DemoArgs),
-    /// Step through a recorded session in the interface.
-    Replay(replay::ReplayArgs),
-    /// Serve the model over an OpenAI-compatible API (/v1/chat/completions), for a team.
-    Serve(serve::ServeArgs),
-    /// Measure Lilypad against baselines in the same run (agent turns, resume, interface).
-    Bench(bench::BenchArgs),
-    /// Harness profiles: import the system prompt and tools from your copy of Leaf.
-    Harness(harness::HarnessArgs),
-    /// Remove the containers, pods and workspaces that killed Lilypad processes left behind.
-    Sweep(sweep::SweepArgs),
-}
 
 /// Parse the process arguments, run the subcommand, and turn its outcome into an exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     if ends_quietly_on_a_closed_pipe(cli.command.as_ref()) {
-        restore_sigpipe();
+        process::restore_sigpipe();
     }
     // Settings first, so that the config file's `[log]` level applies to the diagnostics.
     let mut overrides: crate::config::Overrides = (&cli.engine).into();
@@ -149,11 +73,11 @@ pub fn main() -> ExitCode {
         _ => false,
     };
     let to = if draws {
-        LogTo::File(crate::config::log_file())
+        process::LogTo::File(crate::config::log_file())
     } else {
-        LogTo::Stderr
+        process::LogTo::Stderr
     };
-    init_tracing(to, &settings.log.filter());
+    process::init_tracing(to, &settings.log.filter());
     match run(cli, settings) {
         Ok(code) => code,
         Err(err) => {
@@ -167,7 +91,7 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<ExitCode> {
     let Some(command) = cli.command else {
         let attempts =
             (cli.attempts > 1 || cli.check.is_some()).then(|| interactive::AttemptsChoice {
-                count: cli.attempts as usize,
+                count: u32::from(cli.attempts),
                 check: cli.check.clone(),
             });
         return interactive::run_default(
@@ -246,50 +170,26 @@ fn ends_quietly_on_a_closed_pipe(command: Option<&Command>) -> bool {
     )
 }
 
-/// Rust ignores SIGPIPE, so `lilypad sessions | head` would panic on a closed pipe; a
-/// command that only prints should simply stop (see [`ends_quietly_on_a_closed_pipe`]).
-fn restore_sigpipe() {
-    #[cfg(unix)]
-    // SAFETY: setting a signal disposition to its default at start-up, before any thread
-    // exists (argument parsing starts none), has no preconditions.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
 
-/// Where diagnostics (`tracing`, and llama.cpp's log through it) are written.
-enum LogTo {
-    Stderr,
-    /// Appended to this file; `None` (no data directory) or a file that cannot be opened
-    /// drops them, since the screen is not an option.
-    File(Option<std::path::PathBuf>),
-}
-
-fn init_tracing(to: LogTo, level: &str) {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_new(level).unwrap_or_else(|e| {
-        eprintln!("warning: log level {level:?} is not a valid filter ({e}); using `warn`");
-        EnvFilter::new("warn")
-    });
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
-    let _ = match to {
-        LogTo::Stderr => builder.with_writer(std::io::stderr).try_init(),
-        LogTo::File(path) => {
-            let file = path.and_then(|p| {
-                std::fs::create_dir_all(p.parent()?).ok()?;
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(p)
-                    .ok()
-            });
-            match file {
-                Some(f) => builder
-                    .with_ansi(false)
-                    .with_writer(std::sync::Mutex::new(f))
-                    .try_init(),
-                None => builder.with_writer(std::io::sink).try_init(),
-            }
+    #[test]
+    fn only_the_commands_that_print_and_stop_end_on_a_closed_pipe() {
+        for (args, quiet) in [
+            (&["lilypad", "sessions"][..], true),
+            (&["lilypad", "export", "-"][..], true),
+            (&["lilypad", "serve"][..], false),
+            (&["lilypad", "demo"][..], false),
+            (&["lilypad"][..], false),
+        ] {
+            let cli = Cli::try_parse_from(args).unwrap();
+            assert_eq!(
+                ends_quietly_on_a_closed_pipe(cli.command.as_ref()),
+                quiet,
+                "{args:?}"
+            );
         }
-    };
+    }
 }

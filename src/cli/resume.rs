@@ -5,14 +5,14 @@
 //! `deny`), never a looser one. `--at-turn K` forks a new session from turn K of the old one
 //! (conversation and files of that turn) and continues that one instead.
 
-use super::interactive::{self, ModelPlan, Plan};
+use super::interactive;
 use super::options::SessionArgs;
 use crate::config::Settings;
 use crate::headless::render_line;
-use crate::launch::{self, resume, SessionOptions};
+use crate::launch::interface::{ModelPlan, Plan};
+use crate::launch::{self, resume, Answerer, Beginning, SessionBuilder, SessionOptions, StartStep};
 use crate::protocol::{Event, Op};
 use crate::sandbox::SandboxSpec;
-use crate::tui::TuiOptions;
 use anyhow::Context;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -48,6 +48,8 @@ pub(super) fn run(
     }
     let mut opts = SessionOptions::from(&args.session);
     let rec = resume::find(&opts, args.id.as_deref())?;
+    // A header whose policy cannot be read fails here, before any model loads.
+    rec.policy()?;
     let rec = match args.at_turn {
         Some(turn) => {
             let forked = resume::fork(&rec, turn)?;
@@ -93,39 +95,26 @@ fn in_interface(
         notices.push(crate::sandbox::HOST_WARNING.to_string());
     }
     let repo = rec.header.repo.clone();
+    // A follow-up given on the command line is sent once the session is back.
+    let tui = interactive::tui_options(
+        settings,
+        &repo,
+        args.message.clone(),
+        theme,
+        opts.step,
+        notices,
+    )?;
     let plan = Plan {
         settings: settings.clone(),
-        opts: opts.clone(),
+        opts,
         model: ModelPlan::Load(choice.clone()),
         engine_label: choice,
         spec,
-        task: None,
-        tui: TuiOptions {
-            theme: interactive::theme(theme)?,
-            repo: Some(repo.clone()),
-            // A follow-up given on the command line is sent once the session is back.
-            task: args.message.clone(),
-            step_mode: opts.step,
-            notices,
-            reasoning: settings.interface.reasoning,
-            keys: settings.interface.keys,
-            screen: settings.interface.screen(),
-            notify_command: settings.interface.notify_command.clone(),
-            notify: (
-                settings.interface.notify_method,
-                settings.interface.notify.clone(),
-            ),
-            history: crate::config::history_file(),
-            prompt_dirs: interactive::prompt_dirs(&repo),
-            check: settings.sandbox.check.clone(),
-        },
-        resume: Some(rec),
-        attempts: None,
+        beginning: Beginning::Resumed(Box::new(rec)),
+        check: None,
+        tui,
     };
-    let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    let finished = rt.block_on(interactive::run(plan))?;
-    rt.shutdown_timeout(std::time::Duration::from_secs(2));
-    eprintln!("{}", interactive::summary(&finished));
+    interactive::open(plan)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -133,64 +122,46 @@ fn in_interface(
 fn headless(
     args: &ResumeArgs,
     rec: resume::Recorded,
-    mut opts: SessionOptions,
+    opts: SessionOptions,
     choice: launch::EngineChoice,
     spec: SandboxSpec,
     settings: &Settings,
 ) -> anyhow::Result<ExitCode> {
-    let op = match (&args.message, rec.finished()) {
-        (Some(m), _) => Op::UserMessage { text: m.clone() },
-        (None, false) => Op::Continue,
-        (None, true) => anyhow::bail!(
+    if args.message.is_none() && rec.finished() {
+        anyhow::bail!(
             "session {} has finished its task; give a follow-up with --message TEXT",
             rec.header.session_id
-        ),
-    };
-    // The recorded policy, minus asking: an `--approve` flag cannot loosen it here.
-    opts.approve = None;
-    let resumed = rec.policy();
-    if let Some(d) = resumed.declined {
-        eprintln!(
-            "note: the approval policy was loosened to `{}` during the session; a headless resume keeps `{}` (and asks nobody)",
-            d.short_spec(),
-            resumed.policy.short_spec()
         );
     }
-    let policy = resumed.policy.without_asking();
     let rt = tokio::runtime::Runtime::new()?;
     let model = launch::build_model(&choice, settings, &settings.prompt, |_| {})?;
-    let state = rec.log_path.with_extension("state");
-    if state.exists() && args.at_turn.is_none() {
-        match model.load_state(&state) {
-            Ok(Some(n)) => eprintln!("restored {n} tokens of the model's memory"),
-            Ok(None) => {}
-            Err(e) => eprintln!(
-                "note: the saved model memory was not used ({e}); the conversation is read again"
-            ),
-        }
-    }
+    let report = |step: StartStep| match step {
+        StartStep::Image(line) => eprintln!("sandbox: {line}"),
+        StartStep::RestoringMemory => eprintln!("restoring the model's memory"),
+        _ => {}
+    };
     let code = rt.block_on(async {
-        let sandbox = launch::open_sandbox(&spec).await?;
-        resume::restore_patch(sandbox.as_ref(), &rec.log_path.with_extension("patch")).await?;
-        resume::seed_turns(sandbox.as_ref(), &rec.log_path).await?;
-        let history = crate::session::rebuild(&rec.header.system_prompt, &rec.events);
-        let mut config = launch::agent_config(
-            settings,
-            &opts,
-            &settings.prompt,
-            policy,
-            &rec.header.session_id,
-        )?;
-        config.instructions =
-            launch::resumed_instructions(settings, &opts, &spec.repo, &history.messages)?;
-        let log = resume::reopen_log(&rec)?;
-        let mut running = launch::start(model, sandbox.clone(), config, history, log);
-        let _ = running.ops.send(op);
+        let started = SessionBuilder::new(settings, &opts, &choice, spec)
+            .answerer(Answerer::Nobody {
+                allow_host: opts.allow_host,
+            })
+            .follow_up(args.message.clone())
+            .restore_memory(true)
+            .progress(&report)
+            .start(model, Beginning::Resumed(Box::new(rec)))
+            .await?;
+        if let Some(notice) = &started.notice {
+            eprintln!("warning: {notice}");
+        }
+        if let Some(note) = &started.policy_notice {
+            eprintln!("note: {note}");
+        }
+        let mut running = started.running;
         let mut out = std::io::stdout();
         let mut reason = None;
         while let Some(e) = running.events.recv().await {
             let line = if args.json {
-                serde_json::to_string(&e).unwrap_or_default()
+                serde_json::to_string(&e)?
             } else {
                 render_line(&e)
             };
@@ -203,8 +174,8 @@ fn headless(
             }
         }
         let _ = running.agent.await;
-        let _ = sandbox.close().await;
-        Ok::<_, launch::LaunchError>(reason.map_or(1, |r| r.exit_code()))
+        let _ = started.sandbox.close().await;
+        Ok::<_, anyhow::Error>(reason.map_or(1, |r| r.exit_code()))
     })?;
     Ok(ExitCode::from(code))
 }

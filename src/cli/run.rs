@@ -3,125 +3,13 @@
 //! with attempts, a check command and evaluation presets; turns the flags into the plain plans
 //! of `crate::headless`.
 
-use super::options::{EngineArgs, SessionArgs};
+use super::engine_args::EngineArgs;
+use super::run_args::RunArgs;
 use crate::config::Settings;
-use crate::headless::{self, presets, BatchPlan, BatchTask, CheckSpec, EventOutput, TaskRun};
-use crate::launch::{self, EngineChoice, SessionOptions};
+use crate::headless::{self, presets, BatchTask, CheckSpec, EventOutput};
+use crate::launch::SessionOptions;
 use anyhow::Context;
-use std::path::PathBuf;
 use std::process::ExitCode;
-
-/// Exit code of a single run whose agent answered but whose check failed.
-const CHECK_FAILED: u8 = 7;
-
-#[derive(Debug, clap::Args)]
-pub struct RunArgs {
-    /// The task text; `-` reads it from standard input
-    #[arg(value_name = "TASK", conflicts_with_all = ["task", "task_file", "tasks"])]
-    pub task_arg: Option<String>,
-    /// The task text
-    #[arg(long, conflicts_with_all = ["task_file", "tasks"])]
-    pub task: Option<String>,
-    /// Read the task from a file
-    #[arg(long, conflicts_with = "tasks")]
-    pub task_file: Option<PathBuf>,
-    /// Run many tasks: a JSONL file with `instance_id`, `task` (or `problem_statement`) and
-    /// optionally `repo` per line, or a SWE-bench file (`repo` "owner/name", `base_commit`)
-    /// with --repos-dir, a folder of Harbor tasks, or PatchEval's dataset file
-    /// (`patcheval_verified.json`)
-    #[arg(long)]
-    pub tasks: Option<PathBuf>,
-    /// Log the batch to Weights & Biases as Leaf does (Leaf's metrics, results.jsonl and
-    /// summary.json), through the official client (`[wandb]` in the config file for the rest)
-    #[arg(long, value_name = "ENTITY/PROJECT")]
-    pub wandb: Option<String>,
-    /// Your copy of Leaf (a checkout or installed package): PatchEval's task text is then
-    /// Leaf's instruction, read from it [default: a wording of Lilypad's own]
-    #[arg(long, value_name = "PATH")]
-    pub leaf: Option<PathBuf>,
-    /// Attempts per task, each with its own seed (--seed plus the attempt number minus 1),
-    /// sandbox and engine sequence [default: 1, or the preset's seeds]
-    #[arg(long)]
-    pub attempts: Option<u32>,
-    /// Tries of an attempt that ends in an error (a sandbox or model failure, a verifier
-    /// that wrote no reward), each from scratch in a fresh sandbox, inside this batch
-    /// [default: 1, or the preset's max_attempts]
-    #[arg(long, value_name = "N")]
-    pub max_attempts: Option<u32>,
-    /// Attempts run at the same time
-    #[arg(long, default_value_t = 1)]
-    pub parallel: usize,
-    /// In-process engines the attempts are spread over, each with its own context: on its own
-    /// GPU, or with its share of the CPU threads; an attempt runs on the one with the fewest
-    /// attempts running [default: one per GPU device, at most --parallel; one without a GPU]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub replicas: Option<u16>,
-    /// Print events (one task) or progress events (a batch) as JSON lines
-    #[arg(long)]
-    pub json: bool,
-    /// Where to write the patch and trajectory (a batch: results/, predictions.jsonl and
-    /// report.json) [default for a batch: lilypad-batch]
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// A command run in each attempt's sandbox after the agent finishes; exit status 0 passes
-    /// [default: the config file's `[sandbox] check`]
-    #[arg(long)]
-    pub check: Option<String>,
-    /// Local clones of the tasks' "owner/name" repositories (DIR/owner/name or
-    /// DIR/owner__name), each checked out at the task's base_commit
-    #[arg(long, value_name = "DIR")]
-    pub repos_dir: Option<PathBuf>,
-    /// The sandbox image of each task that names none, e.g.
-    /// `swebench/sweb.eval.x86_64.{instance}:latest` (`{instance}`: the id as SWE-bench's
-    /// image names write it; `{instance_id}`: as it is)
-    #[arg(long, value_name = "TEMPLATE")]
-    pub image_template: Option<String>,
-    /// Where the images of --image-template hold each task's repository; without --repos-dir
-    /// the sandbox works there, on the image's own checkout
-    #[arg(long, value_name = "DIR", default_value = "/testbed")]
-    pub image_workdir: String,
-    /// Put this registry (and path) in front of every image that names no registry of its
-    /// own, e.g. `mirror.example.com/hub`: `swebench/x:latest` becomes
-    /// `mirror.example.com/hub/swebench/x:latest` [default: the config file's `[sandbox]
-    /// image_registry`]
-    #[arg(long, value_name = "PREFIX")]
-    pub image_registry: Option<crate::sandbox::image::reference::RegistryPrefix>,
-    /// A Kubernetes Secret the sandbox pods pull their images with (`imagePullSecrets`);
-    /// repeat it for several [default: the config file's `[sandbox.kube] pull_secrets`]
-    #[arg(long, value_name = "NAME")]
-    pub pull_secret: Vec<String>,
-    /// Pin every task's image by this digest lock (Leaf's format: image reference to
-    /// `name@sha256:<digest>`) before the batch starts; a task the lock does not pin stops the
-    /// run. Without FILE: the file the preset names (`image_locks/sweb-v-20260904.json` for
-    /// swebench-verified), from the current directory
-    #[arg(long, value_name = "FILE", num_args = 0..=1, requires = "tasks")]
-    pub image_lock: Option<Option<PathBuf>>,
-    /// An evaluation preset (Leaf's): steps, context, per-turn cap, wall time, attempts and
-    /// sampling; explicit flags win. `--preset list` prints them
-    #[arg(long, value_name = "NAME")]
-    pub preset: Option<String>,
-    /// Record every sampled token with its log-probability and write a rollout per attempt
-    /// (`rollout.json` and Harbor's ATIF `trajectory.atif.json` in a batch's attempt folder;
-    /// `ID.rollout.json` and `ID.atif.json` beside a single task's trajectory): the in-process
-    /// engine, or an endpoint that returns token ids and log-probabilities (`lilypad serve`,
-    /// vLLM's `return_token_ids`)
-    #[arg(long)]
-    pub rollout: bool,
-    /// Before each attempt of a batch, load the model file anew when another file has been
-    /// renamed over it (a trainer's next round of weights); each attempt records the weights
-    /// it ran with
-    #[arg(long, requires = "tasks")]
-    pub reload_weights: bool,
-    /// Write the agent's final answer (its last message) to FILE when a single task ends
-    #[arg(long, value_name = "FILE", conflicts_with = "tasks")]
-    pub output_last_message: Option<PathBuf>,
-    /// Put the project instructions (AGENTS.md files) in every batch task's first message
-    /// too [default: the config file's `[prompt] project_doc_in_batches`, else off]
-    #[arg(long, conflicts_with = "no_project_doc")]
-    pub project_doc: bool,
-    #[command(flatten)]
-    pub session: SessionArgs,
-}
 
 pub(super) fn run(
     args: &RunArgs,
@@ -167,39 +55,12 @@ pub(super) fn run(
              registry with `docker login`)"
         );
     }
-    let image_lock = match &args.image_lock {
-        Some(Some(file)) => Some(file.clone()),
-        Some(None) => match &resolved.image_lock {
-            Some(name) => Some(PathBuf::from(name)),
-            None => anyhow::bail!(
-                "--image-lock without a FILE takes the preset's lock, and {}; give the lock's \
-                 path",
-                args.preset
-                    .as_deref()
-                    .map_or("no preset was given".to_string(), |p| format!(
-                        "preset {p} names none"
-                    ))
-            ),
-        },
-        None => {
-            if let Some(name) = &resolved.image_lock {
-                eprintln!(
-                    "note: the preset pins its images with {name}; pass --image-lock [FILE] \
-                     to pin them (the images run as the tasks name them)"
-                );
-            }
-            None
-        }
-    };
-    if let Some(l) = &image_lock {
-        resolved.image_lock = Some(l.display().to_string());
-    }
+    let image_lock = super::run_batch::image_lock(args, &mut resolved)?;
     let check = CheckSpec::from_settings(args.check.as_deref(), &settings.sandbox);
     let repo = match &opts.repo {
         Some(r) => r.clone(),
         None => std::env::current_dir().context("finding the current directory")?,
     };
-    let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let tasks = match &args.tasks {
         Some(dir) if headless::harbor::is_task_folder(dir) => {
             Some(headless::harbor::read_tasks(dir)?)
@@ -242,149 +103,42 @@ pub(super) fn run(
         None if resolved.attempts > 1 => vec![BatchTask::lilypad("task", task_text()?)],
         None => {
             let task = task_text()?;
-            return single(
-                args,
-                &settings,
-                &opts,
-                &task,
-                &repo,
-                check.as_ref(),
-                &resolved,
-                &rt,
-            );
+            let s = headless::single::Single {
+                settings: &settings,
+                opts: &opts,
+                task: &task,
+                repo: &repo,
+                check: check.as_ref(),
+                resolved: &resolved,
+                out: args.out.as_deref(),
+                rollout: args.rollout,
+            };
+            return single(args, s);
         }
     };
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("lilypad-batch"));
-    let plan = BatchPlan {
-        tasks,
-        default_repo: repo,
-        repos_dir: args.repos_dir.clone(),
-        image_template: args.image_template.clone(),
-        image_workdir: args
-            .image_template
-            .as_ref()
-            .filter(|_| args.repos_dir.is_none())
-            .map(|_| args.image_workdir.clone()),
-        attempts: resolved.attempts,
-        max_attempts: resolved.max_attempts,
-        run_wall_time: resolved.wall_time_given,
-        limits: resolved.limits(),
-        base_seed: resolved.base_seed.unwrap_or(0),
-        parallel: args.parallel,
-        replicas: args.replicas.map(usize::from),
-        out: out.clone(),
-        check,
-        preset: resolved.preset.clone(),
-        progress: headless::ProgressMode::choose(args.json),
-        header: serde_json::to_value(&resolved)?,
-        rollout: args.rollout,
-        reload_weights: args.reload_weights,
-        image_lock,
-    };
-    let s = rt.block_on(headless::run_batch(&settings, &opts, plan))?;
-    let checks = if s.checked > 0 {
-        format!("; checks passed: {} of {}", s.passed, s.checked)
-    } else {
-        String::new()
-    };
-    eprintln!(
-        "{} of {} attempts ran now ({} failed), {} finished earlier{checks}; predictions in {}, report in {}",
-        s.ran,
-        s.attempts,
-        s.failed,
-        s.skipped,
-        out.join("predictions.jsonl").display(),
-        out.join("report.md").display()
-    );
-    let l = &s.leaf;
-    eprintln!(
-        "Leaf's scoring: {} resolved, {} unresolved, {} errors of {} jobs (resolve rate {:.4}, error rate {:.4}, pass@3 {:.4}); {}",
-        l.resolved,
-        l.unresolved,
-        l.jobs_failed,
-        l.jobs_total,
-        l.resolve_rate,
-        l.error_rate,
-        l.pass_at_3,
-        out.join("summary.json").display()
-    );
-    Ok(if s.failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    super::run_batch::batch(
+        args,
+        &settings,
+        &opts,
+        &resolved,
+        super::run_batch::Inputs {
+            tasks,
+            repo,
+            check,
+            image_lock,
+        },
+    )
 }
 
-/// One task, one attempt: its events on stdout.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the parsed flags, settings and resolved task, each borrowed from the caller"
-)]
-fn single(
-    args: &RunArgs,
-    settings: &Settings,
-    opts: &SessionOptions,
-    task: &str,
-    repo: &std::path::Path,
-    check: Option<&CheckSpec>,
-    resolved: &presets::Resolved,
-    rt: &tokio::runtime::Runtime,
-) -> anyhow::Result<ExitCode> {
-    let choice = EngineChoice::from_options(opts, settings)?;
-    let kind = opts
-        .sandbox
-        .kind
-        .unwrap_or(crate::sandbox::SandboxKind::Docker);
-    if kind == crate::sandbox::SandboxKind::Host {
-        let host = crate::sandbox::host::HostSettings {
-            uncontained: opts.sandbox.uncontained,
-        };
-        eprintln!("{}", crate::sandbox::host_notice(&host));
-        if !opts.allow_host {
-            eprintln!("note: commands are refused on the host in headless runs unless --allow-host is given");
-        }
-    }
-    let model = launch::build_model(&choice, settings, &settings.prompt, |_| {})?;
-    let served = matches!(choice, EngineChoice::Remote(_)).then(|| {
-        settings
-            .remote
-            .model_name
-            .clone()
-            .unwrap_or_else(|| model.describe())
-    });
-    let facts = headless::RunFacts {
-        model: Some(launch::provenance::model_identity(
-            &choice,
-            matches!(choice, EngineChoice::Llama(_)),
-            served,
-        )),
-        preset: resolved.preset.clone(),
-        attempt: None,
-        limits: Some(resolved.limits()),
-    };
+/// One task, one attempt: its events on stdout, a summary on stderr.
+fn single(args: &RunArgs, s: headless::single::Single<'_>) -> anyhow::Result<ExitCode> {
+    let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let mut stdout = std::io::stdout();
-    let events = if args.json {
-        EventOutput::Json(&mut stdout)
-    } else {
-        EventOutput::Text(&mut stdout)
+    let events = match args.json {
+        true => EventOutput::Json(&mut stdout),
+        false => EventOutput::Text(&mut stdout),
     };
-    let run = TaskRun {
-        settings,
-        session: opts,
-        choice: &choice,
-        task,
-        repo,
-        check,
-        facts: &facts,
-        rollout: args.rollout,
-        mode: headless::RunMode::Single {
-            out: args.out.as_deref(),
-        },
-    };
-    let outcome = rt.block_on(headless::run_task(run, model, events))?;
+    let outcome = rt.block_on(headless::single::run_single(s, events))?;
     eprintln!(
         "session {}: {:?}; patch {} ({} bytes), trajectory {}, log {}",
         outcome.session_id,
@@ -399,20 +153,15 @@ fn single(
         std::fs::write(path, answer)
             .with_context(|| format!("writing the final answer to {}", path.display()))?;
     }
-    let mut code = outcome.reason.exit_code();
     if let Some(c) = &outcome.check {
-        let status = match c.exit_code {
-            Some(n) => format!("exit {n}"),
-            None => "timed out".into(),
-        };
+        let status = c
+            .exit_code
+            .map_or("timed out".into(), |n| format!("exit {n}"));
         let verdict = if c.passed { "passed" } else { "failed" };
         eprintln!(
             "check {verdict} ({status}); its output ended:\n{}",
             c.output_tail
         );
-        if !c.passed && code == 0 {
-            code = CHECK_FAILED;
-        }
     }
-    Ok(ExitCode::from(code))
+    Ok(ExitCode::from(headless::single::exit_code(&outcome)))
 }

@@ -3,19 +3,15 @@
 //! scripted engine's path is chosen per attempt, and which instance ids are usable as folder
 //! names. Does not own running an attempt (`super::batch`) or storing it (`super::results`).
 //!
-//! Seeds: attempt `n` (1-based) samples with the seed `crate::launch::attempts::attempt_seed`
-//! derives from the base for attempt `n - 1` (the same derivation as the interface's
-//! `--attempts`): attempt 1 uses the base seed itself, the others are spread over the whole
-//! range, so neighbouring base seeds share no attempts. The same for every task. The base is
-//! `--seed`, else the preset's, else 0, so the same command run again derives the same seeds.
+//! Seeds: attempt `n` (from 1) samples with the seed `crate::launch::attempts::attempt_seed`
+//! derives from the base (the one rule, which the interface's `--attempts` follows too):
+//! attempt 1 uses the base seed itself, the others are spread over the whole range, so
+//! neighbouring base seeds share no attempts. The same for every task. The base is `--seed`,
+//! else the preset's, else 0, so the same command run again derives the same seeds.
 
+pub use crate::launch::attempts::attempt_seed;
 use crate::launch::EngineChoice;
 use std::path::PathBuf;
-
-/// The seed of attempt `attempt` (1-based) from `base`.
-pub fn attempt_seed(base: u32, attempt: u32) -> u32 {
-    crate::launch::attempts::attempt_seed(base, attempt.saturating_sub(1) as usize)
-}
 
 /// The engine of one attempt: a scripted engine's path may hold `{attempt}` and `{seed}`,
 /// replaced by the attempt's number and seed (`script:runs/attempt-{attempt}.txt`), so that
@@ -57,9 +53,11 @@ mod tests {
     fn seeds_start_at_the_base_and_match_the_interface() {
         assert_eq!(attempt_seed(0, 1), 0);
         assert_eq!(attempt_seed(7, 1), 7);
+        // One rule for the interface and batches (this compared the 1-based numbering here
+        // with the 0-based one the interface had).
         assert_eq!(
             attempt_seed(7, 3),
-            crate::launch::attempts::attempt_seed(7, 2)
+            7u32.wrapping_add(0x9E37_79B9u32.wrapping_mul(2))
         );
         assert_ne!(attempt_seed(7, 2), attempt_seed(8, 1));
     }

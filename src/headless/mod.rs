@@ -17,6 +17,7 @@ pub mod progress;
 pub mod report;
 pub mod results;
 pub mod rollout;
+pub mod single;
 pub mod sources;
 mod spread;
 pub mod verify;
@@ -35,7 +36,6 @@ pub use results::AttemptResult;
 pub use sources::{parse_tasks, SourceError};
 pub use verify::Verification;
 
-use crate::agent::{ApprovalPolicy, Policy};
 use crate::config::Settings;
 use crate::launch::{self, EngineChoice, SessionOptions};
 use crate::protocol::{Event, FinishReason, Op};
@@ -63,15 +63,6 @@ pub enum TaskError {
     /// A result file that cannot be written as JSON (never written empty).
     #[error("writing a result file: {0}")]
     Json(#[source] serde_json::Error),
-}
-
-/// The policy of a headless run in `kind`.
-pub fn headless_policy(kind: SandboxKind, allow_host: bool) -> ApprovalPolicy {
-    let mut p = ApprovalPolicy::all(Policy::Auto);
-    if kind == SandboxKind::Host && !allow_host {
-        p.commands = Policy::Deny;
-    }
-    p
 }
 
 /// What a finished headless task produced.
@@ -272,7 +263,9 @@ pub async fn run_task(
         }
     };
     let started = launch::SessionBuilder::new(settings, opts, choice, spec.clone())
-        .policy(headless_policy(spec.kind(), opts.allow_host))
+        .answerer(launch::Answerer::Nobody {
+            allow_host: opts.allow_host,
+        })
         .sequence(sequence)
         .facts(facts.clone())
         .send_task(true)

@@ -1,33 +1,31 @@
-//! Several attempts at one task (`--attempts N`): N sessions of the same task, each in its own
-//! sandbox, with its own seed, session log and engine sequence, decoded together by the
-//! in-process engine after one read of the first prompt (the others are forks of it).
+//! Several attempts at one task (`--attempts N`, a batch's attempts): sessions of the same
+//! task, each in its own sandbox, with its own seed, session log and engine sequence, decoded
+//! together by the in-process engine after one read of the first prompt (the others are forks
+//! of it).
 //!
-//! Owns: the seeds of attempts, the models of attempts (one shared engine, or one scripted
-//! engine per attempt so that each replays its own script), opening the sandboxes and
-//! starting the sessions (each with the same project instructions). Does not own: showing the attempts (the interface), choosing
-//! between them, or the check that runs when one finishes ([`super::check`]).
+//! Owns: the one rule that numbers attempts (from 1, as the person and the results folders
+//! count them) and derives their seeds and engine sequences, the models of attempts (one
+//! shared engine, or one scripted engine per attempt so that each replays its own script),
+//! sharing the first prompt, and the check after each task. Does not own: starting the
+//! sessions (`super::SessionBuilder`, `Beginning::Attempts`), showing the attempts (the
+//! interface), or choosing between them.
 
-use super::{
-    agent_config, build_model, header, open_sandbox_reporting, start, EngineChoice, LaunchError,
-    Running, SessionOptions,
-};
-use crate::agent::ApprovalPolicy;
+use super::{build_model, EngineChoice, LaunchError, Running};
 use crate::config::Settings;
 use crate::engine::{SequenceId, TemplatedModel, TurnRequest};
-use crate::protocol::{Event, Message, Op};
-use crate::sandbox::{self, Sandbox, SandboxSpec};
-use crate::session::{self, SessionLog};
+use crate::protocol::{Event, Message};
+use crate::sandbox::Sandbox;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The placeholder a scripted engine's path may hold: each attempt replays its own script.
 pub const ATTEMPT_PLACEHOLDER: &str = "{attempt}";
 
-/// The seed of attempt `attempt` (0-based): the base seed for the first, then seeds spread
+/// The seed of attempt `number` (from 1): the base seed for the first, then seeds spread
 /// over the whole range (the golden-ratio increment), so that two runs with the same base
 /// seed give the same attempts and neighbouring bases do not share attempts.
-pub fn attempt_seed(base: u32, attempt: usize) -> u32 {
-    base.wrapping_add((attempt as u32).wrapping_mul(0x9E37_79B9))
+pub fn attempt_seed(base: u32, number: u32) -> u32 {
+    base.wrapping_add(number.saturating_sub(1).wrapping_mul(0x9E37_79B9))
 }
 
 /// A base seed when none is configured: different for every run, and the attempts of one run
@@ -39,31 +37,10 @@ pub fn fresh_base_seed() -> u32 {
     t.subsec_nanos() ^ (t.as_secs() as u32) ^ std::process::id()
 }
 
-/// The engine sequence of attempt `attempt`.
-pub fn attempt_sequence(attempt: usize) -> SequenceId {
-    SequenceId(attempt as u64 + 1)
-}
-
-/// One running attempt.
-pub struct Attempt {
-    /// 0-based.
-    pub index: usize,
-    pub seed: u32,
-    pub running: Running,
-    pub sandbox: Arc<dyn Sandbox>,
-}
-
-/// What the attempts share.
-pub struct AttemptsPlan<'a> {
-    pub settings: &'a Settings,
-    pub opts: &'a SessionOptions,
-    pub spec: &'a SandboxSpec,
-    pub choice: &'a EngineChoice,
-    pub task: &'a str,
-    pub count: usize,
-    /// The first attempt's seed ([`attempt_seed`] gives the others').
-    pub base_seed: u32,
-    pub policy: ApprovalPolicy,
+/// The engine sequence of attempt `number` (from 1): its number, so that no attempt shares
+/// the default sequence 0.
+pub fn attempt_sequence(number: u32) -> SequenceId {
+    SequenceId(u64::from(number.max(1)))
 }
 
 /// The model of each attempt: the in-process engine or a remote server is loaded once and
@@ -72,91 +49,29 @@ pub struct AttemptsPlan<'a> {
 pub fn attempt_models(
     choice: &EngineChoice,
     settings: &Settings,
-    count: usize,
+    count: u32,
     progress: impl FnMut(f32) + Send + 'static,
 ) -> Result<Vec<Arc<TemplatedModel>>, LaunchError> {
     match choice {
-        EngineChoice::Script(path) => (0..count)
-            .map(|i| {
+        EngineChoice::Script(path) => (1..=count)
+            .map(|n| {
                 let p = PathBuf::from(
                     path.to_string_lossy()
-                        .replace(ATTEMPT_PLACEHOLDER, &(i + 1).to_string()),
+                        .replace(ATTEMPT_PLACEHOLDER, &n.to_string()),
                 );
                 build_model(&EngineChoice::Script(p), settings, &settings.prompt, |_| {})
             })
             .collect(),
         _ => {
-            let m = build_model(choice, settings, &settings.prompt, progress)?;
-            Ok(vec![m; count])
+            // One shared engine: the builder gives it to every attempt.
+            Ok(vec![build_model(
+                choice,
+                settings,
+                &settings.prompt,
+                progress,
+            )?])
         }
     }
-}
-
-/// Open every attempt's sandbox (the first alone, so that an image is built once), read the
-/// first prompt once for all of them where the engine allows, and start each session with the
-/// task. `models[i]` is attempt i's model.
-pub async fn start_attempts(
-    plan: AttemptsPlan<'_>,
-    models: Vec<Arc<TemplatedModel>>,
-    progress: sandbox::image::Progress<'_>,
-) -> Result<Vec<Attempt>, LaunchError> {
-    let n = plan.count.min(models.len()).max(1);
-    let mut sandboxes = vec![open_sandbox_reporting(plan.spec, progress).await?];
-    let rest = (1..n).map(|_| open_sandbox_reporting(plan.spec, progress));
-    match futures_util::future::try_join_all(rest).await {
-        Ok(more) => sandboxes.extend(more),
-        Err(e) => {
-            for s in &sandboxes {
-                let _ = s.close().await;
-            }
-            return Err(e);
-        }
-    }
-    let dir = super::session_dir(plan.opts)?;
-    let docs = super::instructions::read(plan.settings, plan.opts, &plan.spec.repo)?;
-    let mut configs = Vec::with_capacity(n);
-    for i in 0..n {
-        let id = session::new_session_id();
-        let mut c = agent_config(
-            plan.settings,
-            plan.opts,
-            &plan.settings.prompt,
-            plan.policy,
-            &id,
-        )?;
-        c.sampling.seed = attempt_seed(plan.base_seed, i);
-        c.sequence = attempt_sequence(i);
-        c.instructions = docs.as_ref().map(super::instructions::for_agent);
-        configs.push(c);
-    }
-    share_first_prompt(&models[..n], &configs, plan.task).await;
-    let mut out = Vec::with_capacity(n);
-    for (i, (config, sandbox)) in configs.into_iter().zip(sandboxes).enumerate() {
-        let seed = config.sampling.seed;
-        let mut h = header(&config, plan.spec, plan.choice, plan.task);
-        h.task = plan.task.to_string();
-        if let Some(d) = &docs {
-            h.project_docs = super::instructions::records(d);
-        }
-        let log = SessionLog::create(&dir, &h)?;
-        let running = start(
-            models[i].clone(),
-            sandbox.clone(),
-            config,
-            Default::default(),
-            log,
-        );
-        let _ = running.ops.send(Op::UserMessage {
-            text: plan.task.to_string(),
-        });
-        out.push(Attempt {
-            index: i,
-            seed,
-            running,
-            sandbox,
-        });
-    }
-    Ok(out)
 }
 
 /// `running` with `command` run in `sandbox` after every finished task: a
@@ -202,7 +117,7 @@ pub fn with_check(
 /// Read the first prompt of the attempts once, into the first attempt's sequence, and copy it
 /// into the others' (only when they share one engine). A failure costs only speed: each
 /// attempt then reads its prompt itself.
-async fn share_first_prompt(
+pub(super) async fn share_first_prompt(
     models: &[Arc<TemplatedModel>],
     configs: &[crate::agent::AgentConfig],
     task: &str,
@@ -248,15 +163,18 @@ async fn share_first_prompt(
 mod tests {
     use super::*;
 
+    // Attempts are numbered from 1 (they were counted from 0 here and from 1 in batches):
+    // the same seeds as before, one number higher.
     #[test]
     fn seeds_start_at_the_base_and_differ() {
-        assert_eq!(attempt_seed(42, 0), 42);
-        let seeds: Vec<u32> = (0..8).map(|i| attempt_seed(42, i)).collect();
+        assert_eq!(attempt_seed(42, 1), 42);
+        let seeds: Vec<u32> = (1..=8).map(|n| attempt_seed(42, n)).collect();
         let mut unique = seeds.clone();
         unique.sort();
         unique.dedup();
         assert_eq!(unique.len(), 8);
-        assert_ne!(attempt_seed(43, 1), attempt_seed(42, 2));
-        assert_eq!(attempt_seed(u32::MAX, 1), 0x9E37_79B8);
+        assert_ne!(attempt_seed(43, 2), attempt_seed(42, 3));
+        assert_eq!(attempt_seed(u32::MAX, 2), 0x9E37_79B8);
+        assert_eq!(attempt_sequence(1), SequenceId(1));
     }
 }

@@ -63,23 +63,24 @@ pub async fn run_check(
 ) -> Result<CheckOutcome, SandboxError> {
     let (tx, mut rx) =
         tokio::sync::mpsc::unbounded_channel::<crate::sandbox::output::OutputChunk>();
-    let collect = tokio::spawn(async move {
+    // The output is gathered beside the command in the same task (no spawned task whose
+    // failure would lose it); the channel closes when the command's request is dropped.
+    let collect = async move {
         let mut tail = Tail::default();
         while let Some(chunk) = rx.recv().await {
             tail.push(&chunk.data);
         }
         tail
+    };
+    let run = sandbox.exec(ExecRequest {
+        command: check.command.clone(),
+        cwd: sandbox.workdir().to_string(),
+        timeout: check.timeout,
+        keep_bytes: TAIL_BYTES,
+        stream: Some(tx),
     });
-    let out = sandbox
-        .exec(ExecRequest {
-            command: check.command.clone(),
-            cwd: sandbox.workdir().to_string(),
-            timeout: check.timeout,
-            keep_bytes: TAIL_BYTES,
-            stream: Some(tx),
-        })
-        .await?;
-    let mut tail = collect.await.unwrap_or_default();
+    let (out, mut tail) = tokio::join!(run, collect);
+    let out = out?;
     if tail.0.is_empty() {
         // A sandbox that does not stream: what it kept of each stream.
         tail.push(&out.stdout.head);

@@ -1,20 +1,26 @@
 //! Putting a session together from settings: the model (in-process, scripted, or remote), the
 //! sandbox on a copy of the repository, the agent, and the session log that records every
-//! event before passing it on. The interactive interface and the headless runner both start
-//! sessions through here, so they behave the same.
+//! event before passing it on. Every command that runs a session (the interface, `run` and a
+//! batch's attempts, `resume`, `--attempts`, `demo`) starts it through one door,
+//! [`SessionBuilder`], so they behave the same; the approval policy it starts with is chosen
+//! in [`policy`]. Does not own consuming the events (the interface draws them; `crate::headless`
+//! collects them into an outcome) or reading flags (`crate::cli`).
 
 pub mod attempts;
 pub mod check;
 pub mod devices;
 mod instructions;
+pub mod interface;
 mod options;
+pub mod policy;
 pub mod provenance;
 mod recorder;
 pub mod resume;
 mod session;
 
 pub use instructions::for_resumed as resumed_instructions;
-pub use options::{SandboxOptions, SessionOptions};
+pub use options::{EngineFlag, SandboxOptions, SessionOptions, UnknownEngine};
+pub use policy::Answerer;
 pub use session::{Beginning, RunFacts, SessionBuilder, StartStep, Started};
 
 use crate::agent::{self, AgentConfig, ApprovalPolicy};
@@ -35,8 +41,6 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 pub enum LaunchError {
     #[error("no model: pass --model F.gguf, set LILYPAD_MODEL, or use --engine script:FILE (see `lilypad doctor`)")]
     NoModel,
-    #[error("unknown engine {0:?}: use `llama`, `script:FILE` or `remote` (with --endpoint URL)")]
-    UnknownEngine(String),
     #[error(transparent)]
     Remote(#[from] crate::engine::remote::RemoteError),
     #[error(transparent)]
@@ -52,8 +56,27 @@ pub enum LaunchError {
     ImageLock(#[from] crate::sandbox::image::lock::LockError),
     #[error(transparent)]
     Session(#[from] crate::session::SessionError),
-    #[error(transparent)]
-    Policy(#[from] crate::agent::PolicyParseError),
+    /// A resumed session whose header records an approval policy that cannot be read.
+    #[error("session log {}: the approval policy in its header cannot be read: {source}", log.display())]
+    HeaderPolicy {
+        log: PathBuf,
+        #[source]
+        source: crate::agent::PolicyParseError,
+    },
+    /// A saved session patch that exists but cannot be read: what the session changed is
+    /// unknown, which is not the same as nothing.
+    #[error("cannot read the saved session patch {}: {source}", path.display())]
+    SavedPatch {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// [`SessionBuilder::start`] was given a beginning of several sessions.
+    #[error("{0} attempts start {0} sessions: start them with SessionBuilder::start_all")]
+    ManySessions(u32),
+    /// A session was started with no model to run it on.
+    #[error("no model was given to start the session with")]
+    NothingToStart,
     /// The session patch could not be exported when the session ended: what the agent changed
     /// is unknown, which is not the same as nothing.
     #[error("the session patch could not be exported: {0}")]
@@ -86,19 +109,20 @@ pub enum EngineChoice {
 }
 
 impl EngineChoice {
+    /// The engine `--engine` names (already checked when the flags were read), with the
+    /// model file or endpoint the settings give it.
     pub fn from_options(opts: &SessionOptions, settings: &Settings) -> Result<Self, LaunchError> {
-        match opts.engine.as_deref() {
-            Some(s) if s.starts_with("script:") => Ok(Self::Script(PathBuf::from(&s[7..]))),
+        match (&opts.engine, &settings.remote.endpoint) {
+            (Some(EngineFlag::Script(path)), _) => Ok(Self::Script(path.clone())),
             // An endpoint, from the flag or the config file, replaces the in-process engine.
-            None | Some("remote") if settings.remote.endpoint.is_some() => Ok(Self::Remote(
-                settings.remote.endpoint.clone().unwrap_or_default(),
-            )),
-            Some("remote") => Err(crate::engine::remote::RemoteError::NoEndpoint.into()),
-            None | Some("llama") => match settings.model_source() {
+            (None | Some(EngineFlag::Remote), Some(url)) => Ok(Self::Remote(url.clone())),
+            (Some(EngineFlag::Remote), None) => {
+                Err(crate::engine::remote::RemoteError::NoEndpoint.into())
+            }
+            (None | Some(EngineFlag::Llama), _) => match settings.model_source() {
                 ModelSource::Configured(p) | ModelSource::Discovered(p) => Ok(Self::Llama(p)),
                 ModelSource::Missing { .. } => Err(LaunchError::NoModel),
             },
-            Some(other) => Err(LaunchError::UnknownEngine(other.to_string())),
         }
     }
 
@@ -175,12 +199,13 @@ pub fn session_dir(opts: &SessionOptions) -> Result<PathBuf, LaunchError> {
         .ok_or(LaunchError::NoSessionDir)
 }
 
-/// Agent limits and policy from settings and options.
+/// Agent limits from settings and options, with the approval policy the session starts with
+/// ([`policy::starting_policy`]).
 pub fn agent_config(
     settings: &Settings,
     opts: &SessionOptions,
     prompt: &PromptSettings,
-    base_policy: ApprovalPolicy,
+    policy: ApprovalPolicy,
     session_id: &str,
 ) -> Result<AgentConfig, LaunchError> {
     let mut c = AgentConfig::new(
@@ -197,10 +222,7 @@ pub fn agent_config(
         c.wall_time = Some(std::time::Duration::from_secs(s));
     }
     c.step_mode = opts.step;
-    c.policy = match &opts.approve {
-        Some(text) => base_policy.parse_over(text)?,
-        None => base_policy,
-    };
+    c.policy = policy;
     c.session_id = session_id.to_string();
     let repo = match &opts.repo {
         Some(r) => r.clone(),

@@ -1,9 +1,43 @@
 //! The options every session-running command shares (`lilypad`, `run`, `resume`, `demo`):
 //! where the repository is, which sandbox, which engine, the approval policy and limits.
-//! Plain data: `crate::cli` fills them from its flags.
+//! Typed data, checked when the command line is read (a typo fails before any model loads):
+//! `crate::cli` fills them from its flags. Does not own choosing the policy a session starts
+//! with (`super::policy`) or finding the model file (`super::EngineChoice`).
 
+use crate::agent::PolicyOverride;
 use crate::sandbox::{SandboxKind, SandboxSettings, SandboxSpec};
 use std::path::{Path, PathBuf};
+
+/// `--engine`: which kind of engine runs the model, as the flag names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EngineFlag {
+    /// The in-process engine on the configured model file (`llama`).
+    Llama,
+    /// A scripted mock replaying raw model outputs from a file (`script:FILE`).
+    Script(PathBuf),
+    /// An OpenAI-compatible server (`remote`, with `--endpoint URL`).
+    Remote,
+}
+
+/// An `--engine` value that names no engine.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown engine {0:?}: use `llama`, `script:FILE` or `remote` (with --endpoint URL)")]
+pub struct UnknownEngine(pub String);
+
+impl std::str::FromStr for EngineFlag {
+    type Err = UnknownEngine;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "llama" => Ok(Self::Llama),
+            "remote" => Ok(Self::Remote),
+            _ => match s.strip_prefix("script:") {
+                Some(path) if !path.is_empty() => Ok(Self::Script(PathBuf::from(path))),
+                _ => Err(UnknownEngine(s.to_string())),
+            },
+        }
+    }
+}
 
 /// The sandbox kind a command chose itself (`--sandbox`, or a resumed session's own kind);
 /// everything else about the sandbox is in the settings' `[sandbox]` section, flags included.
@@ -40,7 +74,7 @@ pub struct SessionOptions {
     /// Allow the host sandbox to run commands without asking in headless runs
     pub allow_host: bool,
     /// Approval policy: `ask`, `auto`, `deny`, or per category, e.g. `edits=auto,commands=ask`
-    pub approve: Option<String>,
+    pub approve: Option<PolicyOverride>,
     /// Step limit per session
     pub max_steps: Option<u32>,
     /// Wall-time limit per task, in seconds
@@ -49,7 +83,7 @@ pub struct SessionOptions {
     pub step: bool,
     /// Engine: `llama` (the in-process model, default) or `script:FILE` (a scripted mock
     /// that replays raw model outputs, for demos and tests)
-    pub engine: Option<String>,
+    pub engine: Option<EngineFlag>,
     /// Directory for session logs (default: the platform data dir's lilypad/sessions)
     pub session_dir: Option<PathBuf>,
     /// Leave the project instructions (`AGENTS.md` files) out of the first message

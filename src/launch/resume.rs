@@ -52,17 +52,18 @@ impl Recorded {
     }
 
     /// The approval policy the session started with (logs without one: the interface's
-    /// default, which asks for edits and commands).
-    pub fn started_policy(&self) -> ApprovalPolicy {
-        self.header
-            .policy
-            .as_deref()
-            .and_then(|p| {
-                ApprovalPolicy::all(crate::agent::Policy::Ask)
-                    .parse_over(p)
-                    .ok()
+    /// default, which asks for edits and commands). A header whose policy cannot be read is
+    /// an error naming the log and the text, never a default.
+    pub fn started_policy(&self) -> Result<ApprovalPolicy, LaunchError> {
+        let Some(text) = self.header.policy.as_deref() else {
+            return Ok(ApprovalPolicy::default());
+        };
+        ApprovalPolicy::all(crate::agent::Policy::Ask)
+            .parse_over(text)
+            .map_err(|source| LaunchError::HeaderPolicy {
+                log: self.log_path.clone(),
+                source,
             })
-            .unwrap_or_default()
     }
 
     /// The policy last recorded in force: the latest change, or the latest start's (`None`
@@ -79,15 +80,16 @@ impl Recorded {
 
     /// The policy a resume continues with: the one last recorded, but never looser than the
     /// one the session started with (`declined` holds it when it was; `--approve` goes over
-    /// the result, which is how the person asks for it again).
-    pub fn policy(&self) -> ResumedPolicy {
-        let started = self.started_policy();
+    /// the result, which is how the person asks for it again). Fails when the header's policy
+    /// cannot be read ([`Self::started_policy`]).
+    pub fn policy(&self) -> Result<ResumedPolicy, LaunchError> {
+        let started = self.started_policy()?;
         let recorded = self.recorded_policy().unwrap_or(started);
         let policy = recorded.no_looser_than(&started);
-        ResumedPolicy {
+        Ok(ResumedPolicy {
             policy,
             declined: (policy != recorded).then_some(recorded),
-        }
+        })
     }
 
     pub fn sandbox_kind(&self) -> SandboxKind {
@@ -145,12 +147,25 @@ pub fn find(opts: &SessionOptions, id: Option<&str>) -> Result<Recorded, LaunchE
     })
 }
 
+/// The saved session patch at `path`: empty when none was saved (the session changed
+/// nothing); one that exists but cannot be read is an error naming it, never an empty patch.
+pub fn read_saved_patch(path: &Path) -> Result<Vec<u8>, LaunchError> {
+    match std::fs::read(path) {
+        Ok(p) => Ok(p),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(source) => Err(LaunchError::SavedPatch {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
 /// Put the saved session patch back into a fresh sandbox.
 pub async fn restore_patch(sandbox: &dyn Sandbox, patch_file: &Path) -> Result<(), LaunchError> {
-    let patch = match std::fs::read(patch_file) {
-        Ok(p) if !p.is_empty() => p,
-        _ => return Ok(()),
-    };
+    let patch = read_saved_patch(patch_file)?;
+    if patch.is_empty() {
+        return Ok(());
+    }
     let name = ".lilypad-resume.patch";
     let path = format!("{}/{name}", sandbox.root());
     sandbox.write(&path, &patch).await?;
@@ -211,7 +226,7 @@ pub fn fork(rec: &Recorded, turn: u32) -> Result<Recorded, LaunchError> {
         .copied()
         .ok_or_else(|| LaunchError::Resume(format!("session {old_id} has no turn {turn}")))?;
     let saved = session::read_turn_patches(&rec.log_path)?;
-    let latest = std::fs::read(rec.log_path.with_extension("patch")).unwrap_or_default();
+    let latest = read_saved_patch(&rec.log_path.with_extension("patch"))?;
     let patch = match saved.iter().rev().find(|(t, _)| *t <= turn) {
         Some((_, p)) => p.clone(),
         None if saved.is_empty() && !latest.is_empty() && turn < last => {
@@ -303,16 +318,16 @@ mod tests {
             vec![changed(ApprovalPolicy::PRESETS[1]), changed(tight)],
         );
         assert_eq!(
-            r.policy(),
+            r.policy().unwrap(),
             ResumedPolicy {
                 policy: tight,
                 declined: None
             }
         );
-        assert_eq!(r.policy().notice(), None);
+        assert_eq!(r.policy().unwrap().notice(), None);
         // A log that records no policy: the start's.
         assert_eq!(
-            recorded(Some("auto"), Vec::new()).policy().policy,
+            recorded(Some("auto"), Vec::new()).policy().unwrap().policy,
             ApprovalPolicy::all(Policy::Auto)
         );
     }
@@ -321,7 +336,7 @@ mod tests {
     fn a_looser_recorded_policy_is_declined_with_a_notice() {
         let auto = ApprovalPolicy::all(Policy::Auto);
         let r = recorded(Some(&ApprovalPolicy::default().spec()), vec![changed(auto)]);
-        let resumed = r.policy();
+        let resumed = r.policy().unwrap();
         assert_eq!(resumed.policy, ApprovalPolicy::default());
         assert_eq!(resumed.declined, Some(auto));
         let notice = resumed.notice().unwrap_or_default();
@@ -335,7 +350,7 @@ mod tests {
             vec![changed(mixed)],
         );
         assert_eq!(
-            r.policy().policy,
+            r.policy().unwrap().policy,
             ApprovalPolicy::default()
                 .parse_over("commands=deny")
                 .unwrap()
@@ -356,6 +371,6 @@ mod tests {
                 },
             ],
         );
-        assert_eq!(r.policy().declined, Some(auto));
+        assert_eq!(r.policy().unwrap().declined, Some(auto));
     }
 }

@@ -1,21 +1,26 @@
-//! Putting one session together, the same way for the interface and the headless runner:
-//! open the sandbox (or take a pod made ahead of need), say what its image lacks, restore a
-//! resumed session (its patch, its turn records, the model's memory), build the agent's
-//! configuration, write the session header with its provenance (or reopen the log being
-//! continued), and start the agent ([`super::start`]).
+//! Putting sessions together, the same way for every command that runs one (the interface,
+//! `run` and a batch's attempts, `resume` with or without the interface, `--attempts`, `demo`):
+//! choose the starting approval policy ([`super::policy`]), open the sandbox (or take a pod
+//! made ahead of need), say what its image lacks, restore a resumed session (its patch, its
+//! turn records, the model's memory), build the agent's configuration, write the session
+//! header with its provenance (or reopen the log being continued), and start the agent
+//! ([`super::start`]). Attempts are new sessions numbered from 1, each with the seed and
+//! engine sequence [`super::attempts`] gives its number.
 //!
 //! Owns: the order of those steps and what is cleaned up when one fails (a sandbox opened for
-//! a session that then cannot start is closed). Does not own: the policy each caller chooses
-//! (approval policy, whether the task is sent now or by the interface, the engine sequence),
-//! showing progress (callers pass a function), or consuming events (the interface draws them;
-//! `crate::headless` collects them into an outcome).
+//! a session that then cannot start is closed). Does not own: who answers approvals and
+//! whether the task is sent now or by the interface (callers say), showing progress (callers
+//! pass a function), or consuming events (the interface draws them; `crate::headless`
+//! collects them into an outcome).
 
+use super::attempts::{attempt_seed, attempt_sequence, share_first_prompt};
+use super::policy::{starting_policy, Answerer};
 use super::resume::{self, Recorded};
 use super::{
     agent_config, header, image_notice, session_dir, start, EngineChoice, LaunchError, Running,
     SessionOptions,
 };
-use crate::agent::ApprovalPolicy;
+use crate::agent::{AgentConfig, ApprovalPolicy};
 use crate::config::Settings;
 use crate::engine::{SequenceId, TemplatedModel};
 use crate::protocol::{Event, Op};
@@ -40,8 +45,16 @@ pub enum Beginning {
     /// A new session of `task` (recorded in its header; empty for none yet).
     New { task: String },
     /// A recorded session continued: its patch and turn records restored in the fresh
-    /// sandbox, its conversation rebuilt, its log appended to; an unfinished task goes on.
+    /// sandbox, its conversation rebuilt, its log appended to; an unfinished task goes on
+    /// (unless a follow-up is given, [`SessionBuilder::follow_up`]).
     Resumed(Box<Recorded>),
+    /// `count` new sessions of `task`, each in its own sandbox: attempt `n` (from 1) samples
+    /// with [`attempt_seed`]`(base_seed, n)` on engine sequence [`attempt_sequence`]`(n)`.
+    Attempts {
+        task: String,
+        count: u32,
+        base_seed: u32,
+    },
 }
 
 /// What a step of the start-up tells its caller.
@@ -69,6 +82,11 @@ pub struct Started {
     pub provenance: Option<Provenance>,
     /// The system prompt the conversation started with.
     pub system_prompt: String,
+    /// What to tell about the approval policy once the session is shown (a resume that did
+    /// not keep a looser one).
+    pub policy_notice: Option<String>,
+    /// The attempt this session is (its number from 1 and its seed), for attempts.
+    pub attempt: Option<(u32, u32)>,
 }
 
 /// The choices one session is started with (see the module docs).
@@ -77,7 +95,8 @@ pub struct SessionBuilder<'a> {
     opts: &'a SessionOptions,
     choice: &'a EngineChoice,
     spec: SandboxSpec,
-    policy: ApprovalPolicy,
+    answerer: Answerer,
+    follow_up: Option<String>,
     sequence: SequenceId,
     facts: RunFacts,
     send_task: bool,
@@ -89,7 +108,7 @@ pub struct SessionBuilder<'a> {
 
 impl<'a> SessionBuilder<'a> {
     /// A session on `spec`'s sandbox with the model `choice` names (recorded in the header),
-    /// the default approval policy, engine sequence 0, and the task left to the caller.
+    /// answered by a person, on engine sequence 0, with the task left to the caller.
     pub fn new(
         settings: &'a Settings,
         opts: &'a SessionOptions,
@@ -101,7 +120,8 @@ impl<'a> SessionBuilder<'a> {
             opts,
             choice,
             spec,
-            policy: ApprovalPolicy::default(),
+            answerer: Answerer::Person,
+            follow_up: None,
             sequence: SequenceId::DEFAULT,
             facts: RunFacts::default(),
             send_task: false,
@@ -118,9 +138,17 @@ impl<'a> SessionBuilder<'a> {
         self
     }
 
-    /// The approval policy the session starts from (`--approve` goes over it).
-    pub fn policy(mut self, policy: ApprovalPolicy) -> Self {
-        self.policy = policy;
+    /// Who answers approvals: the starting policy follows from it
+    /// ([`super::policy::starting_policy`]).
+    pub fn answerer(mut self, answerer: Answerer) -> Self {
+        self.answerer = answerer;
+        self
+    }
+
+    /// A message a resumed session is sent at once, instead of going on with an unfinished
+    /// task (a headless `resume --message`).
+    pub fn follow_up(mut self, message: Option<String>) -> Self {
+        self.follow_up = message;
         self
     }
 
@@ -172,116 +200,238 @@ impl<'a> SessionBuilder<'a> {
         }
     }
 
-    /// Open the sandbox and start the session on `model`.
+    /// Start the one session of a new or resumed beginning on `model` (a single attempt
+    /// too); several attempts go through [`Self::start_all`].
     pub async fn start(
         self,
         model: Arc<TemplatedModel>,
         beginning: Beginning,
     ) -> Result<Started, LaunchError> {
+        if let Beginning::Attempts { count, .. } = &beginning {
+            if *count > 1 {
+                return Err(LaunchError::ManySessions(*count));
+            }
+        }
+        let mut all = self.start_all(vec![model], beginning).await?;
+        all.pop().ok_or(LaunchError::NothingToStart)
+    }
+
+    /// Start every session `beginning` asks for: one for a new or resumed session, `count`
+    /// for attempts, session `i` on `models[i]` (the last model serves the rest, so one
+    /// shared engine is given once). The starting policy is chosen, and a resumed log's
+    /// checked, before any sandbox opens.
+    pub async fn start_all(
+        self,
+        models: Vec<Arc<TemplatedModel>>,
+        beginning: Beginning,
+    ) -> Result<Vec<Started>, LaunchError> {
         if !self.spec.repo.is_dir() {
             return Err(LaunchError::NotADirectory(self.spec.repo.clone()));
         }
-        self.step(StartStep::OpeningSandbox);
-        let report = |line: &str| self.step(StartStep::Image(line.to_string()));
-        let sandbox = sandbox::open_from(&self.spec, self.pool, &report).await?;
-        let notice = image_notice(sandbox.as_ref(), &self.spec).await;
-        match self.begin(model, beginning, sandbox.clone()).await {
-            Ok((running, earlier, provenance, system_prompt)) => Ok(Started {
-                running,
-                sandbox,
-                notice,
-                earlier,
-                provenance,
-                system_prompt,
-            }),
+        let chosen = starting_policy(
+            self.answerer,
+            &beginning,
+            self.spec.kind(),
+            self.opts.approve.as_ref(),
+        )?;
+        let count = match &beginning {
+            Beginning::Attempts { count, .. } => (*count).max(1),
+            _ => 1,
+        };
+        // Session `i` on `models[i]`, the last model serving the rest.
+        let models: Vec<_> = (0..count as usize)
+            .filter_map(|i| models.get(i).or(models.last()).cloned())
+            .collect();
+        let sandboxes = self.open_sandboxes(count).await?;
+        let notice = match sandboxes.first() {
+            Some(s) => image_notice(s.as_ref(), &self.spec).await,
+            None => None,
+        };
+        let begun = match (
+            models.first().cloned(),
+            sandboxes.first().cloned(),
+            beginning,
+        ) {
+            (Some(model), Some(sandbox), Beginning::Resumed(rec)) => self
+                .resumed(model, *rec, chosen.policy, sandbox)
+                .await
+                .map(|s| vec![s]),
+            (Some(_), Some(_), Beginning::New { task }) => {
+                self.new_sessions(models, &task, &sandboxes, chosen.policy, None)
+                    .await
+            }
+            (
+                Some(_),
+                Some(_),
+                Beginning::Attempts {
+                    task, base_seed, ..
+                },
+            ) => {
+                self.new_sessions(models, &task, &sandboxes, chosen.policy, Some(base_seed))
+                    .await
+            }
+            // No model or no sandbox: nothing to start (callers give at least one model).
+            _ => Err(LaunchError::NothingToStart),
+        };
+        match begun {
+            Ok(mut all) => {
+                if let Some(first) = all.first_mut() {
+                    first.notice = notice;
+                    first.policy_notice = chosen.notice;
+                }
+                Ok(all)
+            }
             Err(e) => {
                 // The start-up error is the one to report; a sandbox that fails to close is
                 // swept by the next session.
-                let _ = sandbox.close().await;
+                for s in &sandboxes {
+                    let _ = s.close().await;
+                }
                 Err(e)
             }
         }
     }
 
-    async fn begin(
-        &self,
-        model: Arc<TemplatedModel>,
-        beginning: Beginning,
-        sandbox: Arc<dyn Sandbox>,
-    ) -> Result<(Running, Vec<Event>, Option<Provenance>, String), LaunchError> {
-        match beginning {
-            Beginning::Resumed(rec) => {
-                self.step(StartStep::RestoringFiles);
-                resume::restore_patch(sandbox.as_ref(), &rec.log_path.with_extension("patch"))
-                    .await?;
-                resume::seed_turns(sandbox.as_ref(), &rec.log_path).await?;
-                if self.restore_memory {
-                    self.load_memory(&model, &rec.log_path).await;
-                }
-                let history = session::rebuild(&rec.header.system_prompt, &rec.events);
-                let mut config = agent_config(
-                    self.settings,
-                    self.opts,
-                    &self.settings.prompt,
-                    self.policy,
-                    &rec.header.session_id,
-                )?;
-                config.sequence = self.sequence;
-                config.tokens.clone_from(&self.tokens);
-                config.instructions = super::instructions::for_resumed(
-                    self.settings,
-                    self.opts,
-                    &self.spec.repo,
-                    &history.messages,
-                )?;
-                let log = resume::reopen_log(&rec)?;
-                let rec = *rec;
-                let running = start(model, sandbox, config, history, log);
-                if !rec.finished() {
-                    let _ = running.ops.send(Op::Continue);
-                }
-                Ok((
-                    running,
-                    rec.events,
-                    rec.header.provenance,
-                    rec.header.system_prompt,
-                ))
-            }
-            Beginning::New { task } => {
-                let session_id = session::new_session_id();
-                let mut config = agent_config(
-                    self.settings,
-                    self.opts,
-                    &self.settings.prompt,
-                    self.policy,
-                    &session_id,
-                )?;
-                config.sequence = self.sequence;
-                config.tokens.clone_from(&self.tokens);
-                let docs = super::instructions::read(self.settings, self.opts, &self.spec.repo)?;
-                config.instructions = docs.as_ref().map(super::instructions::for_agent);
-                let mut header = header(&config, &self.spec, self.choice, &task);
-                if let Some(d) = &docs {
-                    header.project_docs = super::instructions::records(d);
-                }
-                if let Some(p) = &mut header.provenance {
-                    p.image_digest = sandbox.image_digest();
-                    if self.facts.model.is_some() {
-                        p.model.clone_from(&self.facts.model);
-                    }
-                    p.preset.clone_from(&self.facts.preset);
-                    p.attempt = self.facts.attempt;
-                    p.limits.clone_from(&self.facts.limits);
-                }
-                let log = SessionLog::create(&session_dir(self.opts)?, &header)?;
-                let system_prompt = config.system_prompt.clone();
-                let running = start(model, sandbox, config, Default::default(), log);
-                if self.send_task && !task.is_empty() {
-                    let _ = running.ops.send(Op::UserMessage { text: task });
-                }
-                Ok((running, Vec::new(), header.provenance, system_prompt))
+    /// `count` sandboxes: the first alone (so that an image is built once), then the rest
+    /// together; all closed again when one fails.
+    async fn open_sandboxes(&self, count: u32) -> Result<Vec<Arc<dyn Sandbox>>, LaunchError> {
+        self.step(StartStep::OpeningSandbox);
+        let report = |line: &str| self.step(StartStep::Image(line.to_string()));
+        let first = sandbox::open_from(&self.spec, self.pool, &report).await?;
+        let rest = (1..count).map(|_| sandbox::open_from(&self.spec, self.pool, &report));
+        match futures_util::future::try_join_all(rest).await {
+            Ok(more) => Ok(std::iter::once(first).chain(more).collect()),
+            Err(e) => {
+                let _ = first.close().await;
+                Err(e.into())
             }
         }
+    }
+
+    /// The session `rec` recorded, continued in `sandbox`.
+    async fn resumed(
+        &self,
+        model: Arc<TemplatedModel>,
+        rec: Recorded,
+        policy: ApprovalPolicy,
+        sandbox: Arc<dyn Sandbox>,
+    ) -> Result<Started, LaunchError> {
+        self.step(StartStep::RestoringFiles);
+        resume::restore_patch(sandbox.as_ref(), &rec.log_path.with_extension("patch")).await?;
+        resume::seed_turns(sandbox.as_ref(), &rec.log_path).await?;
+        if self.restore_memory {
+            self.load_memory(&model, &rec.log_path).await;
+        }
+        let history = session::rebuild(&rec.header.system_prompt, &rec.events);
+        let mut config = self.config(policy, &rec.header.session_id, self.sequence, None)?;
+        config.instructions = super::instructions::for_resumed(
+            self.settings,
+            self.opts,
+            &self.spec.repo,
+            &history.messages,
+        )?;
+        let log = resume::reopen_log(&rec)?;
+        let running = start(model, sandbox.clone(), config, history, log);
+        let op = match &self.follow_up {
+            Some(text) => Some(Op::UserMessage { text: text.clone() }),
+            None => (!rec.finished()).then_some(Op::Continue),
+        };
+        if let Some(op) = op {
+            let _ = running.ops.send(op);
+        }
+        Ok(Started {
+            running,
+            sandbox,
+            notice: None,
+            earlier: rec.events,
+            provenance: rec.header.provenance,
+            system_prompt: rec.header.system_prompt,
+            policy_notice: None,
+            attempt: None,
+        })
+    }
+
+    /// New sessions of `task`, one per sandbox; with `base_seed` they are attempts, each
+    /// seeded and sequenced by its number, their first prompt read once where they share an
+    /// engine.
+    async fn new_sessions(
+        &self,
+        models: Vec<Arc<TemplatedModel>>,
+        task: &str,
+        sandboxes: &[Arc<dyn Sandbox>],
+        policy: ApprovalPolicy,
+        base_seed: Option<u32>,
+    ) -> Result<Vec<Started>, LaunchError> {
+        let dir = session_dir(self.opts)?;
+        let docs = super::instructions::read(self.settings, self.opts, &self.spec.repo)?;
+        let mut configs = Vec::with_capacity(sandboxes.len());
+        for n in (1..).take(sandboxes.len()) {
+            let (sequence, seed) = match base_seed {
+                Some(base) => (attempt_sequence(n), Some(attempt_seed(base, n))),
+                None => (self.sequence, None),
+            };
+            let mut config = self.config(policy, &session::new_session_id(), sequence, seed)?;
+            config.instructions = docs.as_ref().map(super::instructions::for_agent);
+            configs.push(config);
+        }
+        if base_seed.is_some() {
+            share_first_prompt(&models, &configs, task).await;
+        }
+        let mut out = Vec::with_capacity(configs.len());
+        for ((n, config), (model, sandbox)) in
+            (1..).zip(configs).zip(models.into_iter().zip(sandboxes))
+        {
+            let attempt = base_seed.map(|_| (n, config.sampling.seed));
+            let mut header = header(&config, &self.spec, self.choice, task);
+            if let Some(d) = &docs {
+                header.project_docs = super::instructions::records(d);
+            }
+            if let Some(p) = &mut header.provenance {
+                p.image_digest = sandbox.image_digest();
+                if self.facts.model.is_some() {
+                    p.model.clone_from(&self.facts.model);
+                }
+                p.preset.clone_from(&self.facts.preset);
+                p.attempt = attempt.map(|(n, _)| n).or(self.facts.attempt);
+                p.limits.clone_from(&self.facts.limits);
+            }
+            let log = SessionLog::create(&dir, &header)?;
+            let system_prompt = config.system_prompt.clone();
+            let running = start(model, sandbox.clone(), config, Default::default(), log);
+            if (self.send_task || base_seed.is_some()) && !task.is_empty() {
+                let _ = running.ops.send(Op::UserMessage {
+                    text: task.to_string(),
+                });
+            }
+            out.push(Started {
+                running,
+                sandbox: sandbox.clone(),
+                notice: None,
+                earlier: Vec::new(),
+                provenance: header.provenance,
+                system_prompt,
+                policy_notice: None,
+                attempt,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The agent's configuration for session `id`.
+    fn config(
+        &self,
+        policy: ApprovalPolicy,
+        id: &str,
+        sequence: SequenceId,
+        seed: Option<u32>,
+    ) -> Result<AgentConfig, LaunchError> {
+        let mut config = agent_config(self.settings, self.opts, &self.settings.prompt, policy, id)?;
+        config.sequence = sequence;
+        config.tokens.clone_from(&self.tokens);
+        if let Some(seed) = seed {
+            config.sampling.seed = seed;
+        }
+        Ok(config)
     }
 
     /// The saved model memory of the session at `log`, when there is one; a memory that does

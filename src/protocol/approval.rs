@@ -189,7 +189,48 @@ impl ApprovalPolicy {
 
     /// Parse `ask|auto|deny` (all categories) or a list like `edits=auto,commands=deny`,
     /// applied over `self`.
-    pub fn parse_over(mut self, text: &str) -> Result<Self, PolicyParseError> {
+    pub fn parse_over(self, text: &str) -> Result<Self, PolicyParseError> {
+        Ok(text.parse::<PolicyOverride>()?.over(self))
+    }
+}
+
+/// An approval policy as `--approve` gives it, checked but not yet applied: the categories it
+/// names, each with its policy; [`PolicyOverride::over`] puts it over a starting policy. Read
+/// with [`str::parse`] (`ask|auto|deny` for every category, or `edits=auto,commands=deny`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PolicyOverride {
+    pub read_only: Option<Policy>,
+    pub edits: Option<Policy>,
+    pub commands: Option<Policy>,
+}
+
+impl PolicyOverride {
+    /// `base` with the categories this names replaced.
+    pub fn over(&self, mut base: ApprovalPolicy) -> ApprovalPolicy {
+        for (c, p) in CATEGORIES
+            .into_iter()
+            .zip([self.read_only, self.edits, self.commands])
+        {
+            if let Some(p) = p {
+                base.set(c, p);
+            }
+        }
+        base
+    }
+
+    fn set(&mut self, c: ToolCategory, p: Policy) {
+        match c {
+            ToolCategory::ReadOnly => self.read_only = Some(p),
+            ToolCategory::Edits => self.edits = Some(p),
+            ToolCategory::Commands => self.commands = Some(p),
+        }
+    }
+}
+
+impl std::str::FromStr for PolicyOverride {
+    type Err = PolicyParseError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
         let err = |why: &str| PolicyParseError {
             text: text.to_string(),
             why: why.to_string(),
@@ -200,8 +241,13 @@ impl ApprovalPolicy {
             "deny" => Ok(Policy::Deny),
             other => Err(err(&format!("unknown policy {other:?}"))),
         };
+        let mut out = Self::default();
         if !text.contains('=') {
-            return Ok(Self::all(policy(text)?));
+            let p = policy(text)?;
+            for c in CATEGORIES {
+                out.set(c, p);
+            }
+            return Ok(out);
         }
         for part in text.split(',').filter(|p| !p.trim().is_empty()) {
             let (cat, p) = part.split_once('=').ok_or_else(|| err("missing `=`"))?;
@@ -211,9 +257,9 @@ impl ApprovalPolicy {
                 "command" | "commands" | "bash" => ToolCategory::Commands,
                 other => return Err(err(&format!("unknown category {other:?}"))),
             };
-            self.set(cat, policy(p)?);
+            out.set(cat, policy(p)?);
         }
-        Ok(self)
+        Ok(out)
     }
 }
 

@@ -8,7 +8,7 @@ mod openai;
 mod tool_name;
 mod usage;
 
-pub use approval::{ApprovalPolicy, Policy, PolicyParseError};
+pub use approval::{ApprovalPolicy, Policy, PolicyOverride, PolicyParseError};
 pub use conversation::{conversation_key, session_id};
 pub use events::{
     ApprovalKind, ApprovalRequest, DroppedResult, Event, FinishReason, HunkNote, Op, RequestId,

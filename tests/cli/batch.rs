@@ -217,7 +217,7 @@ fn attempts_differ_by_script_are_checked_and_a_second_run_skips_them() {
         for n in 1..=3u64 {
             let dir = out_dir.join("results").join(id).join(n.to_string());
             let result = read_json(&dir.join("result.json"));
-            let seed = lilypad::launch::attempts::attempt_seed(10, n as usize - 1);
+            let seed = lilypad::launch::attempts::attempt_seed(10, n as u32);
             assert_eq!(result["seed"], seed);
             assert_eq!(result["check"]["passed"], n != 2);
             assert!(result["steps"].as_u64().unwrap() >= 1);
@@ -609,7 +609,7 @@ fn a_preset_sets_the_run_and_flags_override_it() {
     assert_eq!(run["max_attempts"], 2);
     assert_eq!(
         traj["provenance"]["seed"],
-        lilypad::launch::attempts::attempt_seed(0, 1),
+        lilypad::launch::attempts::attempt_seed(0, 2),
         "attempt 2 of base seed 0"
     );
     let list = lilypad(tmp.path())

@@ -45,6 +45,7 @@ mod reload_weights_cli;
 mod rollout_cli;
 mod run_engines;
 mod run_pull;
+mod session_door;
 mod sweep_cli;
 mod tools_cli;
 mod wandb_cli;
