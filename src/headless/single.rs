@@ -5,9 +5,9 @@
 //! warnings, and the exit code of its outcome. Does not own reading the flags or the task
 //! (`crate::cli`), or running the task (`super::run_task`).
 
-use super::{presets, run_task, CheckSpec, EventOutput, Outcome, RunFacts, TaskRun};
+use super::{presets, run_task, CheckSpec, EventOutput, Outcome, RunFacts, TaskError, TaskRun};
 use crate::config::Settings;
-use crate::launch::{self, EngineChoice, LaunchError, SessionOptions};
+use crate::launch::{self, EngineChoice, SessionOptions};
 use crate::sandbox::SandboxKind;
 use std::path::Path;
 
@@ -28,7 +28,7 @@ pub struct Single<'a> {
 }
 
 /// Run the task to its end, its events to `events`.
-pub async fn run_single(s: Single<'_>, events: EventOutput<'_>) -> Result<Outcome, LaunchError> {
+pub async fn run_single(s: Single<'_>, events: EventOutput<'_>) -> Result<Outcome, TaskError> {
     let choice = EngineChoice::from_options(s.opts, s.settings)?;
     if s.opts.sandbox.kind.unwrap_or(SandboxKind::Docker) == SandboxKind::Host {
         let host = crate::sandbox::host::HostSettings {
