@@ -129,7 +129,11 @@ pub(super) fn run(args: &ServeArgs, settings: &Settings) -> anyhow::Result<ExitC
     let mut server = Server::with_replicas(replicas, model_name.clone(), &serve, &settings.engine);
     server.keys = keys;
     server.audit = audit;
-    server.test_faults = std::env::var(crate::serve::TEST_FAULTS_ENV).is_ok_and(|v| v == "1");
+    #[cfg(debug_assertions)]
+    {
+        server.test_faults =
+            std::env::var(crate::serve::TEST_FAULTS_ENV).is_ok_and(|v| v == "1");
+    }
     let first_weights = weights.map(|(w, path)| {
         server.weights = w;
         path

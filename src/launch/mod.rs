@@ -77,26 +77,12 @@ pub enum LaunchError {
     /// A session was started with no model to run it on.
     #[error("no model was given to start the session with")]
     NothingToStart,
-    /// The session patch could not be exported when the session ended: what the agent changed
-    /// is unknown, which is not the same as nothing.
-    #[error("the session patch could not be exported: {0}")]
-    PatchExport(#[source] crate::sandbox::SandboxError),
     #[error("cannot find the sessions directory; pass --session-dir")]
     NoSessionDir,
     #[error("cannot resume: {0}")]
     Resume(String),
     #[error("{0} is not a directory")]
     NotADirectory(PathBuf),
-    /// A task's own image could not be built or read.
-    #[error("Harbor task {}: {source}", task.display())]
-    TaskImage {
-        task: PathBuf,
-        #[source]
-        source: crate::sandbox::SandboxError,
-    },
-    /// A task that cannot be set up (its repository not found or not checked out).
-    #[error("{0}")]
-    Task(String),
 }
 
 /// How the model is reached.

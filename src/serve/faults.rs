@@ -1,4 +1,4 @@
-//! The test-only fault route: `POST /test/replicas/{index}/halt` stops replica `index`'s
+//! The test-only fault route, compiled into debug builds only (the ones tests run): `POST /test/replicas/{index}/halt` stops replica `index`'s
 //! engine thread as a failure would, so that the project's tests can check that its
 //! conversations move to the other replicas and their replies stay right. It answers 404 (as
 //! any unknown route) unless the process was started with `LILYPAD_TEST_FAULTS=1`

@@ -56,6 +56,8 @@ mod chat;
 mod completions;
 mod connections;
 mod door;
+// The test-only fault route is not in release builds: the tests run debug builds.
+#[cfg(debug_assertions)]
 mod faults;
 mod keys;
 mod limits;
@@ -76,6 +78,7 @@ pub use audit::{AuditError, AuditLog, AuditRecord};
 pub use backend::ServedModel;
 pub use connections::serve_with_limits;
 pub use door::Endpoint;
+#[cfg(debug_assertions)]
 pub use faults::TEST_FAULTS_ENV;
 pub use keys::{Caller, KeyStore, KeyTable, KeysError, Limits, Role, DEFAULT_KEY_ID, RESERVED_IDS};
 pub use metrics::{Metrics, Rejection};
@@ -311,7 +314,7 @@ pub fn check_listen(addr: &str, allow_remote: bool) -> Result<std::net::SocketAd
 
 /// The routes, over shared state.
 pub fn router(server: Arc<Server>) -> Router {
-    Router::new()
+    let routes = Router::new()
         .route("/v1/chat/completions", post(chat::completions))
         .route("/v1/completions", post(completions::completions))
         .route("/tokenize", post(tokenize::tokenize))
@@ -323,8 +326,10 @@ pub fn router(server: Arc<Server>) -> Router {
         .route("/metrics", get(metrics))
         .route("/health/live", get(|| async { "ok" }))
         .route("/health/ready", get(ready))
-        .route("/health", get(ready))
-        .route("/test/replicas/{index}/halt", post(faults::halt))
+        .route("/health", get(ready));
+    #[cfg(debug_assertions)]
+    let routes = routes.route("/test/replicas/{index}/halt", post(faults::halt));
+    routes
         .fallback(|| async {
             api::error(StatusCode::NOT_FOUND, "not_found", "no such route".into())
         })
