@@ -14,7 +14,8 @@
 use super::stream::GenerationStream;
 use super::traits::Engine;
 use super::types::{
-    EngineError, GenerateRequest, Prompt, PromptForm, SamplingParams, SequenceId, TokenReport,
+    EngineError, Figures, GenerateRequest, Prompt, PromptForm, SamplingParams, SequenceId,
+    TokenReport,
 };
 use crate::prompt::{GenerationPrompt, Renderer, ToolSpec};
 use crate::protocol::Message;
@@ -115,7 +116,7 @@ impl TemplatedModel {
         &self,
         turn: &TurnRequest,
         copies: &[SequenceId],
-    ) -> Result<Option<usize>, EngineError> {
+    ) -> Result<Option<Figures>, EngineError> {
         let prompt = self.prompt(turn)?;
         self.engine.share_prompt(turn.sequence, &prompt, copies)
     }

@@ -11,7 +11,7 @@
 //! Does not own: the chat template (an engine that reads text is handed rendered text).
 
 use super::stream::GenerationStream;
-use super::types::{EngineError, GenerateRequest, Prompt, PromptForm, SequenceId};
+use super::types::{EngineError, Figures, GenerateRequest, Prompt, PromptForm, SequenceId};
 use std::path::Path;
 
 /// A model engine: reads a prompt, streams the generation back.
@@ -79,15 +79,23 @@ pub trait Engine: Send + Sync {
 
     /// Read `prompt` into conversation `from` once and make each of `copies` a copy of it, so
     /// that every copy's first request finds the prompt already read (several attempts at one
-    /// task). Returns the tokens each copy holds, or `None` for engines that keep no memory
+    /// task, the `n` choices of one request). Returns the figures of that one read (its
+    /// `prompt_tokens` are what each copy holds), or `None` for engines that keep no memory
     /// here (each copy then reads the prompt itself).
     fn share_prompt(
         &self,
         from: SequenceId,
         prompt: &Prompt,
         copies: &[SequenceId],
-    ) -> Result<Option<usize>, EngineError> {
+    ) -> Result<Option<Figures>, EngineError> {
         let _ = (from, prompt, copies);
         Ok(None)
+    }
+
+    /// Drop what the engine keeps of `sequences` (copies made for one request, of no use
+    /// after it), once the requests already sent for them have ended. Engines that keep no
+    /// memory here ignore it.
+    fn forget(&self, sequences: &[SequenceId]) {
+        let _ = sequences;
     }
 }

@@ -146,9 +146,9 @@ pub(super) async fn share_first_prompt(
     let model = first.clone();
     let shared = tokio::task::spawn_blocking(move || model.share_prompt(&turn, &copies)).await;
     match shared {
-        Ok(Ok(Some(tokens))) => {
+        Ok(Ok(Some(read))) => {
             tracing::info!(
-                tokens,
+                tokens = read.prompt_tokens,
                 attempts = configs.len(),
                 "the first prompt was read once for all attempts"
             )

@@ -4,9 +4,9 @@
 //! Request fields read: `messages` and `tools` (through `crate::prompt::parse_conversation`,
 //! with its leniencies), `stream`, `stream_options.include_usage`, `max_tokens` or
 //! `max_completion_tokens`, `temperature` (0 means greedy), `top_p`, `top_k`, `min_p`, `seed`,
-//! `n` (only 1), `chat_template_kwargs.enable_thinking`, `logprobs` and `top_logprobs` (0-20,
-//! OpenAI's), and `return_token_ids` (vLLM's extension). Others (`model`, `tool_choice`,
-//! `stop`, ...) are accepted and ignored.
+//! `n` (1 to `[serve] max_n` choices; `best_of` is refused), `chat_template_kwargs.enable_thinking`,
+//! `logprobs` and `top_logprobs` (0-20, OpenAI's), and `return_token_ids` (vLLM's extension).
+//! Others (`model`, `tool_choice`, `stop`, ...) are accepted and ignored.
 
 use crate::engine::logprob::MAX_TOP;
 use crate::engine::{Figures, SamplingParams, SamplingSettings, StopReason, TokenReport};
@@ -25,6 +25,8 @@ pub(super) struct ChatParams {
     pub include_usage: bool,
     pub max_tokens: u32,
     pub sampling: SamplingParams,
+    /// Choices asked for (`n`).
+    pub n: usize,
     pub thinking: Thinking,
     /// What the engine is asked to report of the tokens.
     pub report: TokenReport,
@@ -123,11 +125,12 @@ pub(super) fn number(body: &Value, key: &str) -> Result<Option<f64>, ApiError> {
     }
 }
 
-/// Read a request body; `defaults` fill in what it leaves out.
+/// Read a request body; `defaults` fill in what it leaves out; `max_n` bounds `n`.
 pub(super) fn parse_request(
     text: &str,
     defaults: &SamplingSettings,
     max_tokens: u32,
+    max_n: usize,
 ) -> Result<ChatParams, ApiError> {
     let body: Value =
         serde_json::from_str(text).map_err(|e| bad(format!("the body is not valid JSON: {e}")))?;
@@ -139,6 +142,7 @@ pub(super) fn parse_request(
         return Err(bad("\"messages\" must not be empty"));
     }
     let (s, max_tokens) = sampling(&body, defaults, max_tokens)?;
+    let n = choices(&body, max_n)?;
     let (logprobs, return_token_ids, report) = token_options(&body)?;
     let thinking = match body.pointer("/chat_template_kwargs/enable_thinking") {
         Some(Value::Bool(false)) => Thinking::Off,
@@ -154,6 +158,7 @@ pub(super) fn parse_request(
             .unwrap_or(false),
         max_tokens,
         sampling: s,
+        n,
         thinking,
         report,
         logprobs,
@@ -161,17 +166,34 @@ pub(super) fn parse_request(
     })
 }
 
-/// The sampling fields and the token cap of a request body (`n` must be 1); `defaults` and
-/// `max_tokens` fill in what it leaves out. `ignore_eos` (vLLM's and SGLang's) generates to
-/// the cap.
+/// How many choices a request body asks for: `n`, 1 by default, at most `max_n`. `best_of`
+/// (generate more, return the best) is refused unless it asks for no more than `n`: the server
+/// returns every choice it generates, and a client ranks them itself (by their `logprobs`).
+pub(super) fn choices(body: &Value, max_n: usize) -> Result<usize, ApiError> {
+    let n = match number(body, "n")? {
+        None => 1,
+        Some(n) if n.fract() == 0.0 && (1.0..=max_n as f64).contains(&n) => n as usize,
+        Some(_) => {
+            return Err(bad(format!(
+                "\"n\" must be an integer from 1 to {max_n} (this server's [serve] max_n)"
+            )))
+        }
+    };
+    match number(body, "best_of")? {
+        Some(b) if b != n as f64 => Err(bad(
+            "\"best_of\" is not supported: ask for \"n\" choices and rank them yourself (\"logprobs\": true rates each choice's tokens)",
+        )),
+        _ => Ok(n),
+    }
+}
+
+/// The sampling fields and the token cap of a request body; `defaults` and `max_tokens` fill
+/// in what it leaves out. `ignore_eos` (vLLM's and SGLang's) generates to the cap.
 pub(super) fn sampling(
     body: &Value,
     defaults: &SamplingSettings,
     max_tokens: u32,
 ) -> Result<(SamplingParams, u32), ApiError> {
-    if number(body, "n")?.is_some_and(|n| n != 1.0) {
-        return Err(bad("only n = 1 is supported"));
-    }
     let mut s = defaults.clone();
     if let Some(t) = number(body, "temperature")? {
         s.temperature = t as f32;
@@ -251,14 +273,14 @@ pub(super) struct Header<'a> {
     pub model: &'a str,
 }
 
-/// One streamed chunk.
-pub(super) fn chunk(h: &Header<'_>, delta: Value, finish: Option<&str>) -> Value {
+/// One streamed chunk, of choice `index`.
+pub(super) fn chunk(h: &Header<'_>, index: usize, delta: Value, finish: Option<&str>) -> Value {
     json!({
         "id": h.id,
         "object": "chat.completion.chunk",
         "created": h.created,
         "model": h.model,
-        "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}],
+        "choices": [{"index": index, "delta": delta, "logprobs": null, "finish_reason": finish}],
     })
 }
 
@@ -274,13 +296,20 @@ pub(super) fn usage_chunk(h: &Header<'_>, f: &Figures) -> Value {
     })
 }
 
-/// A whole (non-streamed) response.
-pub(super) fn completion(
-    h: &Header<'_>,
-    turn: &crate::prompt::ParsedTurn,
-    stop: StopReason,
-    f: &Figures,
-) -> Value {
+/// A whole (non-streamed) response: its choices (see [`choice`]) and the request's figures.
+pub(super) fn completion(h: &Header<'_>, choices: Vec<Value>, f: &Figures) -> Value {
+    json!({
+        "id": h.id,
+        "object": "chat.completion",
+        "created": h.created,
+        "model": h.model,
+        "choices": choices,
+        "usage": usage(f),
+    })
+}
+
+/// Choice `index` of a whole response: the parsed turn and why it stopped.
+pub(super) fn choice(index: usize, turn: &crate::prompt::ParsedTurn, stop: StopReason) -> Value {
     let mut msg = Map::new();
     msg.insert("role".into(), json!("assistant"));
     let content = if turn.content.is_empty() && !turn.tool_calls.is_empty() {
@@ -299,17 +328,10 @@ pub(super) fn completion(
         );
     }
     json!({
-        "id": h.id,
-        "object": "chat.completion",
-        "created": h.created,
-        "model": h.model,
-        "choices": [{
-            "index": 0,
-            "message": Value::Object(msg),
-            "logprobs": null,
-            "finish_reason": finish_reason(stop, !turn.tool_calls.is_empty()),
-        }],
-        "usage": usage(f),
+        "index": index,
+        "message": Value::Object(msg),
+        "logprobs": null,
+        "finish_reason": finish_reason(stop, !turn.tool_calls.is_empty()),
     })
 }
 
@@ -326,6 +348,7 @@ mod tests {
                 "chat_template_kwargs": {"enable_thinking": false}}"#,
             &d,
             100,
+            16,
         )
         .unwrap();
         assert!(p.stream && p.include_usage && p.sampling.greedy);
@@ -334,6 +357,7 @@ mod tests {
             r#"{"messages": [{"role": "user", "content": "hi"}]}"#,
             &d,
             100,
+            16,
         )
         .unwrap();
         assert_eq!(p.max_tokens, 100);
@@ -342,11 +366,57 @@ mod tests {
         for bad_body in [
             "nope",
             r#"{"messages": []}"#,
-            r#"{"messages": [{"role": "user", "content": "hi"}], "n": 2}"#,
             r#"{"messages": [{"role": "user", "content": "hi"}], "temperature": "hot"}"#,
         ] {
-            let r = parse_request(bad_body, &d, 100).unwrap_err();
+            let r = parse_request(bad_body, &d, 100, 16).unwrap_err();
             assert_eq!(r.status, StatusCode::BAD_REQUEST, "{bad_body}");
         }
+    }
+
+    #[test]
+    fn n_choices_from_one_to_the_bound_and_no_best_of() {
+        let n = |body: &str| choices(&serde_json::from_str(body).unwrap(), 16);
+        assert_eq!(n("{}"), Ok(1));
+        assert_eq!(n(r#"{"n": null}"#), Ok(1));
+        assert_eq!(n(r#"{"n": 4}"#), Ok(4));
+        assert_eq!(n(r#"{"n": 16}"#), Ok(16));
+        assert_eq!(
+            n(r#"{"n": 4, "best_of": 4}"#),
+            Ok(4),
+            "best_of = n asks nothing more"
+        );
+        assert_eq!(n(r#"{"best_of": null}"#), Ok(1));
+        for body in [
+            r#"{"n": 0}"#,
+            r#"{"n": 17}"#,
+            r#"{"n": 2.5}"#,
+            r#"{"n": -1}"#,
+        ] {
+            let e = n(body).unwrap_err();
+            assert_eq!(e.status, StatusCode::BAD_REQUEST, "{body}");
+            assert!(e.message.contains("from 1 to 16"), "{body}: {}", e.message);
+        }
+        let e = n(r#"{"n": "4"}"#).unwrap_err();
+        assert!(
+            e.message.contains("\"n\" must be a number"),
+            "{}",
+            e.message
+        );
+        for body in [r#"{"best_of": 3}"#, r#"{"n": 2, "best_of": 4}"#] {
+            let e = n(body).unwrap_err();
+            assert!(
+                e.message.contains("\"best_of\" is not supported"),
+                "{body}: {}",
+                e.message
+            );
+        }
+        let p = parse_request(
+            r#"{"messages": [{"role": "user", "content": "hi"}], "n": 3}"#,
+            &SamplingSettings::default(),
+            100,
+            16,
+        )
+        .unwrap();
+        assert_eq!(p.n, 3);
     }
 }

@@ -3,9 +3,11 @@
 //! the OpenAI API allows), and the answer is the raw generated text. `logprobs: N` (0-20) rates
 //! every generated token in the legacy form (`tokens`, `token_logprobs`, `top_logprobs`,
 //! `text_offset`); `return_token_ids: true` (vLLM's) adds `prompt_token_ids` and
-//! `choices[].token_ids`. An `X-Session-ID` header keeps the engine's memory of one session's
-//! prompts between calls (each call without one reads its prompt afresh). Whole answers only:
-//! `stream`, `echo`, `suffix` and several prompts are refused with a message.
+//! `choices[].token_ids`. `n` asks for several choices of one prompt (`choices.rs`: the
+//! prompt read once), each with its own `index`, `finish_reason`, `logprobs` and ids. An
+//! `X-Session-ID` header keeps the engine's memory of one session's prompts between calls (each
+//! call without one reads its prompt afresh). Whole answers only: `stream`, `echo`, `suffix`
+//! and several prompts are refused with a message.
 //!
 //! Like every model endpoint it is let in by the door (`super::door`): the key, its limits, the
 //! drain, the queue bound, one audit line.
@@ -13,11 +15,14 @@
 //! Does not own: the chat API (`super::chat`), the vocabulary (`super::vocabulary`).
 
 use super::api::{self, ApiError};
+use super::choices::{self, Ask};
 use super::door::{self, Admitted, Endpoint};
 use super::tokenize::token_ids;
 use super::track::Tracking;
 use super::{Rejection, Server};
-use crate::engine::{EngineError, EngineEvent, GenerateRequest, Prompt, SequenceId, TokenReport};
+use crate::engine::{
+    EngineError, EngineEvent, Figures, GenerateRequest, Generation, Prompt, SequenceId, TokenReport,
+};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{Extensions, HeaderMap};
@@ -92,72 +97,86 @@ pub(super) async fn completions(
 
 async fn answer(server: &Arc<Server>, headers: &HeaderMap, mut admitted: Admitted) -> Response {
     let text = admitted.take_body();
-    let (mut request, top, ids, vocabulary) = match read(server, &text).await {
+    let (mut request, n, top, ids, vocabulary) = match read(server, &text).await {
         Ok(r) => r,
         Err(e) => return admitted.refuse(Rejection::InvalidRequest, e),
     };
     drop(text);
     request.sequence = sequence_of(headers, &request.prompt);
-    // Held until the generation ends, as for chat requests (`weights.rs`).
-    let _weights = server.weights.share().await;
+    // Held until the generations end, as for chat requests (`weights.rs`).
+    let weights = server.weights.share().await;
     // A session stays on its replica; a request without one is a conversation of its own.
     let route = format!("completion:{}", request.sequence.0);
     let Some(assigned) = server.replicas.route(&route) else {
         let e = ApiError::from_engine(&EngineError::Stopped);
         return admitted.refuse(Rejection::InvalidRequest, e);
     };
-    let priority = admitted.caller.priority;
+    let ask = Ask {
+        request,
+        n,
+        route,
+        priority: admitted.caller.priority,
+    };
     let tracking = Tracking::new(admitted, assigned.index());
-    let _permit = server.gate.enter(priority).await;
-    let (generated, mut tracking) =
-        match super::chat::generate_off(server, &route, assigned, request, tracking).await {
+    let (mut generating, mut tracking) =
+        match choices::start(server, ask, assigned, tracking, weights).await {
             Ok(g) => g,
-            Err(e) => return e.into_response(),
+            Err(refused) => return refused,
         };
-    let (stream, _assigned) = match generated {
-        Ok(s) => s,
-        Err(e) => {
-            let a = ApiError::from_engine(&e);
-            tracking.refused(super::chat::rejection(&e), a.status.as_u16());
-            return a.into_response();
-        }
-    };
-    let mut events = stream.events;
-    let mut out = String::new();
-    let generation = loop {
-        match events.recv().await {
-            Some(EngineEvent::Piece(p)) => {
+    // The client going away drops this future: every choice stops.
+    let _stop = generating.cancel.on_drop();
+    let mut outs = vec![String::new(); n];
+    let mut ends: Vec<Option<Generation>> = (0..n).map(|_| None).collect();
+    while ends.iter().any(Option::is_none) {
+        let failed = match generating.events.recv().await {
+            Some((i, EngineEvent::Piece(p))) => {
                 tracking.token();
-                out.push_str(&p);
+                if let Some(out) = outs.get_mut(i) {
+                    out.push_str(&p);
+                }
+                continue;
             }
-            Some(EngineEvent::Done(g)) => break g,
-            Some(EngineEvent::Failed(e)) => {
-                let a = ApiError::from_engine(&e);
-                tracking.end("error", a.status.as_u16(), None, Vec::new());
-                return a.into_response();
+            Some((i, EngineEvent::Done(g))) => {
+                if let Some(end) = ends.get_mut(i) {
+                    *end = Some(g);
+                }
+                continue;
             }
-            Some(EngineEvent::Parsed(_) | EngineEvent::Sampled(_)) => {}
-            None => {
-                let a = ApiError::from_engine(&EngineError::Ended);
-                tracking.end("error", a.status.as_u16(), None, Vec::new());
-                return a.into_response();
-            }
-        }
+            Some((_, EngineEvent::Parsed(_) | EngineEvent::Sampled(_))) => continue,
+            Some((_, EngineEvent::Failed(e))) => e,
+            None => EngineError::Ended,
+        };
+        generating.cancel.cancel();
+        let a = ApiError::from_engine(&failed);
+        tracking.end("error", a.status.as_u16(), None, Vec::new());
+        return a.into_response();
+    }
+    let ends: Vec<Generation> = ends.into_iter().flatten().collect();
+    let figures: Vec<&Figures> = ends.iter().map(|g| &g.figures).collect();
+    let all = choices::figures(generating.shared.as_ref(), &figures);
+    let stops: Vec<_> = ends.iter().map(|g| (g.stop, false)).collect();
+    tracking.end(
+        choices::finish_reason(&stops),
+        200,
+        all.as_ref(),
+        Vec::new(),
+    );
+    let Some(all) = all else {
+        return ApiError::from_engine(&EngineError::Ended).into_response();
     };
-    let finish = api::finish_reason(generation.stop, false);
-    tracking.end(finish, 200, Some(&generation), Vec::new());
-    respond(server, out, &generation, top, ids, vocabulary.as_deref())
+    respond(server, outs, &ends, &all, top, ids, vocabulary.as_deref())
 }
 
 type Read = (
     GenerateRequest,
+    usize,
     Option<u8>,
     bool,
     Option<Arc<super::Vocabulary>>,
 );
 
-/// The request read: what to generate, the ratings and ids asked for, and the vocabulary
-/// that shows them.
+/// The request read: what to generate, the choices, the ratings and ids asked for, and the
+/// vocabulary that shows them.
 async fn read(server: &Server, text: &str) -> Result<Read, ApiError> {
     let body: Value = serde_json::from_str(text)
         .map_err(|e| api::bad(format!("the body is not valid JSON: {e}")))?;
@@ -171,6 +190,7 @@ async fn read(server: &Server, text: &str) -> Result<Read, ApiError> {
         ));
     }
     let (sampling, max_tokens) = api::sampling(&body, &server.sampling, DEFAULT_MAX_TOKENS)?;
+    let n = api::choices(&body, server.max_n)?;
     let top = match api::number(&body, "logprobs")? {
         None => None,
         Some(n) if (0.0..=20.0).contains(&n) && n.fract() == 0.0 => Some(n as u8),
@@ -191,41 +211,53 @@ async fn read(server: &Server, text: &str) -> Result<Read, ApiError> {
         logprobs: (top.is_some() || ids).then_some(top.unwrap_or(0)),
         prompt_tokens: ids,
     };
-    Ok((request, top, ids, vocabulary))
+    Ok((request, n, top, ids, vocabulary))
 }
 
-/// The answer's body.
+/// The answer's body: choice `i` is `outs[i]` as `ends[i]` generated it; `figures` are the
+/// request's (the prompt once, every choice's tokens).
 fn respond(
     server: &Server,
-    out: String,
-    generation: &crate::engine::Generation,
+    outs: Vec<String>,
+    ends: &[Generation],
+    figures: &Figures,
     top: Option<u8>,
     ids: bool,
     vocabulary: Option<&super::Vocabulary>,
 ) -> Response {
-    let mut choice = json!({
-        "index": 0,
-        "text": out,
-        "logprobs": null,
-        "finish_reason": api::finish_reason(generation.stop, false),
-    });
     let mut body = json!({
         "id": format!("cmpl-{}", api::now()),
         "object": "text_completion",
         "created": api::now(),
         "model": server.model_name,
-        "usage": api::usage(&generation.figures),
+        "usage": api::usage(figures),
     });
-    if let Some(v) = vocabulary {
-        if top.is_some() {
-            choice["logprobs"] = v.completion_logprobs(&generation.sampled, 0);
-        }
-        if ids {
-            choice["token_ids"] =
-                json!(generation.sampled.iter().map(|t| t.id).collect::<Vec<_>>());
-            body["prompt_token_ids"] = json!(generation.prompt_tokens);
-        }
+    let choices: Vec<Value> = outs
+        .into_iter()
+        .zip(ends)
+        .enumerate()
+        .map(|(i, (out, generation))| {
+            let mut choice = json!({
+                "index": i,
+                "text": out,
+                "logprobs": null,
+                "finish_reason": api::finish_reason(generation.stop, false),
+            });
+            if let Some(v) = vocabulary {
+                if top.is_some() {
+                    choice["logprobs"] = v.completion_logprobs(&generation.sampled, 0);
+                }
+                if ids {
+                    choice["token_ids"] =
+                        json!(generation.sampled.iter().map(|t| t.id).collect::<Vec<_>>());
+                }
+            }
+            choice
+        })
+        .collect();
+    if let (Some(first), true, Some(_)) = (ends.first(), ids, vocabulary) {
+        body["prompt_token_ids"] = json!(first.prompt_tokens);
     }
-    body["choices"] = json!([choice]);
+    body["choices"] = json!(choices);
     axum::Json(body).into_response()
 }

@@ -24,7 +24,7 @@
 //!
 //! Does not own: when the events happen (`chat.rs` reports them).
 
-use crate::engine::{Generation, OccupancyReading};
+use crate::engine::{Figures, OccupancyReading};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::{Family, MetricConstructor};
@@ -375,7 +375,7 @@ impl Metrics {
         reason: &str,
         since_arrival: Duration,
         time_to_first: Option<Duration>,
-        g: Option<&Generation>,
+        figures: Option<&Figures>,
     ) {
         let base = self.base(key, replica);
         if time_to_first.is_some() {
@@ -389,10 +389,9 @@ impl Metrics {
         self.e2e
             .get_or_create(&base)
             .observe(since_arrival.as_secs_f64());
-        let Some(g) = g else {
+        let Some(f) = figures else {
             return;
         };
-        let f = &g.figures;
         self.prompt_tokens
             .get_or_create(&base)
             .inc_by(f.prompt_tokens as u64);

@@ -20,6 +20,10 @@
 //! token is the key `default`, an admin. With `--audit DIR` each request leaves one JSON line
 //! (`audit.rs`, written by `door.rs`).
 //!
+//! Choices (`choices.rs`): a request may ask for `n` choices of one prompt (1 to `[serve]
+//! max_n`); it passes the door once, the prompt is read once and forked into the choices'
+//! sequences, and each choice takes its own place to generate.
+//!
 //! Replicas (`replicas.rs`): `--replicas N` puts N engines behind the one front end; each
 //! conversation stays on the replica that holds its memory, and the conversations of a replica
 //! whose engine stopped move to the others. `faults.rs` is a test-only route (the operator's) that stops one.
@@ -53,6 +57,7 @@ mod api;
 mod audit;
 mod backend;
 mod chat;
+mod choices;
 mod completions;
 mod connections;
 mod door;
@@ -112,8 +117,8 @@ pub struct ServeSettings {
     /// Requests that may be in flight (generating or waiting for a sequence); more are turned
     /// away with 503.
     pub max_queue: usize,
-    /// Requests generating at once; the others wait, higher key priority first (default: the
-    /// engine's `sequences`).
+    /// Generations at once (each choice of a request is one); the others wait, higher key
+    /// priority first (default: the engine's `sequences` times the replicas).
     pub parallel: Option<usize>,
     /// API keys with their limits and priorities, JSON Lines (`--keys FILE`); re-read on
     /// SIGHUP.
@@ -130,6 +135,8 @@ pub struct ServeSettings {
     /// Seconds a client has to send a request's headers, and then its body; a keep-alive
     /// connection idle this long is closed.
     pub read_timeout_secs: u64,
+    /// The most choices one request may ask for (`"n"`, see `choices.rs`).
+    pub max_n: usize,
 }
 
 impl Default for ServeSettings {
@@ -147,6 +154,7 @@ impl Default for ServeSettings {
             audit_retention_days: None,
             replicas: None,
             read_timeout_secs: 30,
+            max_n: 16,
         }
     }
 }
@@ -200,6 +208,11 @@ pub struct Server {
     /// Server defaults for requests that leave sampling fields out.
     pub sampling: SamplingSettings,
     pub max_tokens: u32,
+    /// The most choices one request may ask for (`[serve] max_n`).
+    pub max_n: usize,
+    /// Sequences each replica's engine decodes together (`[engine] sequences`): the most
+    /// choices of one request that generate at once, each in a sequence of its own.
+    pub(crate) sequences: usize,
     /// The time a client has to send a request's headers, then its body (`door.rs`).
     pub read_timeout: std::time::Duration,
     /// The engine's vocabulary, fetched when a request first needs it.
@@ -247,6 +260,8 @@ impl Server {
             draining: AtomicBool::new(false),
             sampling: engine.sampling.clone(),
             max_tokens: engine.max_turn_tokens,
+            max_n: serve.max_n.max(1),
+            sequences: engine.sequences.max(1) as usize,
             read_timeout: std::time::Duration::from_secs(serve.read_timeout_secs.max(1)),
             vocabulary: tokio::sync::OnceCell::new(),
         }

@@ -1,6 +1,6 @@
-//! The wait for the engine: at most `parallel` requests generate at once (by default the
-//! engine's sequences), and those waiting are let in by priority, higher first, then in the
-//! order they came.
+//! The wait for the engine: at most `parallel` generations run at once (by default the
+//! engine's sequences; each choice of a request is one, `choices.rs`), and those waiting are
+//! let in by priority, higher first, then in the order they came.
 //!
 //! A waiting request whose client goes away leaves the line (its place is skipped); a
 //! [`Permit`] is given to the next waiting request when dropped, and back to the pool when none

@@ -10,7 +10,7 @@
 use super::door::{Admitted, CLIENT_GONE};
 use super::metrics::Replica;
 use super::Rejection;
-use crate::engine::Generation;
+use crate::engine::Figures;
 use std::time::Instant;
 
 /// A taken request, until it ends.
@@ -71,12 +71,13 @@ impl Tracking {
     }
 
     /// It ended: `reason` as the metrics count it, `status` as the client got it, the
-    /// generation's figures if it finished, and the tools its reply called.
+    /// request's figures if it finished (all its choices together), and the tools its reply
+    /// called.
     pub(super) fn end(
         &mut self,
         reason: &str,
         status: u16,
-        g: Option<&Generation>,
+        figures: Option<&Figures>,
         tool_names: Vec<String>,
     ) {
         if std::mem::replace(&mut self.ended, true) {
@@ -89,10 +90,9 @@ impl Tracking {
             reason,
             self.admitted.arrived.elapsed(),
             to_first,
-            g,
+            figures,
         );
-        self.admitted
-            .end(status, reason, g.map(|g| &g.figures), tool_names);
+        self.admitted.end(status, reason, figures, tool_names);
     }
 }
 

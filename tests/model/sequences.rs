@@ -148,7 +148,8 @@ fn a_shared_prompt_is_read_once_for_every_attempt() {
         &lilypad::engine::Prompt::Text(prompt.clone()),
         &[SequenceId(2), SequenceId(3)],
     )
-    .unwrap();
+    .unwrap()
+    .map(|read| read.prompt_tokens);
     let streams: Vec<_> = [1, 2, 3]
         .iter()
         .map(|&s| e.generate_traced(greedy_in(s, &prompt, 10)).unwrap())
@@ -165,6 +166,44 @@ fn a_shared_prompt_is_read_once_for_every_attempt() {
         );
         assert_eq!(&g.tokens, &expected.0, "sequence {}", s + 1);
     }
+}
+
+/// What `lilypad serve` does for `n` choices: one read, forks, the choices decoded together
+/// (while one is still generating, the forget waits for it), then the copies forgotten: the
+/// engine keeps the source conversation alone, as after one choice.
+#[test]
+fn copies_made_for_one_request_are_forgotten_after_it() {
+    let _g = serial();
+    let prompt = chat("s", "three answers, please");
+    let e = load(&test_settings());
+    let read = lilypad::engine::Engine::share_prompt(
+        &e,
+        SequenceId(1),
+        &lilypad::engine::Prompt::Text(prompt.clone()),
+        &[SequenceId(2), SequenceId(3)],
+    )
+    .unwrap()
+    .expect("the in-process engine shares");
+    assert_eq!(read.reuse, Reuse::Fresh);
+    assert_eq!(read.evaluated_tokens, read.prompt_tokens);
+    assert_eq!(read.generated_tokens, 0, "the read generates nothing");
+    let streams: Vec<_> = [1, 2, 3]
+        .iter()
+        .map(|&s| e.generate(greedy_in(s, &prompt, 40)).unwrap())
+        .collect();
+    lilypad::engine::Engine::forget(&e, &[SequenceId(2), SequenceId(3)]);
+    for (s, stream) in streams.into_iter().enumerate() {
+        let (_, g) = stream.wait().unwrap();
+        assert_eq!(g.figures.evaluated_tokens, 1, "sequence {}", s + 1);
+    }
+    let kept: Vec<SequenceId> = e
+        .memory()
+        .unwrap()
+        .conversations
+        .iter()
+        .map(|c| c.sequence)
+        .collect();
+    assert_eq!(kept, [SequenceId(1)]);
 }
 
 #[test]

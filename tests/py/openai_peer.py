@@ -24,6 +24,9 @@ Modes:
             weights, the server waits for it), then replies are the second server's, the
             conversation's memory is not reused, /v1/models names the file's SHA-256, and a
             file that does not load is refused with the old weights kept
+  choices   the tiny model: `n` = 4 chat choices, whole and streamed (each chunk's choice by
+            its index, each choice's own finish_reason and logprobs), usage counting the prompt
+            once; `n` = 4 on /v1/completions; `best_of` and an `n` over 16 refused
   keys      the server has a keys file whose key API_KEY allows few tokens per minute: a wrong
             key is refused (AuthenticationError), the request id comes back, and the second
             request is over the limit (RateLimitError with Retry-After)
@@ -609,6 +612,74 @@ def weights_checks(client, new_model, reference_base):
     print("weights: stream of", len(streamed), "tokens finished on the old weights, body", body)
 
 
+def choice_checks(client):
+    model = client.models.list().data[0].id
+    messages = [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "give four answers"},
+    ]
+    asked = dict(
+        model=model, messages=messages, max_tokens=6, temperature=1.0, seed=5,
+        extra_body={"ignore_eos": True},
+    )
+    one = client.chat.completions.create(**asked)
+
+    def text(m):
+        return (extra(m, "reasoning_content") or "") + (m.content or "")
+
+    # Whole: four indexed choices, each with its own finish reason and ratings.
+    r = client.chat.completions.create(**asked, n=4, logprobs=True)
+    assert [c.index for c in r.choices] == [0, 1, 2, 3], r
+    for c in r.choices:
+        assert c.finish_reason == "length", c
+        assert len(c.logprobs.content) == 6, c.logprobs
+    assert r.usage.prompt_tokens == one.usage.prompt_tokens, (r.usage, one.usage)
+    assert r.usage.completion_tokens == 4 * 6, r.usage
+    whole = [text(c.message) for c in r.choices]
+    assert whole[0] == text(one.choices[0].message), "choice 0 has the request's seed"
+    assert len(set(whole)) > 1, whole
+
+    # Streamed: each chunk names its choice; folded by index they are the whole reply's.
+    stream = client.chat.completions.create(
+        **asked, n=4, stream=True, stream_options={"include_usage": True}
+    )
+    texts, finishes, usage = {}, {}, None
+    for chunk in stream:
+        if chunk.usage is not None:
+            usage = chunk.usage
+        for c in chunk.choices:
+            assert c.index not in finishes, f"choice {c.index} sent a chunk after its end"
+            texts[c.index] = texts.get(c.index, "") + text(c.delta)
+            if c.finish_reason:
+                finishes[c.index] = c.finish_reason
+    assert finishes == {i: "length" for i in range(4)}, finishes
+    assert [texts[i] for i in range(4)] == whole, (texts, whole)
+    assert usage.prompt_tokens == one.usage.prompt_tokens, usage
+    assert usage.completion_tokens == 4 * 6, usage
+
+    # Completions: four choices of one prompt.
+    c = client.completions.create(
+        model=model, prompt="Once upon a time", max_tokens=5, n=4, temperature=1.0, seed=2,
+        extra_body={"ignore_eos": True},
+    )
+    assert [ch.index for ch in c.choices] == [0, 1, 2, 3], c
+    assert all(ch.finish_reason == "length" for ch in c.choices), c
+    assert c.usage.completion_tokens == 4 * 5, c.usage
+
+    # Refusals, as the client raises them.
+    for call, says in [
+        (lambda: client.completions.create(model=model, prompt="x", max_tokens=2, best_of=2),
+         "best_of"),
+        (lambda: client.chat.completions.create(**asked, n=17), "from 1 to 16"),
+    ]:
+        try:
+            call()
+            raise AssertionError(f"not refused: {says}")
+        except openai.BadRequestError as e:
+            assert says in str(e), e
+    print("choices:", whole)
+
+
 def main():
     mode, base = sys.argv[1], sys.argv[2]
     if mode == "weights":
@@ -626,6 +697,8 @@ def main():
         concurrent_checks(client)
     elif mode == "tokens":
         token_checks(client)
+    elif mode == "choices":
+        choice_checks(client)
     elif mode in ("replicas", "replicas-session", "replicas-failover"):
         replica_checks(client, mode)
     elif mode == "keys":

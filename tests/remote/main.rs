@@ -21,6 +21,7 @@ mod remote_errors;
 mod remote_llama_cpp_python;
 mod remote_serve;
 mod serve_audit;
+mod serve_choices;
 mod serve_cli;
 mod serve_door;
 mod serve_hangups;

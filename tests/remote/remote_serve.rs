@@ -430,7 +430,7 @@ fn metrics_count_what_was_served() {
         port,
         "POST",
         "/v1/chat/completions",
-        r#"{"messages": [{"role": "user", "content": "x"}], "n": 2}"#,
+        r#"{"messages": [{"role": "user", "content": "x"}], "n": 17}"#,
     );
     assert_eq!(status, 400);
     assert!(generated > 0 && prompt > 0);

@@ -76,6 +76,18 @@ fn openai_client_gets_logprobs_token_ids_and_token_in_completions() {
     run_peer(&py, &server, "tokens", None);
 }
 
+/// `n` = 4: four indexed choices from the `openai` client, whole and streamed, chat and
+/// completions; `best_of` refused.
+#[test]
+fn openai_client_gets_n_indexed_choices() {
+    let Some(py) = python() else { return };
+    let server = serve(
+        &["--model", remote_common::tiny_model().to_str().unwrap()],
+        &[],
+    );
+    run_peer(&py, &server, "choices", None);
+}
+
 /// The `openai` client against a server with a keys file: 401 as `AuthenticationError`, 429 as
 /// `RateLimitError` with `Retry-After`, `X-Request-Id` echoed.
 #[test]

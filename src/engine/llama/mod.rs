@@ -150,6 +150,11 @@ pub(crate) enum Job {
     Memory {
         reply: mpsc::Sender<MemoryReport>,
     },
+    /// Drop these conversations (their memory in a sequence, or parked), each once it is not
+    /// generating; nothing answers.
+    Forget {
+        sequences: Vec<SequenceId>,
+    },
     /// Stop the thread as if it had failed (tests of what survives an engine failure).
     Halt {
         done: mpsc::Sender<()>,
@@ -579,16 +584,35 @@ impl Engine for EngineHandle {
         from: SequenceId,
         prompt: &Prompt,
         copies: &[SequenceId],
-    ) -> Result<Option<usize>, EngineError> {
-        let Prompt::Text(text) = prompt else {
+    ) -> Result<Option<Figures>, EngineError> {
+        if matches!(prompt, Prompt::Chat { .. }) {
             return Ok(None);
-        };
-        self.logits_in(from, text)?;
-        let mut held = 0;
-        for &to in copies.iter().filter(|&&to| to != from) {
-            held = self.fork(from, to)?;
         }
-        Ok(Some(held))
+        // Read as a generation of one greedy token, not as a logits job: a prompt is then
+        // read a chunk at a time between the steps of the generations running (a logits job
+        // reads it whole, holding them up), a long one is tokenised here, and memory ends
+        // holding the prompt with a snapshot before its last token, where each copy's first
+        // request comes back to (it reads that one token).
+        let mut read =
+            GenerateRequest::new(prompt.clone(), 1, crate::engine::SamplingParams::greedy());
+        read.sequence = from;
+        let (_, g) = self.generate(read)?.wait()?;
+        for &to in copies.iter().filter(|&&to| to != from) {
+            self.fork(from, to)?;
+        }
+        Ok(Some(Figures {
+            generated_tokens: 0,
+            decode_seconds: 0.0,
+            draft: None,
+            ..g.figures
+        }))
+    }
+
+    fn forget(&self, sequences: &[SequenceId]) {
+        // Answered by no one: a stopped engine holds nothing to forget.
+        let _ = self.send(Job::Forget {
+            sequences: sequences.to_vec(),
+        });
     }
 }
 

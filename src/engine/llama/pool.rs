@@ -332,6 +332,18 @@ impl Pool {
         Ok(Some(self.residents[d].memory.len()))
     }
 
+    /// Forget conversation `key` (in a sequence or parked); the caller has made sure it is
+    /// not generating.
+    pub(super) fn forget(&mut self, ctx: &mut Target<'_>, key: u64) -> Result<(), EngineError> {
+        self.parked.retain(|p| p.key != key);
+        if let Some(i) = self.find(key) {
+            let r = &mut self.residents[i];
+            r.key = None;
+            r.memory.clear(ctx)?;
+        }
+        Ok(())
+    }
+
     /// Forget every conversation that is not generating.
     pub(super) fn reset(&mut self, ctx: &mut Target<'_>) -> Result<(), EngineError> {
         self.parked.clear();

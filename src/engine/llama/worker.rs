@@ -372,6 +372,18 @@ impl Worker<'_> {
                 let _ = reply.send(self.report());
                 Start::Done
             }
+            Job::Forget { ref sequences } => {
+                // After the generations of these conversations that started before it.
+                if sequences.iter().any(|s| self.pool.is_busy(s.0)) {
+                    return Start::Wait(w);
+                }
+                for s in sequences {
+                    if let Err(e) = self.pool.forget(&mut self.ctx, s.0) {
+                        tracing::warn!("cannot forget conversation {}: {e}", s.0);
+                    }
+                }
+                Start::Done
+            }
             // Taken by `serve` before any job starts.
             Job::Halt { .. } => Start::Done,
         }
@@ -687,6 +699,7 @@ fn job_keys(job: &Job) -> Vec<u64> {
         | Job::LoadState { sequence, .. } => vec![sequence.0],
         Job::Score { .. } => vec![crate::engine::SequenceId::DEFAULT.0],
         Job::Fork { from, to, .. } => vec![from.0, to.0],
+        Job::Forget { sequences } => sequences.iter().map(|s| s.0).collect(),
         Job::Detokenize { .. }
         | Job::Pieces { .. }
         | Job::Reset { .. }
@@ -713,8 +726,12 @@ fn fail(job: Job, e: EngineError) {
         Job::Reset { reply } => {
             let _ = reply.send(Err(e));
         }
-        // These never wait.
-        Job::Detokenize { .. } | Job::Pieces { .. } | Job::Memory { .. } | Job::Halt { .. } => {}
+        // These never wait, or answer no one.
+        Job::Detokenize { .. }
+        | Job::Pieces { .. }
+        | Job::Memory { .. }
+        | Job::Halt { .. }
+        | Job::Forget { .. } => {}
     }
 }
 
