@@ -22,8 +22,8 @@ const SEQUENCES: u32 = 8;
 const CTX: u32 = 65_536;
 
 /// Serve `load` with `count` replicas of the model at `path`, `es`'s threads in all and
-/// [`SEQUENCES`] sequences, [`CTX`] tokens of cache and `load.conversations` kept
-/// conversations in all.
+/// [`SEQUENCES`] sequences, [`CTX`] tokens of cache and room for twice `load.conversations`
+/// kept conversations in all (each of two replicas room for every conversation).
 fn side(
     rt: &tokio::runtime::Runtime,
     path: &Path,
