@@ -164,6 +164,14 @@ pub enum BenchError {
     Attempts(Box<dyn std::error::Error + Send + Sync>),
     #[error(transparent)]
     Peer(#[from] super::peers::PeerError),
+    /// A side of a serving bench generated another length than the one both sides were held
+    /// to: the figures would compare unequal work.
+    #[error("{server} generated {made} tokens where both sides were held to {expected}")]
+    UnequalWork {
+        server: &'static str,
+        expected: usize,
+        made: usize,
+    },
 }
 
 /// An I/O failure while doing `what`.

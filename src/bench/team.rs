@@ -4,9 +4,14 @@
 //! message of a tool result's size after the conversation so far, the model's own short greedy
 //! replies kept, all conversations at once from concurrent HTTP clients. Per side: prompt tokens
 //! the server evaluated per new prompt token (Lilypad's from `usage.prompt_tokens_details.
-//! cached_tokens`, the peer's `timings.prompt_n`), and the aggregate wall time, Lilypad's
-//! with its default shared attention cache and with one per sequence (`--no-kv-unified`,
-//! the layout of the peer's slots).
+//! cached_tokens`, the peer's `timings.prompt_n`), and completion tokens per second of wall
+//! time, Lilypad's with its default shared attention cache and with one per sequence
+//! (`--no-kv-unified`, the layout of the peer's slots).
+//!
+//! Both sides do the same work: every reply is held to exactly `max_tokens` tokens
+//! (`ignore_eos` on both, `max_tokens` / `n_predict`), and a reply of any other length (as
+//! either server counts it) fails the run rather than skewing a rate. So the completion
+//! tokens of the two sides are equal and the rates compare wall times of equal work.
 //!
 //! Both sides read the same rendered text (`/v1/completions` with `X-Session-ID` per
 //! conversation; the peer's `/completion` with `cache_prompt`), so the chat template plays no
@@ -125,9 +130,11 @@ pub(super) fn listen(
     Ok((format!("http://{addr}"), serving))
 }
 
-/// One side: every conversation on its own task; `ask` sends one prompt and returns (prompt
-/// tokens evaluated, completion text, completion tokens).
+/// One side (`server` names it in errors): every conversation on its own task; `ask` sends
+/// one prompt and returns (prompt tokens evaluated, completion text, completion tokens). Each
+/// reply must be exactly `load.max_tokens` long ([`BenchError::UnequalWork`] otherwise).
 pub(super) async fn drive<F, Fut>(
+    server: &'static str,
     load: Load,
     engine: Arc<EngineHandle>,
     ask: F,
@@ -149,6 +156,13 @@ where
                 let prompt = render(&history, &user, c);
                 let len = engine.tokenize(&prompt)?.len();
                 let (evaluated, reply, made) = ask(c, prompt.clone()).await?;
+                if made != load.max_tokens as usize {
+                    return Err(BenchError::UnequalWork {
+                        server,
+                        expected: load.max_tokens as usize,
+                        made,
+                    });
+                }
                 side.evaluated += evaluated;
                 side.new_tokens += len.saturating_sub(before);
                 side.completion += made;
@@ -194,32 +208,41 @@ fn serve_side(
     );
     let (url, serving) = listen(rt, server)?;
     let (client, max) = (client.clone(), load.max_tokens);
-    let side = rt.block_on(drive(load, engine.clone(), move |c, prompt| {
-        let (client, url) = (client.clone(), url.clone());
-        async move {
-            let body = serde_json::json!({
-                "model": "bench", "prompt": prompt, "max_tokens": max, "temperature": 0,
-            });
-            let v = post(
-                &client,
-                &format!("{url}/v1/completions"),
-                Some(format!("conversation-{c}")),
-                &body,
-            )
-            .await?;
-            let u = &v["usage"];
-            let prompt_tokens = u["prompt_tokens"]
-                .as_u64()
-                .ok_or_else(|| refused("lilypad serve", &v))?
-                as usize;
-            let cached = u["prompt_tokens_details"]["cached_tokens"]
-                .as_u64()
-                .unwrap_or(0) as usize;
-            let text = v["choices"][0]["text"].as_str().unwrap_or("").to_string();
-            let made = u["completion_tokens"].as_u64().unwrap_or(0) as usize;
-            Ok((prompt_tokens - cached.min(prompt_tokens), text, made))
-        }
-    }));
+    let side = rt.block_on(drive(
+        "lilypad serve",
+        load,
+        engine.clone(),
+        move |c, prompt| {
+            let (client, url) = (client.clone(), url.clone());
+            async move {
+                let body = serde_json::json!({
+                    "model": "bench", "prompt": prompt, "max_tokens": max, "temperature": 0,
+                    "ignore_eos": true,
+                });
+                let v = post(
+                    &client,
+                    &format!("{url}/v1/completions"),
+                    Some(format!("conversation-{c}")),
+                    &body,
+                )
+                .await?;
+                let u = &v["usage"];
+                let prompt_tokens = u["prompt_tokens"]
+                    .as_u64()
+                    .ok_or_else(|| refused("lilypad serve", &v))?
+                    as usize;
+                let cached = u["prompt_tokens_details"]["cached_tokens"]
+                    .as_u64()
+                    .unwrap_or(0) as usize;
+                let text = v["choices"][0]["text"].as_str().unwrap_or("").to_string();
+                let made = u["completion_tokens"]
+                    .as_u64()
+                    .ok_or_else(|| refused("lilypad serve", &v))?
+                    as usize;
+                Ok((prompt_tokens - cached.min(prompt_tokens), text, made))
+            }
+        },
+    ));
     serving.abort();
     side
 }
@@ -296,25 +319,33 @@ pub fn run(
     let peer_url = peer.url().to_string();
     let theirs = {
         let (client, max) = (client.clone(), load.max_tokens);
-        rt.block_on(drive(load, engine.clone(), move |_, prompt| {
-            let (client, url) = (client.clone(), peer_url.clone());
-            async move {
-                let body = serde_json::json!({
-                    "prompt": prompt, "n_predict": max, "cache_prompt": true,
-                    "temperature": 0, "top_k": 1,
-                });
-                let v = post(&client, &format!("{url}/completion"), None, &body).await?;
-                // A refused request (a prompt past the context) has no timings: an error, not
-                // a request that cost nothing.
-                let evaluated = v["timings"]["prompt_n"]
-                    .as_u64()
-                    .ok_or_else(|| refused("llama-server", &v))?
-                    as usize;
-                let text = v["content"].as_str().unwrap_or("").to_string();
-                let made = v["timings"]["predicted_n"].as_u64().unwrap_or(0) as usize;
-                Ok((evaluated, text, made))
-            }
-        }))?
+        rt.block_on(drive(
+            "llama-server",
+            load,
+            engine.clone(),
+            move |_, prompt| {
+                let (client, url) = (client.clone(), peer_url.clone());
+                async move {
+                    let body = serde_json::json!({
+                        "prompt": prompt, "n_predict": max, "ignore_eos": true,
+                        "cache_prompt": true, "temperature": 0, "top_k": 1,
+                    });
+                    let v = post(&client, &format!("{url}/completion"), None, &body).await?;
+                    // A refused request (a prompt past the context) has no timings: an error, not
+                    // a request that cost nothing.
+                    let evaluated = v["timings"]["prompt_n"]
+                        .as_u64()
+                        .ok_or_else(|| refused("llama-server", &v))?
+                        as usize;
+                    let text = v["content"].as_str().unwrap_or("").to_string();
+                    let made = v["timings"]["predicted_n"]
+                        .as_u64()
+                        .ok_or_else(|| refused("llama-server", &v))?
+                        as usize;
+                    Ok((evaluated, text, made))
+                }
+            },
+        ))?
     };
     drop(peer);
     let per_new = |s: &Side| s.evaluated as f64 / s.new_tokens.max(1) as f64;
@@ -322,16 +353,24 @@ pub fn run(
         "{} conversations x {} growing turns, concurrent clients",
         load.conversations, load.turns
     );
-    let throughput = |how: &str, side: &Side| Figure {
+    // The same quantity on both sides, counted the same way (`drive` held every reply to
+    // `max_tokens`), and the ratio is of those two rates.
+    let rate = |side: &Side| side.completion as f64 / side.seconds.max(1e-9);
+    let throughput = |how: &str, side: &Side| {
+        Figure {
         bench: "team".into(),
-        name: format!("{how}: aggregate throughput (wall time), {what}"),
-        value: side.completion as f64 / side.seconds.max(1e-9),
+        name: format!(
+            "{how}: completion tokens per second of wall time, {what} ({} completion tokens on each side)",
+            side.completion
+        ),
+        value: rate(side),
         unit: "tok/s".into(),
         baseline: "llama-server -np 4, each slot Lilypad's whole context, same workload".into(),
-        baseline_value: theirs.completion as f64 / theirs.seconds.max(1e-9),
-        ratio: theirs.seconds / side.seconds.max(1e-9),
+        baseline_value: rate(&theirs),
+        ratio: rate(side) / rate(&theirs).max(1e-9),
         better: "higher".into(),
         target: Some(1.0),
+    }
     };
     Ok(vec![
         Figure {

@@ -302,25 +302,59 @@ fn bench_measures_the_engine_against_llama_cpps_own_programs() {
         ratio_is_sane(&f[0]);
     }
 
-    // Two replicas of `lilypad serve` against one, the threads shared between them.
+    // The completion tokens a figure's name says each side generated.
+    let each_side = |f: &serde_json::Value| -> usize {
+        let name = f["name"].as_str().unwrap();
+        name.rsplit_once('(')
+            .and_then(|(_, tail)| tail.strip_suffix(" completion tokens on each side)"))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no count of tokens per side in {name}"))
+    };
+
+    // Two replicas of `lilypad serve` against one with the same threads, sequences and cache
+    // in all; every reply held to 8 tokens: 16 conversations x 3 turns x 8 in a quick run.
     let team = with("team");
     let two = named(&team, "serve: 2 replicas");
     assert_eq!(two.len(), 1, "{team}");
     assert_eq!(
-        two[0]["baseline"], "1 replica with every thread, same workload, same run",
+        two[0]["baseline"],
+        "1 replica with every thread, all 8 sequences and the whole 65536-token cache, same workload, same run",
         "{}",
         two[0]
     );
+    assert!(
+        two[0]["name"]
+            .as_str()
+            .unwrap()
+            .contains("8 sequences and a 65536-token cache in all"),
+        "{}",
+        two[0]
+    );
+    assert_eq!(each_side(&two[0]), 16 * 3 * 8, "{}", two[0]);
     ratio_is_sane(&two[0]);
     // `lilypad serve` against llama-server on the same conversations: both read each new
-    // prompt token about once, and both served every request with its figures.
+    // prompt token about once, and both served every request with its figures. The rates are
+    // completion tokens per second of wall time, both sides held to the same replies (8
+    // conversations x 4 turns x 8 tokens in a quick run), and the ratio is of those rates.
+    let evaluated = named(&team, "serve: prompt tokens evaluated per new prompt token");
+    assert_eq!(evaluated.len(), 1, "{team}");
+    ratio_is_sane(&evaluated[0]);
     for part in [
-        "serve: prompt tokens evaluated per new prompt token",
-        "serve: aggregate throughput (wall time)",
+        "serve: completion tokens per second of wall time",
         "serve --no-kv-unified (an attention cache per sequence",
     ] {
         let f = named(&team, part);
         assert_eq!(f.len(), 1, "{part}: {team}");
+        assert_eq!(f[0]["unit"], "tok/s", "{}", f[0]);
+        assert!(
+            f[0]["name"]
+                .as_str()
+                .unwrap()
+                .contains("completion tokens per second of wall time"),
+            "{}",
+            f[0]
+        );
+        assert_eq!(each_side(&f[0]), 8 * 4 * 8, "{}", f[0]);
         ratio_is_sane(&f[0]);
     }
     let evaluated = &named(&team, "evaluated per new prompt token")[0];
