@@ -111,7 +111,7 @@ fn pull_by_tag_fills_the_shared_cache_and_works_offline() {
         std::fs::read_to_string(repo_dir(dir.path()).join("refs/main")).unwrap(),
         COMMIT
     );
-    assert_eq!(blobs(dir.path()), [sha.clone()]);
+    assert_eq!(blobs(dir.path()), std::slice::from_ref(&sha));
     let requests = hub.requests();
     assert!(
         requests.iter().any(|r| r == &format!("GET /cdn/{sha}")),
