@@ -284,4 +284,38 @@ mod tests {
         assert_eq!(quote("refs/pr/1", false), "refs%2Fpr%2F1");
         assert_eq!(quote("a b/c.gguf", true), "a%20b/c.gguf");
     }
+
+    fn said(status: u16, code: Option<&str>, file: Option<&str>) -> String {
+        let mut headers = HeaderMap::new();
+        if let Some(c) = code {
+            headers.insert(X_ERROR_CODE, c.parse().unwrap());
+        }
+        let cx = Context {
+            repo: "o/m",
+            revision: "v2",
+            file,
+        };
+        let status = StatusCode::from_u16(status).unwrap();
+        check("http://h/x", status, &headers, &cx, "http://h")
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn error_codes_in_plain_words() {
+        assert!(said(404, Some("RevisionNotFound"), None).contains("no revision `v2`"));
+        assert!(said(404, Some("EntryNotFound"), Some("f.gguf")).contains("has no file f.gguf"));
+        assert!(said(404, Some("RepoNotFound"), None).contains("o/m was not found"));
+        let gated = said(403, Some("GatedRepo"), None);
+        assert!(
+            gated.contains("gated") && gated.contains("HF_TOKEN"),
+            "{gated}"
+        );
+        let refused = said(401, Some("RepoNotFound"), None);
+        assert!(
+            refused.contains("HF_TOKEN") && refused.contains("gated"),
+            "{refused}"
+        );
+        assert!(said(500, None, None).contains("HTTP 500"));
+    }
 }
