@@ -49,6 +49,27 @@ impl Cache {
             .join(file)
     }
 
+    /// Hold the lock on one blob, `.locks/models--ORG--NAME/ETAG.lock`, the file
+    /// `huggingface_hub` locks too, so that two downloads of one file (from two Lilypad
+    /// processes or one and the Python client) wait for each other. Released when the
+    /// returned file is dropped.
+    pub fn lock(&self, repo: &str, etag: &str) -> Result<std::fs::File, HubError> {
+        let dir = self
+            .root
+            .join(".locks")
+            .join(self.repo_dir(repo).file_name().unwrap_or_default());
+        std::fs::create_dir_all(&dir).map_err(HubError::io(&dir))?;
+        let path = dir.join(format!("{etag}.lock"));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(HubError::io(&path))?;
+        file.lock().map_err(HubError::io(&path))?;
+        Ok(file)
+    }
+
     /// The commit `refs/REVISION` holds, if the revision was seen.
     pub fn read_ref(&self, repo: &str, revision: &str) -> Result<Option<String>, HubError> {
         let path = self.repo_dir(repo).join("refs").join(revision);

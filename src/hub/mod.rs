@@ -7,6 +7,8 @@
 //! `HF_HUB_OFFLINE`), does not resume a cut download and checks no hash. The HTTP calls, header
 //! names and cache layout follow `huggingface_hub` (see docs/models.md).
 //!
+//! Two pulls of one file wait for each other on `huggingface_hub`'s lock file for it.
+//!
 //! Owns: model names (`ORG/NAME[:TAG]`), choosing a repository's file by tag, the cache
 //! layout, the Hub's HTTP API and downloads. Does not own: reading the environment
 //! (`crate::config` fills [`HubSettings`]), printing progress (`crate::cli` does), converting

@@ -152,6 +152,16 @@ async fn pull_file(
     let meta = api.meta(repo, commit, file).await?;
     let commit = meta.commit.as_deref().unwrap_or(commit);
     let blob = cache.blob(repo, &meta.etag);
+    // Another pull of the same file finishes (or fails) before this one looks at the blob.
+    let lock = {
+        let (cache, repo, etag) = (cache.clone(), repo.to_string(), meta.etag.clone());
+        tokio::task::spawn_blocking(move || cache.lock(&repo, &etag))
+            .await
+            .map_err(|e| HubError::Io {
+                path: blob.clone(),
+                source: std::io::Error::other(e),
+            })??
+    };
     if !blob.exists() {
         let partial = blob.with_file_name(format!("{}.incomplete", meta.etag));
         report(Progress::Started {
@@ -190,5 +200,6 @@ async fn pull_file(
         });
     }
     cache.link(repo, commit, file, &meta.etag)?;
+    drop(lock);
     Ok(cache.snapshot(repo, commit, file))
 }

@@ -1,7 +1,7 @@
 //! `lilypad pull`, `lilypad models` and `--model ORG/NAME:TAG` through the real binary,
 //! against the mock Hub of `hub_mock.rs`: pull by tag into the shared cache layout, resume
 //! after a cut, a 200 answer to a Range request, a corrupt file refused, a gated repository,
-//! offline use; and, when the test Python has `huggingface_hub`, the official client's
+//! two pulls of one file at once, offline use; and, when the test Python has `huggingface_hub`, the official client's
 //! download found by Lilypad with no download of its own.
 
 use super::hub_mock::{sha256_hex, Faults, MockFile, MockHub, COMMIT, TOKEN};
@@ -334,4 +334,34 @@ fn what_huggingface_hub_downloaded_is_found_without_a_download() {
         .filter(|r| r.contains("/cdn/"))
         .count();
     assert_eq!(downloads, after, "{:?}", hub.requests());
+}
+
+#[test]
+fn two_pulls_of_one_file_at_once_leave_one_good_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = tiny_bytes(dir.path());
+    let hub = MockHub::start(REPO, repo(&tiny), Faults::default());
+    let start = || {
+        lilypad(dir.path())
+            .env("HF_ENDPOINT", &hub.url)
+            .args(["pull", "frogs/tiny-GGUF:Q8_0"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (start(), start());
+    for child in [a, b] {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let sha = sha256_hex(&tiny);
+    assert_eq!(blobs(dir.path()), std::slice::from_ref(&sha));
+    let snapshot = repo_dir(dir.path()).join(format!("snapshots/{COMMIT}/tiny-Q8_0.gguf"));
+    assert_eq!(std::fs::read(snapshot).unwrap(), tiny);
+    assert!(dir
+        .path()
+        .join("hub/.locks/models--frogs--tiny-GGUF")
+        .join(format!("{sha}.lock"))
+        .exists());
 }
