@@ -2,10 +2,11 @@
 # Installs the Python peers of the remote-engine tests (tests/remote/, `cargo test --test remote`)
 # into a virtual environment cached outside the clone, once: the official `openai` client and
 # llama-cpp-python's OpenAI-compatible server (a third-party server for the same tiny GGUF),
-# both from PyPI. llama-cpp-python compiles llama.cpp from source the first time (about 8.5
-# CPU-minutes: some 5 minutes on two idle cores); later runs find the environment and return
-# at once. Prints an `export` line for the test
-# command to evaluate; on failure it prints nothing to stdout and the tests that need the peers
+# both from PyPI; and the official `huggingface_hub` client, which keeps the mock Hub of the
+# `pull` tests (tests/cli/hub_pull.rs) honest. llama-cpp-python compiles llama.cpp from
+# source the first time (about 8.5 CPU-minutes: some 5 minutes on two idle cores); later runs
+# find the environment and return at once. Prints an `export` line for the test command to
+# evaluate; on failure it prints nothing to stdout and the tests that need the peers
 # fail under LILYPAD_TEST_STRICT=1.
 set -euo pipefail
 cache="${LILYPAD_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/lilypad-test}"
@@ -29,5 +30,11 @@ if [ ! -f "$venv/.complete" ]; then
     nice "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
     "llama-cpp-python[server]==$llama_cpp_python_version" >&2
   touch "$venv/.complete"
+fi
+# Added after the environment was first made, so installed on its own (no rebuild of the rest).
+huggingface_hub_version=2.4.0
+if ! "$venv/bin/python" -c "import huggingface_hub, sys; sys.exit(huggingface_hub.__version__ != '$huggingface_hub_version')" 2>/dev/null; then
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "huggingface_hub==$huggingface_hub_version" >&2
 fi
 echo "export LILYPAD_TEST_PYTHON='$venv/bin/python'"

@@ -242,6 +242,14 @@ fn model(settings: &Settings, out: &mut dyn Write) -> Result<Option<PathBuf>, Do
             writeln!(out, "model           {} (configured)", p.display())?;
             Some(p)
         }
+        ModelSource::Pulled { name, path } => {
+            writeln!(out, "model           {} ({name}, pulled)", path.display())?;
+            Some(path)
+        }
+        ModelSource::NotPulled { why, .. } => {
+            writeln!(out, "model           none: {why}")?;
+            None
+        }
         ModelSource::Discovered(p) => {
             writeln!(
                 out,

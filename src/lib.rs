@@ -19,6 +19,7 @@ pub mod engine;
 pub mod export;
 pub mod gguf;
 pub mod headless;
+pub mod hub;
 pub mod launch;
 #[cfg(test)]
 mod layering;

@@ -83,4 +83,8 @@ pub enum Command {
     Harness(super::harness::HarnessArgs),
     /// Remove the containers, pods and workspaces that killed Lilypad processes left behind.
     Sweep(super::sweep::SweepArgs),
+    /// Download a GGUF model from the Hugging Face Hub into its shared cache (ORG/NAME[:TAG]).
+    Pull(super::pull::PullArgs),
+    /// List the GGUF models in the Hugging Face cache.
+    Models(super::models::ModelsArgs),
 }

@@ -30,12 +30,7 @@ pub(super) fn run(args: &GenerateArgs, settings: &Settings) -> anyhow::Result<Ex
         (None, None) => anyhow::bail!("give --prompt TEXT or --prompt-file FILE"),
     };
     let e = &settings.engine;
-    let model = match settings.model_source() {
-        crate::config::ModelSource::Configured(p) | crate::config::ModelSource::Discovered(p) => p,
-        crate::config::ModelSource::Missing { .. } => {
-            anyhow::bail!("no model: pass --model F.gguf (see `lilypad doctor`)")
-        }
-    };
+    let model = settings.model_source().file()?.to_path_buf();
     let engine = EngineHandle::load(&model, e, |_| {})?;
     let stream = engine.generate(GenerateRequest::new(
         prompt,

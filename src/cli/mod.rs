@@ -13,10 +13,12 @@ mod generate;
 mod harness;
 mod info;
 mod interactive;
+mod models;
 mod options;
 mod parse;
 mod process;
 mod prompt;
+mod pull;
 mod quant_check;
 mod quantize;
 mod replay;
@@ -123,6 +125,8 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<ExitCode> {
         Command::Bench(args) => bench::run(&args, &settings),
         Command::Harness(args) => harness::run(&args),
         Command::Sweep(args) => sweep::run(&args, &settings),
+        Command::Pull(args) => pull::run(&args, &settings),
+        Command::Models(args) => models::run(&args, &settings),
     }
 }
 

@@ -2,7 +2,7 @@
 //! until interrupted. Prints `listening on http://ADDR/v1` on stderr once it accepts
 //! connections (with the real port when `--listen` asked for port 0).
 
-use crate::config::{ModelSource, Settings};
+use crate::config::Settings;
 use crate::engine::{Engine, EngineHandle, ScriptEngine};
 use crate::serve::{
     check_listen, AuditLog, KeyStore, LoadError, Replica, Replicas, ServeError, ServedModel,
@@ -103,12 +103,7 @@ pub(super) fn run(args: &ServeArgs, settings: &Settings) -> anyhow::Result<ExitC
             )
         }
         None | Some("llama") => {
-            let path = match settings.model_source() {
-                ModelSource::Configured(p) | ModelSource::Discovered(p) => p,
-                ModelSource::Missing { .. } => {
-                    anyhow::bail!("no model: pass --model F.gguf (see `lilypad doctor`)")
-                }
-            };
+            let path = settings.model_source().file()?.to_path_buf();
             let name = path
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())

@@ -11,6 +11,7 @@
 //! platform's conventions. Does not own: the command line (`crate::cli` turns its flags into
 //! [`Overrides`]).
 
+mod hub;
 mod repo;
 mod wandb;
 
@@ -216,6 +217,10 @@ pub struct Settings {
     /// Command approval rules saved per repository (`[[command_rules]]`, appended by the
     /// interface's "don't ask again for commands starting with…").
     pub command_rules: Vec<crate::agent::SavedCommandRule>,
+    /// The Hugging Face Hub and its cache (`HF_*` variables; see `docs/models.md`); from the
+    /// environment only.
+    #[serde(skip)]
+    pub hub: crate::hub::HubSettings,
     /// The config file these settings were read from, or would be (where rules are saved).
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -309,6 +314,8 @@ impl Settings {
     /// Environment layer. Only variables that are not also flags live here; flags read their
     /// own variables through clap.
     fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) {
+        let home = directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf());
+        self.hub = hub::from_env(&get, home);
         if let Some(v) = get("LILYPAD_GPU_LAYERS").and_then(|v| v.parse().ok()) {
             self.engine.gpu_layers = Some(v);
         }
@@ -494,17 +501,59 @@ pub fn models_dir() -> Option<PathBuf> {
 pub enum ModelSource {
     /// `--model`, `LILYPAD_MODEL` or the config file.
     Configured(PathBuf),
+    /// A model name (`ORG/NAME[:TAG]`) given as the model, found in the Hugging Face cache.
+    Pulled { name: String, path: PathBuf },
+    /// A model name given as the model that is not in the cache (or cannot be read there).
+    NotPulled { name: String, why: String },
     /// Found in the models directory.
     Discovered(PathBuf),
     /// Nothing configured and nothing found in `searched`.
     Missing { searched: Option<PathBuf> },
 }
 
+impl ModelSource {
+    /// The file to load, or why there is none.
+    pub fn file(&self) -> Result<&Path, NoModel> {
+        match self {
+            Self::Configured(p) | Self::Discovered(p) | Self::Pulled { path: p, .. } => Ok(p),
+            Self::NotPulled { why, .. } => Err(NoModel::NotPulled(why.clone())),
+            Self::Missing { .. } => Err(NoModel::Missing),
+        }
+    }
+}
+
+/// Why no model file is there to load.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum NoModel {
+    /// A model name not in the Hugging Face cache (the message says to pull it).
+    #[error("{0}")]
+    NotPulled(String),
+    #[error("no model: pass --model F.gguf or --model ORG/NAME[:TAG] after `lilypad pull ORG/NAME[:TAG]` (see `lilypad doctor`)")]
+    Missing,
+}
+
 impl Settings {
     /// The model to use: the configured one, else the first `.gguf` in the models directory
     /// (FrogNano files first, then by name).
+    /// A configured value that is no file but reads as `ORG/NAME[:TAG]` is looked up in the
+    /// Hugging Face cache, with no network call.
     pub fn model_source(&self) -> ModelSource {
         if let Some(p) = &self.engine.model {
+            let given = p.to_string_lossy();
+            if !p.exists() && crate::hub::ModelName::looks_like(&given) {
+                let found = crate::hub::ModelName::parse(&given)
+                    .and_then(|name| crate::hub::find(&self.hub, &name, None));
+                return match found {
+                    Ok(path) => ModelSource::Pulled {
+                        name: given.into_owned(),
+                        path,
+                    },
+                    Err(e) => ModelSource::NotPulled {
+                        name: given.into_owned(),
+                        why: e.to_string(),
+                    },
+                };
+            }
             return ModelSource::Configured(p.clone());
         }
         let dir = models_dir();

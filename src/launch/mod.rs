@@ -39,8 +39,11 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 #[derive(Debug, Error)]
 pub enum LaunchError {
-    #[error("no model: pass --model F.gguf, set LILYPAD_MODEL, or use --engine script:FILE (see `lilypad doctor`)")]
+    #[error("no model: pass --model F.gguf or a pulled ORG/NAME[:TAG], set LILYPAD_MODEL, or use --engine script:FILE (see `lilypad doctor`)")]
     NoModel,
+    /// `--model ORG/NAME[:TAG]` that is not in the Hugging Face cache.
+    #[error("{0}")]
+    NotPulled(String),
     #[error(transparent)]
     Remote(#[from] crate::engine::remote::RemoteError),
     #[error(transparent)]
@@ -106,7 +109,10 @@ impl EngineChoice {
                 Err(crate::engine::remote::RemoteError::NoEndpoint.into())
             }
             (None | Some(EngineFlag::Llama), _) => match settings.model_source() {
-                ModelSource::Configured(p) | ModelSource::Discovered(p) => Ok(Self::Llama(p)),
+                ModelSource::Configured(p)
+                | ModelSource::Discovered(p)
+                | ModelSource::Pulled { path: p, .. } => Ok(Self::Llama(p)),
+                ModelSource::NotPulled { why, .. } => Err(LaunchError::NotPulled(why)),
                 ModelSource::Missing { .. } => Err(LaunchError::NoModel),
             },
         }

@@ -39,6 +39,8 @@ mod e2e_review;
 mod e2e_rewind;
 mod export_cli;
 mod headless;
+mod hub_mock;
+mod hub_pull;
 mod project_docs;
 mod prompt_cli;
 mod reload_weights_cli;
