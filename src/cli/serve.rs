@@ -126,8 +126,7 @@ pub(super) fn run(args: &ServeArgs, settings: &Settings) -> anyhow::Result<ExitC
     server.audit = audit;
     #[cfg(debug_assertions)]
     {
-        server.test_faults =
-            std::env::var(crate::serve::TEST_FAULTS_ENV).is_ok_and(|v| v == "1");
+        server.test_faults = std::env::var(crate::serve::TEST_FAULTS_ENV).is_ok_and(|v| v == "1");
     }
     let first_weights = weights.map(|(w, path)| {
         server.weights = w;
