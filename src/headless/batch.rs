@@ -659,6 +659,8 @@ impl Job {
             rollout: self.plan.rollout,
             mode: RunMode::Attempt(AttemptRun {
                 instance_id: &task.instance_id,
+                number: self.attempt,
+                base_seed: self.plan.base_seed,
                 sequence: self.sequence,
                 verification: &prepared.verification,
                 resume: resume.as_deref(),

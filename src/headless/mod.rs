@@ -165,6 +165,10 @@ pub enum RunMode<'a> {
 pub struct AttemptRun<'a> {
     /// The batch task this is an attempt at (a single task is named by its session id).
     pub instance_id: &'a str,
+    /// The attempt's number (from 1) and its batch's base seed: the session samples with
+    /// [`attempt_seed`]`(base_seed, number)`, as every attempt does.
+    pub number: u32,
+    pub base_seed: u32,
     /// The engine sequence of the attempt's conversation.
     pub sequence: crate::engine::SequenceId,
     /// How the attempt is verified after the agent, as its task's kind says.
@@ -251,9 +255,14 @@ pub async fn run_task(
         }
         None => None,
     };
-    let beginning = match earlier {
-        Some(rec) => launch::Beginning::Resumed(Box::new(rec)),
-        None => launch::Beginning::New {
+    let beginning = match (earlier, attempt) {
+        (Some(rec), _) => launch::Beginning::Resumed(Box::new(rec)),
+        (None, Some(a)) => launch::Beginning::Attempt {
+            task: task.to_string(),
+            number: a.number,
+            base_seed: a.base_seed,
+        },
+        (None, None) => launch::Beginning::New {
             task: task.to_string(),
         },
     };

@@ -7,6 +7,7 @@
 //! collects them into an outcome) or reading flags (`crate::cli`).
 
 pub mod attempts;
+mod beginning;
 pub mod check;
 pub mod devices;
 mod instructions;
@@ -16,12 +17,14 @@ pub mod policy;
 pub mod provenance;
 mod recorder;
 pub mod resume;
+pub mod serving;
 mod session;
 
+pub use beginning::{Beginning, RunFacts, StartStep, Started};
 pub use instructions::for_resumed as resumed_instructions;
 pub use options::{EngineFlag, SandboxOptions, SessionOptions, UnknownEngine};
 pub use policy::Answerer;
-pub use session::{Beginning, RunFacts, SessionBuilder, StartStep, Started};
+pub use session::SessionBuilder;
 
 use crate::agent::{self, AgentConfig, ApprovalPolicy};
 use crate::config::{ModelSource, Settings};

@@ -50,10 +50,13 @@ pub fn starting_policy(
     let over = |base: ApprovalPolicy| approve.map_or(base, |a| a.over(base));
     let chosen = match (answerer, beginning) {
         (Answerer::Person, Beginning::New { .. }) => plain(over(ApprovalPolicy::default())),
-        (Answerer::Person, Beginning::Attempts { .. }) => plain(over(attempts_policy(kind))),
-        (Answerer::Nobody { allow_host }, Beginning::New { .. } | Beginning::Attempts { .. }) => {
-            plain(over(headless_policy(kind, allow_host)))
+        (Answerer::Person, Beginning::Attempts { .. } | Beginning::Attempt { .. }) => {
+            plain(over(attempts_policy(kind)))
         }
+        (
+            Answerer::Nobody { allow_host },
+            Beginning::New { .. } | Beginning::Attempts { .. } | Beginning::Attempt { .. },
+        ) => plain(over(headless_policy(kind, allow_host))),
         (Answerer::Person, Beginning::Resumed(rec)) => resumed_by_person(rec, approve)?,
         (Answerer::Nobody { .. }, Beginning::Resumed(rec)) => resumed_headless(rec)?,
     };

@@ -5,7 +5,8 @@
 //! turn records, the model's memory), build the agent's configuration, write the session
 //! header with its provenance (or reopen the log being continued), and start the agent
 //! ([`super::start`]). Attempts are new sessions numbered from 1, each with the seed and
-//! engine sequence [`super::attempts`] gives its number.
+//! engine sequence [`super::attempts`] gives its number; what a session begins from is
+//! [`super::beginning`].
 //!
 //! Owns: the order of those steps and what is cleaned up when one fails (a sandbox opened for
 //! a session that then cannot start is closed). Does not own: who answers approvals and
@@ -14,80 +15,21 @@
 //! collects them into an outcome).
 
 use super::attempts::{attempt_seed, attempt_sequence, share_first_prompt};
+use super::beginning::{Beginning, Numbering, RunFacts, StartStep, Started};
 use super::policy::{starting_policy, Answerer};
 use super::resume::{self, Recorded};
 use super::{
-    agent_config, header, image_notice, session_dir, start, EngineChoice, LaunchError, Running,
+    agent_config, header, image_notice, session_dir, start, EngineChoice, LaunchError,
     SessionOptions,
 };
 use crate::agent::{AgentConfig, ApprovalPolicy};
 use crate::config::Settings;
 use crate::engine::{SequenceId, TemplatedModel};
-use crate::protocol::{Event, Op};
+use crate::protocol::Op;
 use crate::sandbox::{self, Sandbox, SandboxExt, SandboxPool, SandboxSpec};
-use crate::session::{self, Provenance, SessionLog};
+use crate::session::{self, SessionLog};
 use std::path::Path;
 use std::sync::Arc;
-
-/// Facts about the run that the session header records beside what the session knows.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RunFacts {
-    /// The model with its hash (computed once per batch).
-    pub model: Option<crate::session::ModelIdentity>,
-    pub preset: Option<String>,
-    pub attempt: Option<u32>,
-    /// The limits the run was made under (recorded in the provenance).
-    pub limits: Option<crate::session::RunLimits>,
-}
-
-/// How a session begins.
-pub enum Beginning {
-    /// A new session of `task` (recorded in its header; empty for none yet).
-    New { task: String },
-    /// A recorded session continued: its patch and turn records restored in the fresh
-    /// sandbox, its conversation rebuilt, its log appended to; an unfinished task goes on
-    /// (unless a follow-up is given, [`SessionBuilder::follow_up`]).
-    Resumed(Box<Recorded>),
-    /// `count` new sessions of `task`, each in its own sandbox: attempt `n` (from 1) samples
-    /// with [`attempt_seed`]`(base_seed, n)` on engine sequence [`attempt_sequence`]`(n)`.
-    Attempts {
-        task: String,
-        count: u32,
-        base_seed: u32,
-    },
-}
-
-/// What a step of the start-up tells its caller.
-#[derive(Debug, Clone, PartialEq)]
-pub enum StartStep {
-    /// The sandbox is being opened (the image built or set up first when the settings ask).
-    OpeningSandbox,
-    /// A line from the image's build or setup.
-    Image(String),
-    /// The resumed session's files go back into the sandbox.
-    RestoringFiles,
-    /// The resumed session's model memory is being read back.
-    RestoringMemory,
-}
-
-/// A started session and what its caller needs beside the running agent.
-pub struct Started {
-    pub running: Running,
-    pub sandbox: Arc<dyn Sandbox>,
-    /// What the sandbox image lacks for this repository (shown at start), if anything.
-    pub notice: Option<String>,
-    /// The recorded events of a resumed session (empty for a new one).
-    pub earlier: Vec<Event>,
-    /// The provenance the session header records.
-    pub provenance: Option<Provenance>,
-    /// The system prompt the conversation started with.
-    pub system_prompt: String,
-    /// What to tell about the approval policy once the session is shown (a resume that did
-    /// not keep a looser one).
-    pub policy_notice: Option<String>,
-    /// The attempt this session is (its number from 1 and its seed), for attempts.
-    pub attempt: Option<(u32, u32)>,
-}
 
 /// The choices one session is started with (see the module docs).
 pub struct SessionBuilder<'a> {
@@ -257,7 +199,7 @@ impl<'a> SessionBuilder<'a> {
                 .await
                 .map(|s| vec![s]),
             (Some(_), Some(_), Beginning::New { task }) => {
-                self.new_sessions(models, &task, &sandboxes, chosen.policy, None)
+                self.new_sessions(models, &task, &sandboxes, chosen.policy, Numbering::Plain)
                     .await
             }
             (
@@ -267,7 +209,21 @@ impl<'a> SessionBuilder<'a> {
                     task, base_seed, ..
                 },
             ) => {
-                self.new_sessions(models, &task, &sandboxes, chosen.policy, Some(base_seed))
+                let numbering = Numbering::Set { base_seed };
+                self.new_sessions(models, &task, &sandboxes, chosen.policy, numbering)
+                    .await
+            }
+            (
+                Some(_),
+                Some(_),
+                Beginning::Attempt {
+                    task,
+                    number,
+                    base_seed,
+                },
+            ) => {
+                let numbering = Numbering::One { number, base_seed };
+                self.new_sessions(models, &task, &sandboxes, chosen.policy, numbering)
                     .await
             }
             // No model or no sandbox: nothing to start (callers give at least one model).
@@ -351,37 +307,42 @@ impl<'a> SessionBuilder<'a> {
         })
     }
 
-    /// New sessions of `task`, one per sandbox; with `base_seed` they are attempts, each
-    /// seeded and sequenced by its number, their first prompt read once where they share an
-    /// engine.
+    /// New sessions of `task`, one per sandbox; attempts are seeded (and a set of them
+    /// sequenced) by their number, a set's first prompt read once where they share an engine.
     async fn new_sessions(
         &self,
         models: Vec<Arc<TemplatedModel>>,
         task: &str,
         sandboxes: &[Arc<dyn Sandbox>],
         policy: ApprovalPolicy,
-        base_seed: Option<u32>,
+        numbering: Numbering,
     ) -> Result<Vec<Started>, LaunchError> {
         let dir = session_dir(self.opts)?;
         let docs = super::instructions::read(self.settings, self.opts, &self.spec.repo)?;
         let mut configs = Vec::with_capacity(sandboxes.len());
+        let mut numbers = Vec::with_capacity(sandboxes.len());
         for n in (1..).take(sandboxes.len()) {
-            let (sequence, seed) = match base_seed {
-                Some(base) => (attempt_sequence(n), Some(attempt_seed(base, n))),
-                None => (self.sequence, None),
+            let (sequence, number) = match numbering {
+                Numbering::Plain => (self.sequence, None),
+                Numbering::Set { base_seed } => (attempt_sequence(n), Some((n, base_seed))),
+                Numbering::One { number, base_seed } => (self.sequence, Some((number, base_seed))),
             };
+            let seed = number.map(|(n, base)| attempt_seed(base, n));
             let mut config = self.config(policy, &session::new_session_id(), sequence, seed)?;
             config.instructions = docs.as_ref().map(super::instructions::for_agent);
             configs.push(config);
+            numbers.push(number.map(|(n, _)| n));
         }
-        if base_seed.is_some() {
+        if matches!(numbering, Numbering::Set { .. }) {
             share_first_prompt(&models, &configs, task).await;
         }
         let mut out = Vec::with_capacity(configs.len());
-        for ((n, config), (model, sandbox)) in
-            (1..).zip(configs).zip(models.into_iter().zip(sandboxes))
+        for ((number, config), (model, sandbox)) in numbers
+            .into_iter()
+            .zip(configs)
+            .zip(models.into_iter().zip(sandboxes))
         {
-            let attempt = base_seed.map(|_| (n, config.sampling.seed));
+            let attempt = number.map(|n| (n, config.sampling.seed));
             let mut header = header(&config, &self.spec, self.choice, task);
             if let Some(d) = &docs {
                 header.project_docs = super::instructions::records(d);
@@ -398,7 +359,7 @@ impl<'a> SessionBuilder<'a> {
             let log = SessionLog::create(&dir, &header)?;
             let system_prompt = config.system_prompt.clone();
             let running = start(model, sandbox.clone(), config, Default::default(), log);
-            if (self.send_task || base_seed.is_some()) && !task.is_empty() {
+            if (self.send_task || numbering != Numbering::Plain) && !task.is_empty() {
                 let _ = running.ops.send(Op::UserMessage {
                     text: task.to_string(),
                 });

@@ -7,11 +7,13 @@
 use super::api::{self, ApiError};
 use super::choices::{self, rejection, Ask};
 use super::door::{self, Endpoint};
+use super::metrics::Rejection;
 use super::reply::{Choice, Reply, TokensAsked};
+use super::server::Server;
 use super::track::Tracking;
-use super::{conversation_key, Rejection, Server};
 use crate::engine::{EngineError, SequenceId, TurnRequest};
 use crate::prompt::{Parser, Start, Thinking, ToolSchemas};
+use crate::protocol::conversation_key;
 use crate::protocol::Message;
 use axum::body::{Body, Bytes};
 use axum::extract::State;

@@ -32,10 +32,11 @@
 //! (`reply.rs`, `completions.rs`), the engine's memory (`crate::engine`).
 
 use super::api::ApiError;
+use super::metrics::Rejection;
 use super::replicas::Assigned;
+use super::server::Server;
 use super::track::Tracking;
 use super::weights::Share;
-use super::{Rejection, Server};
 use crate::engine::{
     DraftFigures, Engine, EngineError, EngineEvent, Figures, GenerateRequest, GenerationStream,
     SequenceId, StopReason,

@@ -17,9 +17,10 @@
 use super::api::{self, ApiError};
 use super::choices::{self, Ask};
 use super::door::{self, Admitted, Endpoint};
+use super::metrics::Rejection;
+use super::server::Server;
 use super::tokenize::token_ids;
 use super::track::Tracking;
-use super::{Rejection, Server};
 use crate::engine::{
     EngineError, EngineEvent, Figures, GenerateRequest, Generation, Prompt, SequenceId, TokenReport,
 };

@@ -27,7 +27,8 @@ use super::api::{self, ApiError};
 use super::audit::{AuditLog, AuditRecord};
 use super::keys::{Caller, Role, UNKNOWN_KEY_ID};
 use super::limits::{Held, OverLimit};
-use super::{Rejection, Server};
+use super::metrics::Rejection;
+use super::server::Server;
 use crate::engine::Figures;
 use axum::body::{Body, Bytes};
 use axum::extract::ConnectInfo;
@@ -277,7 +278,7 @@ pub(super) async fn enter(
         record,
         arrived,
     };
-    let caller = match super::authorized(server, headers) {
+    let caller = match authorized(server, headers) {
         Ok(c) => c,
         Err(e) => return Err(at.refuse(UNKNOWN_KEY_ID, Rejection::Unauthorized, e)),
     };
@@ -554,6 +555,19 @@ impl Drop for Admitted {
         // Dropped before an end: the client went away while it was handled.
         self.end(CLIENT_GONE, "abort", None, Vec::new());
     }
+}
+
+/// The key of `Authorization: Bearer TOKEN` (see [`KeyStore::caller`]), or 401.
+fn authorized(server: &Server, headers: &HeaderMap) -> Result<Caller, ApiError> {
+    let token = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    server.keys.caller(token).ok_or_else(|| ApiError {
+        status: StatusCode::UNAUTHORIZED,
+        kind: "invalid_api_key",
+        message: "missing or unknown API key (send Authorization: Bearer KEY)".into(),
+    })
 }
 
 #[cfg(test)]

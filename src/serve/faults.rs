@@ -9,8 +9,9 @@
 //! Does not own: noticing the failure (the next request routed there finds the engine stopped,
 //! `chat.rs`), moving conversations (`replicas.rs`).
 
+use super::api;
 use super::door::{self, Endpoint};
-use super::{api, Server};
+use super::server::Server;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{Extensions, HeaderMap, StatusCode};

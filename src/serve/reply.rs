@@ -15,8 +15,9 @@
 
 use super::api::{self, ApiError, Header};
 use super::choices::Generating;
+use super::server::Server;
 use super::track::Tracking;
-use super::{Server, Vocabulary};
+use super::vocabulary::Vocabulary;
 use crate::engine::{EngineError, EngineEvent, Figures, Generation, SampledToken};
 use crate::prompt::{ParseEvent, ParsedTurn, Parser};
 use axum::body::Bytes;

@@ -16,7 +16,8 @@
 
 use super::api::{self, ApiError};
 use super::door::{self, Endpoint};
-use super::{Rejection, Server};
+use super::metrics::Rejection;
+use super::server::Server;
 use crate::engine::{EngineError, Prompt, SequenceId, TurnRequest};
 use crate::prompt::{parse_conversation, Thinking};
 use axum::body::Body;

@@ -8,8 +8,8 @@
 //! (`metrics.rs`).
 
 use super::door::{Admitted, CLIENT_GONE};
+use super::metrics::Rejection;
 use super::metrics::Replica;
-use super::Rejection;
 use crate::engine::Figures;
 use std::time::Instant;
 

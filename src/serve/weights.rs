@@ -18,8 +18,10 @@
 //! Owns: the routes, the gate and the version in force. Does not own: loading engines or
 //! hashing files ([`WeightLoader`], given by the binary), where requests go (`replicas.rs`).
 
+use super::api;
 use super::door::{self, Admitted, Endpoint};
-use super::{api, Replica, Server};
+use super::replicas::Replica;
+use super::server::Server;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{Extensions, HeaderMap, StatusCode};
