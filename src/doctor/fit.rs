@@ -90,8 +90,9 @@ pub struct Fit {
     pub why: String,
 }
 
+/// Bytes in GiB, as `doctor`'s device lines say them.
 fn gb(b: u64) -> String {
-    format!("{:.1} GB", b as f64 / 1e9)
+    format!("{:.1} GiB", b as f64 / f64::from(1u32 << 30))
 }
 
 /// The largest type that fits `machine`.
@@ -170,7 +171,7 @@ mod tests {
         let big_gpu = recommend(&machine(Some(80 * G), 100 * G, &["AVX2"]));
         assert_eq!(big_gpu.ty, "bf16");
         assert!(
-            big_gpu.why.contains("CUDA0's 80.0 GB free"),
+            big_gpu.why.contains("CUDA0's 74.5 GiB free"),
             "{}",
             big_gpu.why
         );

@@ -284,8 +284,7 @@ fn model(settings: &Settings, out: &mut dyn Write) -> Result<Option<PathBuf>, Do
         }
         ModelSource::Missing { searched } => {
             let dir = searched.map_or_else(|| "-".to_string(), |d| d.display().to_string());
-            writeln!(out, "model           none: pass --model F.gguf, set LILYPAD_MODEL, or put a .gguf in {dir}")?;
-            writeln!(out, "                (convert the BF16 checkpoint with `lilypad convert DIR -o F.gguf`)")?;
+            writeln!(out, "model           none: pull one (the next line says which), pass --model F.gguf or ORG/NAME[:TAG], set LILYPAD_MODEL, or put a .gguf in {dir}")?;
             None
         }
     })

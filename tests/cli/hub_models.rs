@@ -143,7 +143,7 @@ fn doctor_without_a_model_says_what_fits_and_how_to_pull_it() {
         let (ty, why) = line.split_once(": ").unwrap();
         let known = ["bf16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0"];
         assert!(known.contains(&ty), "{line}");
-        assert!(why.contains("GPU") || why.contains("GB free"), "{line}");
+        assert!(why.contains("GPU") || why.contains("GiB free"), "{line}");
         (ty.to_string(), said)
     };
     let (ty, said) = fits(&run(dir.path(), &["doctor"]));
