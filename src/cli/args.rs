@@ -83,8 +83,9 @@ pub enum Command {
     Harness(super::harness::HarnessArgs),
     /// Remove the containers, pods and workspaces that killed Lilypad processes left behind.
     Sweep(super::sweep::SweepArgs),
-    /// Download a GGUF model from the Hugging Face Hub into its shared cache (ORG/NAME[:TAG]).
+    /// Download a model from the Hugging Face Hub into its shared cache (ORG/NAME[:TAG]): a
+    /// GGUF file, or a safetensors checkpoint converted to GGUF.
     Pull(super::pull::PullArgs),
-    /// List the GGUF models in the Hugging Face cache.
+    /// List the pulled models (`models rm NAME[:TAG]` removes one).
     Models(super::models::ModelsArgs),
 }

@@ -34,14 +34,42 @@ pub struct ConvertArgs {
 }
 
 pub(super) fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
+    if args.imatrix.is_some() && matches!(args.ty, Target::Direct(_)) {
+        anyhow::bail!("--imatrix applies only to the llama.cpp types (q6_k, q4_k_m, ...)");
+    }
+    let mtp = if args.no_mtp { Mtp::Drop } else { Mtp::Keep };
+    let checked = convert_checked(&args.dir, &args.output, args.ty, mtp, args.imatrix.clone())?;
+    Ok(match checked {
+        Vocabulary::Same => ExitCode::SUCCESS,
+        Vocabulary::Differs => ExitCode::FAILURE,
+    })
+}
+
+/// How the converted vocabulary compared with the checkpoint's tokenizer.json.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Vocabulary {
+    Same,
+    /// llama.cpp tokenises some texts differently (the report is printed).
+    Differs,
+}
+
+/// Convert the checkpoint in `dir` to `output` as `ty`, with progress bars and a summary on
+/// stderr, then check the vocabulary (the output stays either way; the caller decides).
+pub(super) fn convert_checked(
+    dir: &Path,
+    output: &Path,
+    ty: Target,
+    mtp: Mtp,
+    imatrix: Option<PathBuf>,
+) -> anyhow::Result<Vocabulary> {
     let opts = ConvertOptions {
-        input: args.dir.clone(),
-        output: args.output.clone(),
-        out_type: match args.ty {
+        input: dir.to_path_buf(),
+        output: output.to_path_buf(),
+        out_type: match ty {
             Target::Direct(t) => t,
             Target::Llama(_) => OutType::Bf16,
         },
-        mtp: if args.no_mtp { Mtp::Drop } else { Mtp::Keep },
+        mtp,
     };
     let bars = MultiProgress::new();
     let overall = bars.add(ProgressBar::hidden());
@@ -58,9 +86,6 @@ pub(super) fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
             .progress_chars("=> "),
     );
     tensor.set_prefix("tensor");
-    if args.imatrix.is_some() && matches!(args.ty, Target::Direct(_)) {
-        anyhow::bail!("--imatrix applies only to the llama.cpp types (q6_k, q4_k_m, ...)");
-    }
     let mut current = usize::MAX;
     let on_convert = |p: &convert::Progress<'_>| {
         if p.index != current {
@@ -75,11 +100,11 @@ pub(super) fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
             overall.set_position(p.index as u64 + 1);
         }
     };
-    let (report, quantized) = match args.ty {
+    let (report, quantized) = match ty {
         Target::Direct(_) => (convert::convert(&opts, on_convert), None),
         Target::Llama(q) => {
             let qbar = bars.add(quantize_bar());
-            let r = convert::convert_quantized(&opts, q, args.imatrix.clone(), on_convert, |p| {
+            let r = convert::convert_quantized(&opts, q, imatrix, on_convert, |p| {
                 tensor.finish_and_clear();
                 overall.finish_and_clear();
                 qbar.set_length(p.total as u64);
@@ -103,7 +128,7 @@ pub(super) fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
             report.seconds
         );
         print_quantize_report(q);
-        return vocabulary_check(&args.dir, &args.output);
+        return vocabulary_check(dir, output);
     }
     let types: Vec<String> = report
         .types
@@ -130,12 +155,12 @@ pub(super) fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
             "absent"
         }
     );
-    vocabulary_check(&args.dir, &args.output)
+    vocabulary_check(dir, output)
 }
 
 /// The converted vocabulary against the checkpoint's tokenizer.json (`quality::vocab`): the
-/// report, and a failing exit status when they disagree (the file stays, for inspection).
-fn vocabulary_check(dir: &Path, output: &Path) -> anyhow::Result<ExitCode> {
+/// report, and whether they agree.
+fn vocabulary_check(dir: &Path, output: &Path) -> anyhow::Result<Vocabulary> {
     let tokenizer = dir.join("tokenizer.json");
     let r = crate::quality::vocab::check(&tokenizer, output)?;
     if r.mismatches.is_empty() {
@@ -144,7 +169,7 @@ fn vocabulary_check(dir: &Path, output: &Path) -> anyhow::Result<ExitCode> {
              tokenised the same by tokenizer.json and by llama.cpp",
             r.texts, r.tokens
         );
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Vocabulary::Same);
     }
     eprintln!(
         "error: llama.cpp tokenises {} of {} texts differently from tokenizer.json; the model would \
@@ -158,5 +183,5 @@ fn vocabulary_check(dir: &Path, output: &Path) -> anyhow::Result<ExitCode> {
             m.text, m.expected, m.got
         );
     }
-    Ok(ExitCode::FAILURE)
+    Ok(Vocabulary::Differs)
 }

@@ -19,6 +19,7 @@ mod parse;
 mod process;
 mod prompt;
 mod pull;
+mod pull_checkpoint;
 mod quant_check;
 mod quantize;
 mod replay;

@@ -2,7 +2,8 @@
 //! `HF_TOKEN` (else the file at `HF_TOKEN_PATH`, else `$HF_HOME/token`), `HF_HUB_CACHE`
 //! (else `HUGGINGFACE_HUB_CACHE`, else `$HF_HOME/hub`; `HF_HOME` defaults to
 //! `$XDG_CACHE_HOME/huggingface`, else `~/.cache/huggingface`), `HF_HUB_OFFLINE` (or
-//! `TRANSFORMERS_OFFLINE`) as 1, ON, YES or TRUE. Owns only this reading.
+//! `TRANSFORMERS_OFFLINE`) as 1, ON, YES or TRUE; and Lilypad's own `LILYPAD_DEFAULT_REPO`
+//! (FrogNano's repository, for `doctor`'s advice). Owns only this reading.
 
 use crate::hub::HubSettings;
 use std::path::PathBuf;
@@ -43,6 +44,8 @@ pub(super) fn from_env(
         token_path,
         cache_dir,
         offline: truthy("HF_HUB_OFFLINE") || truthy("TRANSFORMERS_OFFLINE"),
+        converted_dir: None,
+        default_repo: set("LILYPAD_DEFAULT_REPO").map(|r| r.trim().to_string()),
     }
 }
 

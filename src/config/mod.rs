@@ -316,6 +316,7 @@ impl Settings {
     fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) {
         let home = directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf());
         self.hub = hub::from_env(&get, home);
+        self.hub.converted_dir = converted_dir();
         if let Some(v) = get("LILYPAD_GPU_LAYERS").and_then(|v| v.parse().ok()) {
             self.engine.gpu_layers = Some(v);
         }
@@ -496,6 +497,12 @@ pub fn models_dir() -> Option<PathBuf> {
     project_dirs().map(|d| d.data_dir().join("models"))
 }
 
+/// Lilypad's store of GGUF files converted from pulled checkpoints, by repository, commit
+/// and type (`crate::hub::Store`).
+pub fn converted_dir() -> Option<PathBuf> {
+    project_dirs().map(|d| d.data_dir().join("converted"))
+}
+
 /// Where the model comes from, for messages.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ModelSource {
@@ -507,6 +514,10 @@ pub enum ModelSource {
     NotPulled { name: String, why: String },
     /// Found in the models directory.
     Discovered(PathBuf),
+    /// No model named and none in the models directory: the one model pulled (its name).
+    OnlyPulled { name: String, path: PathBuf },
+    /// No model named and several pulled: one must be chosen (their names).
+    SeveralPulled { names: Vec<String> },
     /// Nothing configured and nothing found in `searched`.
     Missing { searched: Option<PathBuf> },
 }
@@ -515,8 +526,12 @@ impl ModelSource {
     /// The file to load, or why there is none.
     pub fn file(&self) -> Result<&Path, NoModel> {
         match self {
-            Self::Configured(p) | Self::Discovered(p) | Self::Pulled { path: p, .. } => Ok(p),
+            Self::Configured(p)
+            | Self::Discovered(p)
+            | Self::Pulled { path: p, .. }
+            | Self::OnlyPulled { path: p, .. } => Ok(p),
             Self::NotPulled { why, .. } => Err(NoModel::NotPulled(why.clone())),
+            Self::SeveralPulled { names } => Err(NoModel::Several(names.join(", "))),
             Self::Missing { .. } => Err(NoModel::Missing),
         }
     }
@@ -528,13 +543,17 @@ pub enum NoModel {
     /// A model name not in the Hugging Face cache (the message says to pull it).
     #[error("{0}")]
     NotPulled(String),
+    /// Several pulled models and none named (their names).
+    #[error("several models are pulled and none is chosen: pass --model with one of {0} (or set LILYPAD_MODEL)")]
+    Several(String),
     #[error("no model: pass --model F.gguf or --model ORG/NAME[:TAG] after `lilypad pull ORG/NAME[:TAG]` (see `lilypad doctor`)")]
     Missing,
 }
 
 impl Settings {
     /// The model to use: the configured one, else the first `.gguf` in the models directory
-    /// (FrogNano files first, then by name).
+    /// (FrogNano files first, then by name), else the one model pulled into the Hugging Face
+    /// cache (several: none is chosen, and the answer names them).
     /// A configured value that is no file but reads as `ORG/NAME[:TAG]` is looked up in the
     /// Hugging Face cache, with no network call.
     pub fn model_source(&self) -> ModelSource {
@@ -558,9 +577,23 @@ impl Settings {
         }
         let dir = models_dir();
         let found = dir.as_deref().and_then(find_gguf);
-        match found {
-            Some(p) => ModelSource::Discovered(p),
-            None => ModelSource::Missing { searched: dir },
+        if let Some(p) = found {
+            return ModelSource::Discovered(p);
+        }
+        match crate::hub::only(&self.hub) {
+            Ok(crate::hub::Only::Nothing) => ModelSource::Missing { searched: dir },
+            Ok(crate::hub::Only::One(m)) => ModelSource::OnlyPulled {
+                name: m.name(),
+                path: m.path,
+            },
+            Ok(crate::hub::Only::Several(all)) => ModelSource::SeveralPulled {
+                names: all.iter().map(|m| m.name()).collect(),
+            },
+            // An unreadable cache is said, not taken for an empty one.
+            Err(e) => ModelSource::NotPulled {
+                name: "the pulled models".to_string(),
+                why: e.to_string(),
+            },
         }
     }
 }

@@ -23,10 +23,22 @@ pub struct PulledModel {
     pub commit: String,
     /// The file's path in the repository (the first part of a split model).
     pub file: String,
+    /// The tag that picks `file` in its snapshot (`ORG/NAME:TAG` names it), if one does.
+    pub tag: Option<String>,
     /// Bytes, all parts together.
     pub size: u64,
     /// The snapshot path to load.
     pub path: PathBuf,
+}
+
+impl PulledModel {
+    /// The name that finds this file: `ORG/NAME:TAG`, or `ORG/NAME` when no tag picks it.
+    pub fn name(&self) -> String {
+        match &self.tag {
+            Some(t) => format!("{}:{t}", self.repo),
+            None => self.repo.clone(),
+        }
+    }
 }
 
 impl Cache {
@@ -110,7 +122,7 @@ impl Cache {
     }
 
     /// The commits of `repo` in the cache, newest snapshot first.
-    fn snapshots(&self, repo_dir: &Path) -> Result<Vec<String>, HubError> {
+    pub(crate) fn snapshots(&self, repo_dir: &Path) -> Result<Vec<String>, HubError> {
         let dir = repo_dir.join("snapshots");
         let mut out: Vec<(std::time::SystemTime, String)> = Vec::new();
         let entries = match std::fs::read_dir(&dir) {
@@ -131,7 +143,7 @@ impl Cache {
     }
 
     /// The refs of `repo` and the commits they hold.
-    fn refs(&self, repo_dir: &Path) -> Result<Vec<(String, String)>, HubError> {
+    pub(crate) fn refs(&self, repo_dir: &Path) -> Result<Vec<(String, String)>, HubError> {
         let dir = repo_dir.join("refs");
         let mut files = Vec::new();
         walk(&dir, &dir, &mut files)?;
@@ -216,6 +228,7 @@ impl Cache {
                             .map(|(r, _)| r.clone())
                             .collect(),
                         path: self.snapshot(&repo, &commit, &parts[0]),
+                        tag: select::tag_of(&files, &parts[0]),
                         file: parts[0].clone(),
                         commit: commit.clone(),
                         size,
@@ -229,7 +242,7 @@ impl Cache {
 
 /// Paths of the files under `dir`, relative to `root`, with `/` between parts. A missing
 /// directory has none.
-fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), HubError> {
+pub(crate) fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), HubError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),

@@ -1,7 +1,8 @@
-//! Pulling a model (the repository's commit and file list, then each chosen file unless the
-//! cache has it) and finding a pulled one with no network call.
+//! Pulling a repository's files: the plan (its commit, whether it holds GGUF files or a
+//! safetensors checkpoint, the files needed), then each file unless the cache has it.
 
 use super::api::Api;
+use super::local::cache_of;
 use super::{download, select, Cache, HubError, HubSettings, ModelName};
 use std::path::PathBuf;
 
@@ -33,103 +34,129 @@ pub enum Progress {
     },
 }
 
-/// A pulled model.
+/// What a repository holds for a name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RepoKind {
+    /// GGUF files: the one the tag picks (every part of a split one) is the model.
+    Gguf,
+    /// A safetensors checkpoint (no GGUF file): the files `lilypad convert` reads.
+    Checkpoint,
+}
+
+/// What a pull fetches, known before any file comes.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Pulled {
+pub struct Plan {
+    /// `ORG/NAME`.
+    pub repo: String,
+    /// The branch, tag or commit asked for.
+    pub revision: String,
+    /// The commit it names.
     pub commit: String,
-    /// The snapshot paths of its files, the one to load first.
-    pub files: Vec<PathBuf>,
-    /// Whether it came from the cache alone (offline).
+    pub kind: RepoKind,
+    /// Repository paths, the GGUF to load first, or config.json first for a checkpoint.
+    pub files: Vec<String>,
+    /// Known from the cache alone (`HF_HUB_OFFLINE`).
     pub offline: bool,
 }
 
-fn cache_of(settings: &HubSettings) -> Result<Cache, HubError> {
-    Ok(Cache {
-        root: settings.cache_dir.clone().ok_or(HubError::NoCache)?,
-    })
-}
-
-/// The file to load for `name` from the cache alone: the commit `main` (or `revision`)
-/// points at, and the file its tag picks there, every split part present.
-pub fn find(
-    settings: &HubSettings,
-    name: &ModelName,
-    revision: Option<&str>,
-) -> Result<PathBuf, HubError> {
-    let cache = cache_of(settings)?;
-    let revision = revision.unwrap_or("main");
-    let not_pulled = |why: Option<String>| HubError::NotPulled {
-        name: name.to_string(),
-        why,
-    };
-    let commit = cache
-        .commit_for(&name.repo, revision)?
-        .ok_or_else(|| not_pulled(None))?;
-    let files = cache.snapshot_files(&name.repo, &commit)?;
-    let parts = select::choose(&files, name.tag.as_deref()).ok_or_else(|| {
-        not_pulled(Some(format!(
-            "no file for that tag in {}",
-            cache.repo_dir(&name.repo).display()
-        )))
-    })?;
-    if let Some(missing) = parts.iter().find(|p| !files.contains(p)) {
-        return Err(not_pulled(Some(format!("part {missing} is missing"))));
-    }
-    Ok(cache.snapshot(&name.repo, &commit, &parts[0]))
-}
-
-/// Pull `name` at `revision` into the cache (offline: find it there), reporting progress.
-pub async fn pull(
+/// The files `name` at `revision` needs: from the Hub's listing, or offline from the cache.
+pub async fn plan(
     settings: &HubSettings,
     name: &ModelName,
     revision: &str,
-    report: &mut dyn FnMut(Progress),
-) -> Result<Pulled, HubError> {
+) -> Result<Plan, HubError> {
     let cache = cache_of(settings)?;
-    if settings.offline {
-        let path = find(settings, name, Some(revision)).map_err(|e| match e {
-            HubError::NotPulled { .. } => HubError::Offline {
+    let (commit, files) = if settings.offline {
+        let offline = || HubError::Offline {
+            name: name.to_string(),
+            cache: cache.root.clone(),
+        };
+        let commit = cache
+            .commit_for(&name.repo, revision)?
+            .ok_or_else(offline)?;
+        let files = cache.snapshot_files(&name.repo, &commit)?;
+        (commit, files)
+    } else {
+        let info = Api::new(settings)?.info(&name.repo, revision).await?;
+        (info.commit, info.files)
+    };
+    let plan = |kind, files| Plan {
+        repo: name.repo.clone(),
+        revision: revision.to_string(),
+        commit: commit.clone(),
+        kind,
+        files,
+        offline: settings.offline,
+    };
+    // A repository with any GGUF model file is read as a GGUF repository.
+    let any_gguf = select::choose(&files, None).is_some();
+    if !any_gguf {
+        if let Some(needed) = select::checkpoint_files(&files) {
+            return Ok(plan(RepoKind::Checkpoint, needed));
+        }
+    }
+    let Some(parts) = select::choose(&files, name.tag.as_deref()) else {
+        if settings.offline {
+            return Err(HubError::Offline {
                 name: name.to_string(),
                 cache: cache.root.clone(),
-            },
-            e => e,
-        })?;
-        return Ok(Pulled {
-            commit: cache.commit_for(&name.repo, revision)?.unwrap_or_default(),
-            files: vec![path],
-            offline: true,
-        });
-    }
-    let api = Api::new(settings)?;
-    let info = api.info(&name.repo, revision).await?;
-    let parts =
-        select::choose(&info.files, name.tag.as_deref()).ok_or_else(|| HubError::NoGguf {
+            });
+        }
+        return Err(HubError::NoGguf {
             repo: name.repo.clone(),
             revision: revision.to_string(),
             tag: name.tag.clone(),
-            files: info.files.clone(),
-        })?;
-    if let Some(missing) = parts.iter().find(|p| !info.files.contains(p)) {
+            files,
+        });
+    };
+    if let Some(missing) = parts.iter().find(|p| !files.contains(p)) {
         return Err(HubError::SplitIncomplete {
             repo: name.repo.clone(),
             file: parts[0].clone(),
             missing: missing.clone(),
         });
     }
+    Ok(plan(RepoKind::Gguf, parts))
+}
+
+/// Fetch `files` of `plan` into the cache (each one unless the cache has it; offline, each
+/// must be there), then record the revision's commit. Returns their snapshot paths.
+pub async fn fetch(
+    settings: &HubSettings,
+    plan: &Plan,
+    files: &[String],
+    report: &mut dyn FnMut(Progress),
+) -> Result<Vec<PathBuf>, HubError> {
+    let cache = cache_of(settings)?;
     report(Progress::Resolved {
-        commit: info.commit.clone(),
-        files: parts.clone(),
+        commit: plan.commit.clone(),
+        files: files.to_vec(),
     });
-    let mut paths = Vec::new();
-    for file in &parts {
-        paths.push(pull_file(&api, &cache, &name.repo, &info.commit, file, report).await?);
+    if plan.offline {
+        let mut paths = Vec::new();
+        for file in files {
+            let path = cache.snapshot(&plan.repo, &plan.commit, file);
+            if !path.exists() {
+                return Err(HubError::Offline {
+                    name: format!("{} ({file})", plan.repo),
+                    cache: cache.root.clone(),
+                });
+            }
+            report(Progress::Cached {
+                file: file.clone(),
+                path: path.clone(),
+            });
+            paths.push(path);
+        }
+        return Ok(paths);
     }
-    cache.write_ref(&name.repo, revision, &info.commit)?;
-    Ok(Pulled {
-        commit: info.commit,
-        files: paths,
-        offline: false,
-    })
+    let api = Api::new(settings)?;
+    let mut paths = Vec::new();
+    for file in files {
+        paths.push(pull_file(&api, &cache, &plan.repo, &plan.commit, file, report).await?);
+    }
+    cache.write_ref(&plan.repo, &plan.revision, &plan.commit)?;
+    Ok(paths)
 }
 
 /// One file: from the snapshot, else from its blob, else downloaded.

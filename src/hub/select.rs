@@ -51,6 +51,52 @@ pub fn choose(files: &[String], tag: Option<&str>) -> Option<Vec<String>> {
     Some(parts(first))
 }
 
+/// The tag that picks `file` among `files` (a snapshot's paths), read from the end of its
+/// name (`M-Q8_0.gguf`: `Q8_0`; `M-BF16-00001-of-00002.gguf`: `BF16`), so that
+/// `ORG/NAME:TAG` names that file; `None` when no part of the name picks it.
+pub(crate) fn tag_of(files: &[String], file: &str) -> Option<String> {
+    let base = file.rsplit('/').next()?;
+    let mut stem = &base[..base.len().checked_sub(".gguf".len())?];
+    if split_part(base).is_some() {
+        stem = &stem[..stem.len().checked_sub("-00001-of-00000".len())?];
+    }
+    stem.rsplit(['-', '.'])
+        .filter(|seg| !seg.is_empty())
+        .find(|seg| choose(files, Some(seg)).is_some_and(|p| p[0] == file))
+        .map(str::to_string)
+}
+
+/// The files of a safetensors checkpoint repository that `lilypad convert` reads, config.json
+/// first (so that its architecture can be checked before the weights come): the weights
+/// (`*.safetensors` at the top level, and their index), the tokenizer and its config, the chat
+/// template file. `None` when `files` is no such repository (no config.json or no weights).
+pub(crate) fn checkpoint_files(files: &[String]) -> Option<Vec<String>> {
+    const READ: [&str; 4] = [
+        "model.safetensors.index.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "chat_template.jinja",
+    ];
+    let top = |f: &&String| !f.contains('/');
+    let weights: Vec<String> = files
+        .iter()
+        .filter(top)
+        .filter(|f| f.ends_with(".safetensors"))
+        .cloned()
+        .collect();
+    if weights.is_empty() || !files.iter().any(|f| f == "config.json") {
+        return None;
+    }
+    let mut out = vec!["config.json".to_string()];
+    out.extend(
+        READ.iter()
+            .filter(|r| files.iter().any(|f| f == *r))
+            .map(|r| r.to_string()),
+    );
+    out.extend(weights);
+    Some(out)
+}
+
 /// A file and, when it is the first part of a split model, all its parts' names.
 fn parts(first: &str) -> Vec<String> {
     match split_part(first) {
@@ -98,5 +144,52 @@ mod tests {
             ["x-Q8_0.gguf"]
         );
         assert!(choose(&names(&["mmproj-F16.gguf"]), None).is_none());
+    }
+
+    #[test]
+    fn a_checkpoint_is_what_convert_reads() {
+        let files = names(&[
+            "README.md",
+            "model-00002-of-00002.safetensors",
+            "model-00001-of-00002.safetensors",
+            "config.json",
+            "model.safetensors.index.json",
+            "tokenizer.json",
+            "tokenizer_config.json",
+            "vocab.json",
+            "sub/extra.safetensors",
+        ]);
+        assert_eq!(
+            checkpoint_files(&files).unwrap(),
+            [
+                "config.json",
+                "model.safetensors.index.json",
+                "tokenizer.json",
+                "tokenizer_config.json",
+                "model-00002-of-00002.safetensors",
+                "model-00001-of-00002.safetensors",
+            ]
+        );
+        assert!(checkpoint_files(&names(&["config.json", "m-Q8_0.gguf"])).is_none());
+        assert!(checkpoint_files(&names(&["model.safetensors"])).is_none());
+    }
+
+    #[test]
+    fn the_tag_that_names_a_file() {
+        let files = names(&[
+            "M-Q8_0.gguf",
+            "M-Q4_K_M.gguf",
+            "sub/M.BF16-00001-of-00002.gguf",
+            "sub/M.BF16-00002-of-00002.gguf",
+        ]);
+        assert_eq!(tag_of(&files, "M-Q8_0.gguf").as_deref(), Some("Q8_0"));
+        assert_eq!(
+            tag_of(&files, "sub/M.BF16-00001-of-00002.gguf").as_deref(),
+            Some("BF16")
+        );
+        assert_eq!(tag_of(&names(&["M.gguf"]), "M.gguf").as_deref(), Some("M"));
+        // Every part of this name picks the other file (tags match in any case).
+        let twins = names(&["M-Q8_0.gguf", "m-q8_0.gguf"]);
+        assert_eq!(tag_of(&twins, "m-q8_0.gguf"), None);
     }
 }

@@ -7,6 +7,11 @@ use std::path::PathBuf;
 /// The public Hub, when `HF_ENDPOINT` is not set.
 const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
 
+/// FrogNano's checkpoint repository, which `lilypad doctor` tells a person without a model to
+/// pull. The one place the name is written: it could not be checked from where Lilypad is
+/// built, so `LILYPAD_DEFAULT_REPO` replaces it (`HubSettings::default_repo`).
+pub const FROGNANO_REPO: &str = "microsoft/FrogNano-4B-2609";
+
 /// Where and how to reach the Hub and its cache.
 #[derive(Clone, Default, PartialEq)]
 pub struct HubSettings {
@@ -21,6 +26,11 @@ pub struct HubSettings {
     pub cache_dir: Option<PathBuf>,
     /// `HF_HUB_OFFLINE` (or `TRANSFORMERS_OFFLINE`) is one of 1, ON, YES, TRUE.
     pub offline: bool,
+    /// Lilypad's store of GGUF files converted from pulled checkpoints (in its data
+    /// directory); `None` where the platform has none.
+    pub converted_dir: Option<PathBuf>,
+    /// `LILYPAD_DEFAULT_REPO`: FrogNano's repository, when not [`FROGNANO_REPO`].
+    pub default_repo: Option<String>,
 }
 
 impl std::fmt::Debug for HubSettings {
@@ -31,6 +41,8 @@ impl std::fmt::Debug for HubSettings {
             .field("token_path", &self.token_path)
             .field("cache_dir", &self.cache_dir)
             .field("offline", &self.offline)
+            .field("converted_dir", &self.converted_dir)
+            .field("default_repo", &self.default_repo)
             .finish()
     }
 }
@@ -41,6 +53,11 @@ impl HubSettings {
         self.endpoint
             .as_deref()
             .map_or(DEFAULT_ENDPOINT, |e| e.trim_end_matches('/'))
+    }
+
+    /// FrogNano's repository: `LILYPAD_DEFAULT_REPO`, else [`FROGNANO_REPO`].
+    pub fn default_repo(&self) -> &str {
+        self.default_repo.as_deref().unwrap_or(FROGNANO_REPO)
     }
 
     /// The token: `HF_TOKEN`, else the token file's first line (absent file: no token).

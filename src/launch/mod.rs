@@ -114,8 +114,12 @@ impl EngineChoice {
             (None | Some(EngineFlag::Llama), _) => match settings.model_source() {
                 ModelSource::Configured(p)
                 | ModelSource::Discovered(p)
-                | ModelSource::Pulled { path: p, .. } => Ok(Self::Llama(p)),
+                | ModelSource::Pulled { path: p, .. }
+                | ModelSource::OnlyPulled { path: p, .. } => Ok(Self::Llama(p)),
                 ModelSource::NotPulled { why, .. } => Err(LaunchError::NotPulled(why)),
+                ModelSource::SeveralPulled { names } => Err(LaunchError::NotPulled(
+                    crate::config::NoModel::Several(names.join(", ")).to_string(),
+                )),
                 ModelSource::Missing { .. } => Err(LaunchError::NoModel),
             },
         }

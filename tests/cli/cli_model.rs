@@ -7,6 +7,7 @@ fn lilypad() -> Command {
     // Keep the user's own config and models out of the tests.
     c.env("LILYPAD_CONFIG", "/nonexistent/lilypad-test-config.toml")
         .env("XDG_DATA_HOME", "/nonexistent/lilypad-test-data")
+        .env("HF_HUB_CACHE", "/nonexistent/lilypad-test-hub")
         .env_remove("LILYPAD_MODEL");
     c
 }

@@ -8,21 +8,21 @@ use super::hub_mock::{sha256_hex, Faults, MockFile, MockHub, COMMIT, TOKEN};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const REPO: &str = "frogs/tiny-GGUF";
+pub const REPO: &str = "frogs/tiny-GGUF";
 
-fn tiny_bytes(dir: &Path) -> Vec<u8> {
+pub fn tiny_bytes(dir: &Path) -> Vec<u8> {
     let path = dir.join("made.gguf");
     let out = lilypad(dir).arg("tiny-model").arg(&path).output().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     std::fs::read(path).unwrap()
 }
 
-fn text(b: &[u8]) -> String {
+pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
 /// The binary with the user's config, models and Hub settings kept out; the cache in `dir`.
-fn lilypad(dir: &Path) -> Command {
+pub fn lilypad(dir: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_lilypad"));
     c.env("LILYPAD_CONFIG", "/nonexistent/lilypad-test-config.toml")
         .env("XDG_DATA_HOME", "/nonexistent/lilypad-test-data")
@@ -37,7 +37,7 @@ fn lilypad(dir: &Path) -> Command {
     c
 }
 
-fn repo(tiny: &[u8]) -> Vec<MockFile> {
+pub fn repo(tiny: &[u8]) -> Vec<MockFile> {
     vec![
         MockFile {
             path: "README.md".into(),
@@ -62,7 +62,7 @@ fn repo(tiny: &[u8]) -> Vec<MockFile> {
     ]
 }
 
-fn pull(dir: &Path, hub: &MockHub, name: &str) -> Output {
+pub fn pull(dir: &Path, hub: &MockHub, name: &str) -> Output {
     lilypad(dir)
         .env("HF_ENDPOINT", &hub.url)
         .args(["pull", name])
@@ -70,12 +70,12 @@ fn pull(dir: &Path, hub: &MockHub, name: &str) -> Output {
         .unwrap()
 }
 
-fn repo_dir(dir: &Path) -> PathBuf {
+pub fn repo_dir(dir: &Path) -> PathBuf {
     dir.join("hub").join("models--frogs--tiny-GGUF")
 }
 
 /// Nothing partial or stray in the cache's blobs.
-fn blobs(dir: &Path) -> Vec<String> {
+pub fn blobs(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(repo_dir(dir).join("blobs"))
         .map(|d| {
             d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -25,6 +25,12 @@ mod bench_cli;
 mod cli_model;
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../model/convert_fixture/mod.rs"]
+#[allow(
+    dead_code,
+    reason = "the model tests' fixture, of which the pull tests use only the writing"
+)]
+mod convert_fixture;
 mod e2e_approvals;
 mod e2e_attempts;
 mod e2e_composer;
@@ -39,7 +45,9 @@ mod e2e_review;
 mod e2e_rewind;
 mod export_cli;
 mod headless;
+mod hub_checkpoint;
 mod hub_mock;
+mod hub_models;
 mod hub_pull;
 mod project_docs;
 mod prompt_cli;

@@ -4,10 +4,15 @@
 //! directory would start from holds what the repository needs (bash, git, its toolchains),
 //! and the repository's own config and project instructions a session there would read.
 //!
+//! Without a model it says which type of FrogNano fits the machine ([`fit`]) and the pull
+//! command that gets it.
+//!
 //! Owns: the checks and the report's wording, written line by line as each check finishes (a
 //! sandbox probe can take seconds). Invariant: every probe is bounded by [`PROBE_TIMEOUT`], so
 //! a missing engine is reported, not waited on. Does not own: settings (`config`), argument
 //! parsing (`cli`), the process exit (the caller maps [`Verdict::exit_code`]).
+
+pub mod fit;
 
 use crate::config::{ModelSource, Settings};
 use crate::engine::llama::{
@@ -57,6 +62,9 @@ pub fn run(settings: &Settings, out: &mut dyn Write) -> Result<Verdict, DoctorEr
     let e = &settings.engine;
     writeln!(out, "Lilypad {}", env!("CARGO_PKG_VERSION"))?;
     let model = model(settings, out)?;
+    if model.is_none() {
+        recommend(settings, out)?;
+    }
     let compiled = gpu_offload_compiled();
     offload(compiled, out)?;
     devices(compiled, &crate::engine::devices(), out)?;
@@ -250,6 +258,22 @@ fn model(settings: &Settings, out: &mut dyn Write) -> Result<Option<PathBuf>, Do
             writeln!(out, "model           none: {why}")?;
             None
         }
+        ModelSource::OnlyPulled { name, path } => {
+            writeln!(
+                out,
+                "model           {} ({name}, the only model pulled)",
+                path.display()
+            )?;
+            Some(path)
+        }
+        ModelSource::SeveralPulled { names } => {
+            writeln!(
+                out,
+                "model           none chosen: several are pulled ({}); pass --model with one",
+                names.join(", ")
+            )?;
+            None
+        }
         ModelSource::Discovered(p) => {
             writeln!(
                 out,
@@ -260,11 +284,23 @@ fn model(settings: &Settings, out: &mut dyn Write) -> Result<Option<PathBuf>, Do
         }
         ModelSource::Missing { searched } => {
             let dir = searched.map_or_else(|| "-".to_string(), |d| d.display().to_string());
-            writeln!(out, "model           none: pass --model F.gguf, set LILYPAD_MODEL, or put a .gguf in {dir}")?;
-            writeln!(out, "                (convert the BF16 checkpoint with `lilypad convert DIR -o F.gguf`)")?;
+            writeln!(out, "model           none: pull one (the next line says which), pass --model F.gguf or ORG/NAME[:TAG], set LILYPAD_MODEL, or put a .gguf in {dir}")?;
             None
         }
     })
+}
+
+/// Without a model: the type of FrogNano that fits this machine, and the pull that gets it.
+fn recommend(settings: &Settings, out: &mut dyn Write) -> Result<(), DoctorError> {
+    let fit = fit::recommend(&fit::Machine::detect());
+    writeln!(out, "fits here       FrogNano {}: {}", fit.ty, fit.why)?;
+    writeln!(
+        out,
+        "                get it: lilypad pull {} --type {}",
+        settings.hub.default_repo(),
+        fit.ty
+    )?;
+    Ok(())
 }
 
 /// Whether GPU offload is compiled in, with which backends, and whether a device is there.
