@@ -87,4 +87,7 @@ pub enum Command {
     Pull(super::pull::PullArgs),
     /// List the GGUF models in the Hugging Face cache.
     Models(super::models::ModelsArgs),
+    /// Make task sets from repositories: `tasks mine REPO` turns a history into SWE-bench
+    /// task lines, validated by their tests in the sandbox.
+    Tasks(super::tasks::TasksArgs),
 }
