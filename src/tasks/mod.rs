@@ -137,20 +137,23 @@ pub async fn mine(
         let (c, v) = result?;
         let instance_id = name.instance_id(&c.commit.short);
         let mined = match v {
-            Ok(v) => Mined::Task(Box::new(TaskLine {
-                instance_id,
-                repo: name.repo.clone(),
-                base_commit: c.base.clone(),
-                patch: c.patch.clone(),
-                test_patch: c.test_patch.clone(),
-                problem_statement: statement::statement(&c.commit, &v.fail_to_pass, &v.base),
-                fail_to_pass: serde_json::to_string(&v.fail_to_pass)?,
-                pass_to_pass: serde_json::to_string(&v.pass_to_pass)?,
-                created_at: c.commit.created_at.clone(),
-                environment_setup_commit: c.base.clone(),
-                image_name: v.image,
-                test_cmd: opts.runner.test_cmd.clone(),
-            })),
+            Ok(v) => {
+                summary.tasks += 1;
+                Mined::Task(Box::new(TaskLine {
+                    instance_id,
+                    repo: name.repo.clone(),
+                    base_commit: c.base.clone(),
+                    patch: c.patch.clone(),
+                    test_patch: c.test_patch.clone(),
+                    problem_statement: statement::statement(&c.commit, &v.fail_to_pass, &v.base),
+                    fail_to_pass: serde_json::to_string(&v.fail_to_pass)?,
+                    pass_to_pass: serde_json::to_string(&v.pass_to_pass)?,
+                    created_at: c.commit.created_at.clone(),
+                    environment_setup_commit: c.base.clone(),
+                    image_name: v.image,
+                    test_cmd: opts.runner.test_cmd.clone(),
+                }))
+            }
             Err(r) => {
                 *summary.rejected.entry(r.code()).or_default() += 1;
                 Mined::Rejected(RejectLine {

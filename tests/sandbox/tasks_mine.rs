@@ -156,7 +156,7 @@ async fn a_history_is_mined_into_exactly_the_expected_tasks() {
         ],
         "Fix sub\n\nsub added its arguments instead of subtracting them.",
     );
-    commit(
+    let docs = commit(
         &repo,
         3,
         &[("README.md", Some("# calc\n\nadd and sub.\n"))],
@@ -281,7 +281,8 @@ async fn a_history_is_mined_into_exactly_the_expected_tasks() {
     );
     assert!(!s.contains("a - b"), "{s}");
 
-    assert_eq!(t_clamp.base_commit, fix_sub);
+    // Its parent is the documentation commit.
+    assert_eq!(t_clamp.base_commit, docs);
     assert_eq!(
         t_clamp.fail_to_pass,
         "[\"tests/test_clamp.py::TestClamp::test_high\",\"tests/test_clamp.py::TestClamp::test_low\"]"
