@@ -231,10 +231,11 @@ fn node_id(classname: &str, name: &str, files: &[String]) -> String {
 mod tests {
     use super::*;
 
-    /// Written by pytest 8.3.5 (`-p no:cacheprovider --rootdir=.
-    /// --continue-on-collection-errors --junitxml=...`) over a test module with a failing
-    /// assertion, a pass, a skip, two parameters, a class, a broken fixture, and a module
-    /// whose import fails.
+    /// Written by pytest 8.3.5 (`python -m pytest -p no:cacheprovider --rootdir=.
+    /// --continue-on-collection-errors --junitxml=... tests/test_calc.py tests/test_broken.py`
+    /// in `tests/data/tasks/junit-source/`) over a test module with a failing assertion, a
+    /// pass, a skip, two parameters, a class, a broken fixture, and a module whose import
+    /// fails.
     const REAL: &str = include_str!("../../tests/data/tasks/junit-pytest-8.3.5.xml");
 
     fn files() -> Vec<String> {
