@@ -131,3 +131,52 @@ fn mine(a: &MineArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     );
     Ok(ExitCode::SUCCESS)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::args::{Cli, Command};
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn mine_takes_its_flags_and_the_sandbox_flags_of_run() {
+        let cli = Cli::try_parse_from([
+            "lilypad",
+            "tasks",
+            "mine",
+            "repo",
+            "-o",
+            "t.jsonl",
+            "--since",
+            "2025-01-01",
+            "--limit",
+            "5",
+            "--jobs",
+            "4",
+            "--test-cmd",
+            "pytest -x",
+            "--sandbox",
+            "docker",
+            "--image",
+            "py:1",
+        ])
+        .unwrap();
+        let Some(Command::Tasks(TasksArgs {
+            command: TasksCommand::Mine(m),
+        })) = cli.command
+        else {
+            panic!("not tasks mine: {:?}", cli.command)
+        };
+        assert_eq!(m.repo, PathBuf::from("repo"));
+        assert_eq!(m.out, PathBuf::from("t.jsonl"));
+        assert_eq!(m.since.as_deref(), Some("2025-01-01"));
+        assert_eq!((m.limit, m.jobs), (Some(5), 4));
+        assert_eq!(m.test_cmd, "pytest -x");
+        assert_eq!(m.sandbox.image.as_deref(), Some("py:1"));
+        assert!(Cli::try_parse_from(["lilypad", "tasks", "mine", "r", "--jobs", "0"]).is_err());
+        assert_eq!(
+            tasks::rejects_path(&m.out),
+            PathBuf::from("t.rejects.jsonl")
+        );
+    }
+}

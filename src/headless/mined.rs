@@ -64,7 +64,18 @@ impl MinedTask {
                 dir: dir.to_path_buf(),
                 flat: self.line.repo.replace('/', "__"),
             })?,
-            None => PathBuf::from(&self.line.repo),
+            None => {
+                let path = PathBuf::from(&self.line.repo);
+                if !path.is_dir() {
+                    return Err(SourceError::NotLocal {
+                        id: id.to_string(),
+                        repo: self.line.repo.clone(),
+                        flat: self.line.repo.replace('/', "__"),
+                    }
+                    .into());
+                }
+                path
+            }
         };
         let (i, c, b) = (id.to_string(), clone.clone(), self.line.base_commit.clone());
         let repo = tokio::task::spawn_blocking(move || checkout_at(&i, &c, &b)).await??;

@@ -54,6 +54,12 @@ pub enum SourceError {
         dir: PathBuf,
         flat: String,
     },
+    #[error("task {id}: {repo} is no local repository; give --repos-dir DIR with its clone at DIR/{repo} or DIR/{flat}")]
+    NotLocal {
+        id: String,
+        repo: String,
+        flat: String,
+    },
     #[error("Harbor task {dir}: {why}")]
     Harbor { dir: PathBuf, why: String },
     #[error("PatchEval dataset {file}: {why}")]
