@@ -194,6 +194,9 @@ pub async fn validate(
 /// A shared clone of `repo` at `to`, checked out at `commit` (only the commit's files are
 /// written; the objects are borrowed from `repo`, which is only read).
 pub fn check_out(repo: &Path, to: &Path, commit: &str) -> Result<(), GitError> {
+    // git runs in `to`'s folder, so a relative `repo` is made absolute first (a path that
+    // cannot be is left as it is, for git to name in its error).
+    let repo = std::path::absolute(repo).unwrap_or_else(|_| repo.to_path_buf());
     let (repo_s, to_s) = (repo.to_string_lossy(), to.to_string_lossy());
     let parent = to.parent().unwrap_or(to);
     git::run(
