@@ -29,6 +29,7 @@ pub mod quality;
 pub mod sandbox;
 pub mod serve;
 pub mod session;
+pub mod tasks;
 pub mod testmodel;
 pub mod tools;
 pub mod tui;

@@ -88,4 +88,7 @@ pub enum Command {
     Pull(super::pull::PullArgs),
     /// List the pulled models (`models rm NAME[:TAG]` removes one).
     Models(super::models::ModelsArgs),
+    /// Make task sets from repositories: `tasks mine REPO` turns a history into SWE-bench
+    /// task lines, validated by their tests in the sandbox.
+    Tasks(super::tasks::TasksArgs),
 }

@@ -30,6 +30,7 @@ mod run_batch;
 mod serve;
 mod sessions;
 mod sweep;
+mod tasks;
 mod tiny_model;
 mod tool;
 
@@ -128,6 +129,7 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<ExitCode> {
         Command::Sweep(args) => sweep::run(&args, &settings),
         Command::Pull(args) => pull::run(&args, &settings),
         Command::Models(args) => models::run(&args, &settings),
+        Command::Tasks(args) => tasks::run(&args, &settings),
     }
 }
 
@@ -140,6 +142,9 @@ fn sandbox_flags(cli: &Cli) -> &options::SandboxArgs {
         Some(Command::Tool(a)) => &a.sandbox,
         Some(Command::Bench(a)) => &a.sandbox,
         Some(Command::Sweep(a)) => &a.sandbox,
+        Some(Command::Tasks(a)) => match &a.command {
+            tasks::TasksCommand::Mine(m) => &m.sandbox,
+        },
         Some(_) => &cli.session.sandbox,
     }
 }
@@ -150,6 +155,9 @@ fn session_repo(cli: &Cli) -> Option<&std::path::PathBuf> {
         None => cli.session.repo.as_ref(),
         Some(Command::Run(a)) => a.session.repo.as_ref(),
         Some(Command::Resume(a)) => a.session.repo.as_ref(),
+        Some(Command::Tasks(a)) => match &a.command {
+            tasks::TasksCommand::Mine(m) => Some(&m.repo),
+        },
         Some(_) => None,
     }
 }

@@ -4,14 +4,16 @@
 //! dataset ([`super::patcheval`]). Each kind owns the three things that differ between them:
 //! the preparation of an attempt (its repository, its sandbox's image and settings, what is
 //! hidden from the agent), its verification after the agent and the reward that verification
-//! gives ([`super::verify`]). A new kind (tasks mined from a repository's history, verified by
-//! their tests) is one more variant with the same three parts.
+//! gives ([`super::verify`]). Tasks mined from a repository's history (`lilypad tasks mine`)
+//! are a kind of their own ([`super::mined`]): SWE-bench lines whose extra fields (`test_cmd`,
+//! the tests and the test patch) give them a verifier, which plain SWE-bench lines lack here.
 //!
 //! Owns: the kinds, which image a task names, and dispatching an attempt's preparation to its
 //! kind. Does not own: reading the sources (each kind's module) or running the attempt
 //! (`super::batch`, `super::run_task`).
 
 use super::harbor::HarborTask;
+use super::mined::MinedTask;
 use super::patcheval::{PatchEvalError, PatchEvalTask};
 use super::sources::{LilypadLine, SourceError, SweBenchLine, TaskRepo};
 use super::verify::Verification;
@@ -42,6 +44,9 @@ pub enum TaskKind {
     Harbor(HarborTask),
     /// A PatchEval CVE: its image's `/workspace`, and its verifier in a fresh sandbox.
     PatchEval(PatchEvalTask),
+    /// A task mined from a repository's history: a SWE-bench instance at `base_commit`, its
+    /// tests run over the attempt in a fresh sandbox.
+    Mined(MinedTask),
 }
 
 /// What an attempt's preparation needs of its batch.
@@ -123,6 +128,7 @@ impl BatchTask {
         let own = match &self.kind {
             TaskKind::Lilypad(l) => l.image.as_ref(),
             TaskKind::SweBench(l) => l.image.as_ref(),
+            TaskKind::Mined(m) => m.line.image.as_ref(),
             TaskKind::PatchEval(p) => return Some(p.image.clone()),
             TaskKind::Harbor(_) => return None,
         };
@@ -136,6 +142,7 @@ impl BatchTask {
         match &mut self.kind {
             TaskKind::Lilypad(l) => l.image = Some(image),
             TaskKind::SweBench(l) => l.image = Some(image),
+            TaskKind::Mined(m) => m.line.image = Some(image),
             TaskKind::PatchEval(p) => p.image = image,
             TaskKind::Harbor(_) => {}
         }
@@ -182,6 +189,7 @@ impl BatchTask {
                 .await?;
                 (repo, Verification::None)
             }
+            TaskKind::Mined(m) => m.prepare(&self.instance_id, image, place, settings).await?,
             TaskKind::Harbor(h) => {
                 let repo = h.prepare(place.run_wall_time, settings, opts).await?;
                 (repo, Verification::Harbor(h.clone()))

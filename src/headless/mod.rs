@@ -10,6 +10,7 @@ pub mod batch;
 pub mod harbor;
 pub mod kind;
 pub mod leaf;
+pub mod mined;
 pub mod patcheval;
 pub mod presets;
 mod print;
@@ -60,6 +61,9 @@ pub enum TaskError {
     Sandbox(#[from] crate::sandbox::SandboxError),
     #[error(transparent)]
     Session(#[from] session::SessionError),
+    /// A mined task's tests could not be run to verify the attempt.
+    #[error("verifying by the task's tests: {0}")]
+    Tests(#[from] crate::tasks::MineError),
     /// A result file that cannot be written as JSON (never written empty).
     #[error("writing a result file: {0}")]
     Json(#[source] serde_json::Error),

@@ -2,7 +2,10 @@
 //! optionally `repo` as a local path and `image`) or as SWE-bench publishes it (`instance_id`,
 //! `problem_statement`, `repo` "owner/name", `base_commit`, optionally `image`; other fields
 //! are ignored): a line with both `repo` and `base_commit` is a SWE-bench instance
-//! ([`super::kind::TaskKind::SweBench`]), any other a Lilypad line.
+//! ([`super::kind::TaskKind::SweBench`]), and one that also has `test_cmd`, `test_patch`,
+//! `FAIL_TO_PASS` and `PASS_TO_PASS` (as `lilypad tasks mine` writes them) a mined task
+//! verified by its tests ([`super::kind::TaskKind::Mined`], its image `image_name` when it has
+//! no `image`); any other a Lilypad line.
 //!
 //! Owns reading the file (instance ids must be unique and usable as folder names) and both
 //! line kinds' preparation ([`prepare_line`]): the repository a local path as it is, or with
@@ -13,7 +16,9 @@
 //! `--check` judges them). Does not own running tasks (`super::batch`).
 
 use super::kind::{BatchTask, Place, PrepareError, TaskKind};
+use super::mined::MinedTask;
 use crate::config::Settings;
+use crate::tasks::score::TaskTests;
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -49,6 +54,12 @@ pub enum SourceError {
         dir: PathBuf,
         flat: String,
     },
+    #[error("task {id}: {repo} is no local repository; give --repos-dir DIR with its clone at DIR/{repo} or DIR/{flat}")]
+    NotLocal {
+        id: String,
+        repo: String,
+        flat: String,
+    },
     #[error("Harbor task {dir}: {why}")]
     Harbor { dir: PathBuf, why: String },
     #[error("PatchEval dataset {file}: {why}")]
@@ -77,26 +88,59 @@ struct Line {
     base_commit: Option<String>,
     #[serde(default)]
     image: Option<String>,
+    /// The mined tasks' fields (`lilypad tasks mine`).
+    #[serde(default)]
+    image_name: Option<String>,
+    #[serde(default)]
+    test_cmd: Option<String>,
+    #[serde(default)]
+    test_patch: Option<String>,
+    #[serde(default, rename = "FAIL_TO_PASS")]
+    fail_to_pass: Option<String>,
+    #[serde(default, rename = "PASS_TO_PASS")]
+    pass_to_pass: Option<String>,
 }
 
 impl Line {
-    fn into_task(self) -> BatchTask {
-        let kind = match (self.repo, self.base_commit) {
-            (Some(repo), Some(base_commit)) => TaskKind::SweBench(SweBenchLine {
+    fn into_task(self) -> Result<BatchTask, serde_json::Error> {
+        let mined = match (
+            self.test_cmd,
+            self.test_patch,
+            &self.fail_to_pass,
+            &self.pass_to_pass,
+        ) {
+            (Some(test_cmd), Some(test_patch), Some(f2p), Some(p2p)) => Some(TaskTests {
+                test_cmd,
+                test_patch,
+                fail_to_pass: serde_json::from_str(f2p)?,
+                pass_to_pass: serde_json::from_str(p2p)?,
+            }),
+            _ => None,
+        };
+        let kind = match (self.repo, self.base_commit, mined) {
+            (Some(repo), Some(base_commit), Some(tests)) => TaskKind::Mined(MinedTask {
+                line: SweBenchLine {
+                    repo,
+                    base_commit,
+                    image: self.image.or(self.image_name),
+                },
+                tests,
+            }),
+            (Some(repo), Some(base_commit), None) => TaskKind::SweBench(SweBenchLine {
                 repo,
                 base_commit,
                 image: self.image,
             }),
-            (repo, _) => TaskKind::Lilypad(LilypadLine {
+            (repo, _, _) => TaskKind::Lilypad(LilypadLine {
                 repo,
                 image: self.image,
             }),
         };
-        BatchTask {
+        Ok(BatchTask {
             instance_id: self.instance_id,
             task: self.task,
             kind,
-        }
+        })
     }
 }
 
@@ -131,12 +175,12 @@ pub fn parse_tasks(text: &str, file: &Path) -> Result<Vec<BatchTask>, SourceErro
         }
         let n = i + 1;
         let t = serde_json::from_str::<Line>(line)
+            .and_then(Line::into_task)
             .map_err(|source| SourceError::Line {
                 file: file.to_path_buf(),
                 line: n,
                 source,
-            })?
-            .into_task();
+            })?;
         if let Some(why) = super::attempts::bad_instance_id(&t.instance_id) {
             return Err(SourceError::BadId {
                 file: file.to_path_buf(),
@@ -276,6 +320,13 @@ pub fn line_repo(
     let Some(commit) = base_commit else {
         return Ok(plain(clone));
     };
+    checkout_at(id, &clone, commit)
+}
+
+/// A checkout of `clone` at `commit` in a temporary folder, removed with the returned
+/// repository.
+pub fn checkout_at(id: &str, clone: &Path, commit: &str) -> Result<TaskRepo, SourceError> {
+    let clone = clone.to_path_buf();
     let fail = |why: String| SourceError::Checkout {
         id: id.to_string(),
         commit: commit.to_string(),
@@ -349,6 +400,30 @@ mod tests {
         );
         let bad = "{\"instance_id\": \"a/b\", \"task\": \"t\"}\n";
         assert!(parse_tasks(bad, Path::new("f")).is_err());
+    }
+
+    #[test]
+    fn a_mined_line_is_a_task_with_its_tests() {
+        let line = serde_json::json!({
+            "instance_id": "acme__calc-abc1234", "repo": "/src/calc", "base_commit": "b0",
+            "patch": "p", "test_patch": "diff --git a/tests/test_a.py b/tests/test_a.py\n",
+            "problem_statement": "Fix sub", "FAIL_TO_PASS": "[\"tests/test_a.py::test_sub\"]",
+            "PASS_TO_PASS": "[]", "created_at": "2026-01-01T00:00:00+00:00",
+            "environment_setup_commit": "b0", "image_name": "py:1", "test_cmd": "python3 -m pytest"
+        });
+        let tasks = parse_tasks(&line.to_string(), Path::new("f")).unwrap();
+        assert_eq!(tasks[0].task, "Fix sub");
+        let TaskKind::Mined(m) = &tasks[0].kind else {
+            panic!("not a mined task: {:?}", tasks[0].kind)
+        };
+        assert_eq!(m.line.image.as_deref(), Some("py:1"));
+        assert_eq!(m.line.base_commit, "b0");
+        assert_eq!(m.tests.fail_to_pass, ["tests/test_a.py::test_sub"]);
+        assert!(m.tests.pass_to_pass.is_empty());
+        assert_eq!(m.tests.test_cmd, "python3 -m pytest");
+        // Lists that are not JSON make the line an error, not a task without tests.
+        let bad = line.to_string().replace("[\\\"tests", "[tests");
+        assert!(parse_tasks(&bad, Path::new("f")).is_err(), "{bad}");
     }
 
     #[test]

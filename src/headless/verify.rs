@@ -2,7 +2,8 @@
 //! ([`Verification`]), and how the verifier's run and reward become the attempt's check
 //! ([`Verified::score`]). A kind verifies either in the agent's own sandbox (Harbor: its tests
 //! copied in only then) or in a fresh sandbox of the task's image (PatchEval: the patch run by
-//! the image's own script); a task with neither is judged by the run's `--check` alone.
+//! the image's own script; a mined task: its tests over the patch, `super::mined`); a task
+//! with neither is judged by the run's `--check` alone.
 //!
 //! Owns: choosing where the verifier runs, closing the agent's sandbox at the right moment
 //! around it, and the rule that a verified attempt passes at a reward of 1 or more (Leaf's
@@ -12,7 +13,7 @@
 
 use super::harbor::HarborTask;
 use crate::launch::check::CheckOutcome;
-use crate::sandbox::{Sandbox, SandboxError, SandboxKind, SandboxSettings};
+use crate::sandbox::{Sandbox, SandboxKind, SandboxSettings};
 
 /// How an attempt is verified after its agent (each kind's preparation says).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -25,6 +26,9 @@ pub enum Verification {
     /// PatchEval's `fix-run.sh`, in a fresh sandbox of `image` (the reference the agent's
     /// sandbox ran, pinned and under `--image-registry`).
     PatchEval { image: String },
+    /// A mined task's `FAIL_TO_PASS` and `PASS_TO_PASS` over the patch and the test patch, in
+    /// a fresh sandbox of the agent's image.
+    Tests(Box<super::mined::TestsCheck>),
 }
 
 /// A verifier's run (its exit status and output) and the reward it gave.
@@ -56,7 +60,7 @@ impl Verification {
         patch: &[u8],
         kind: SandboxKind,
         base: &SandboxSettings,
-    ) -> Option<Result<Verified, SandboxError>> {
+    ) -> Option<Result<Verified, super::TaskError>> {
         match self {
             Self::None => {
                 close(sandbox).await;
@@ -65,11 +69,23 @@ impl Verification {
             Self::Harbor(task) => {
                 let verified = super::harbor::verify(sandbox, task).await;
                 close(sandbox).await;
-                Some(verified)
+                Some(verified.map_err(Into::into))
             }
             Self::PatchEval { image } => {
                 close(sandbox).await;
-                Some(super::patcheval::verify(image, patch, kind, base).await)
+                Some(
+                    super::patcheval::verify(image, patch, kind, base)
+                        .await
+                        .map_err(Into::into),
+                )
+            }
+            Self::Tests(check) => {
+                close(sandbox).await;
+                Some(
+                    super::mined::verify(check, patch, kind, base)
+                        .await
+                        .map_err(Into::into),
+                )
             }
         }
     }

@@ -21,3 +21,4 @@ mod sandbox_image;
 mod sandbox_kube;
 mod sandbox_pull;
 mod sandbox_suite;
+mod tasks_mine;

@@ -1,0 +1,4 @@
+from pkg import missing_name
+
+def test_never():
+    pass
