@@ -1,7 +1,7 @@
 //! End to end through tmux and the real binary: a change under review docks under the
 //! conversation. At 120x40 the turn's words and the diff share the screen while the decision
 //! waits, PgUp scrolls the conversation without leaving the review, and the decision stays in
-//! the transcript as a line; at 200x50 (`lilypad demo`) the diff is split, the old and the new
+//! the transcript as a line (seen once the session patch is put aside); at 200x50 (`lilypad demo`) the diff is split, the old and the new
 //! line on one row, and `t` goes back to unified.
 
 use super::e2e_demo::{have_tmux, Tmux};
@@ -54,7 +54,10 @@ fn the_turns_words_and_the_diff_share_the_screen_and_pgup_scrolls_the_conversati
     assert!(!screen.contains("LAST-WORDS"), "scrolled up:\n{screen}");
     // The decision is still the review's: `y` approves, and its line stays in the transcript.
     t.keys(&["y"]);
-    t.wait_for(&["✓ calc.py: applied"]);
+    // The task ends: the session patch is in front; Esc goes back to the transcript.
+    t.wait_for(&["Session patch"]);
+    t.keys(&["Escape"]);
+    t.wait_for(&["✓ calc.py: applied", "Done."]);
 }
 
 #[test]

@@ -507,10 +507,12 @@ impl App {
         id: RequestId,
         decision: crate::protocol::ReviewDecision,
     ) -> Vec<Effect> {
-        // The decision stays in the transcript, under the call it decided.
+        // The decision stays in the transcript, under the call it decided, and the
+        // conversation, scrolled or not while it waited, follows the work again.
         if let Mode::Review(r) = &self.mode {
             let line = decision_line::describe(r, &decision);
             self.transcript.notice(Level::Info, line);
+            self.transcript.to_bottom();
         }
         self.status.state = AgentState::RunningTool;
         self.next_review();
