@@ -231,3 +231,40 @@ fn each_decision_leaves_its_line_in_the_transcript() {
         "{screen}"
     );
 }
+
+/// On the session patch's screen a key it does not bind reaches nothing, and the note after
+/// the patch is put aside names the keys of the scheme in force, in both schemes.
+#[test]
+fn unbound_keys_on_the_patch_screen_never_reach_the_message_line() {
+    use lilypad::diff::patch;
+    use lilypad::protocol::FinishReason;
+    use lilypad::tui::KeyScheme;
+    for (scheme, note) in [
+        (KeyScheme::Chat, "Type a follow-up, or Alt-Q to quit."),
+        (KeyScheme::Modal, "Type a follow-up (i), or q to quit."),
+    ] {
+        let mut app = app();
+        app.keys = scheme;
+        let mut evs = session_start();
+        evs.push(Event::TaskFinished {
+            reason: FinishReason::Answered,
+            final_answer: Some("Fixed.".into()),
+        });
+        feed(&mut app, evs);
+        let raw = "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n";
+        let files = patch::parse(raw, &app.hl);
+        app.on_patch(Ok((raw.as_bytes().to_vec(), files)));
+        assert!(matches!(app.mode, Mode::Patch(_)), "{scheme:?}");
+        for c in ['y', 'z', 'Y'] {
+            assert!(app.on_key(KeyEvent::from(KeyCode::Char(c))).is_empty());
+        }
+        key(&mut app, KeyCode::Char('d'));
+        assert!(matches!(app.mode, Mode::Transcript));
+        assert_eq!(app.input.text(), "", "{scheme:?}");
+        let screen = text(&draw_at(&app, 120, 40));
+        assert!(
+            screen.contains(&format!("patch discarded. {note}")),
+            "{screen}"
+        );
+    }
+}

@@ -287,7 +287,7 @@ pub const BINDINGS: &[Binding] = &[
         &[code(KeyCode::Esc)],
         A::Cancel,
         Some("back"),
-        "back to the transcript (decide later with p)",
+        "back to the transcript (decide later: p, or Alt-P with the default keys)",
     ),
     b(
         C::Patch,
