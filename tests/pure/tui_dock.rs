@@ -268,3 +268,46 @@ fn unbound_keys_on_the_patch_screen_never_reach_the_message_line() {
         );
     }
 }
+
+/// Line comments in the split view: the removed line's comment is on the old side's line, the
+/// added line's on the new side's, both shown under their shared row.
+#[test]
+fn comments_in_the_split_view_anchor_to_their_side() {
+    let mut app = proposing(change_request());
+    draw_at(&app, 200, 50);
+    let typed = |app: &mut App, s: &str| {
+        key(app, KeyCode::Char('m'));
+        for c in s.chars() {
+            key(app, KeyCode::Char(c));
+        }
+        key(app, KeyCode::Enter);
+    };
+    typed(&mut app, "old side");
+    key(&mut app, KeyCode::Char('j'));
+    typed(&mut app, "new side");
+    let screen = text(&draw_at(&app, 200, 50));
+    let rows: Vec<&str> = screen.lines().collect();
+    let pair = rows
+        .iter()
+        .position(|l| l.contains("-    return a - b"))
+        .unwrap();
+    assert!(rows[pair + 1].contains("└ old side"), "{screen}");
+    assert!(rows[pair + 2].contains("└ new side"), "{screen}");
+    let fx = app.on_key(KeyEvent::from(KeyCode::Char('y')));
+    match &fx[..] {
+        [lilypad::tui::Effect::Send(lilypad::protocol::Op::Review {
+            decision: lilypad::protocol::ReviewDecision::ApproveWithFeedback { feedback, .. },
+            ..
+        })] => {
+            assert!(
+                feedback.contains("calc.py:2:     return a - b\nold side"),
+                "{feedback}"
+            );
+            assert!(
+                feedback.contains("calc.py:2:     return a + b\nnew side"),
+                "{feedback}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}

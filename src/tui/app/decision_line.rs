@@ -23,7 +23,13 @@ pub(super) fn describe(review: &Review, decision: &ReviewDecision) -> String {
     };
     match decision {
         D::Approve => format!("✓ {subject}: {ran}"),
-        D::ApproveForSession => format!("✓ {subject}: {ran}; the rest of the session's too"),
+        D::ApproveForSession => {
+            let rest = match review {
+                Review::Change(_) => "edits",
+                Review::Command(_) => "commands",
+            };
+            format!("✓ {subject}: {ran}; further {rest} approved for this session")
+        }
         D::ApprovePrefix { prefix } => {
             format!("✓ {subject}: {ran}; commands starting with `{prefix}` too")
         }

@@ -87,9 +87,9 @@ impl App {
         self.input_focus || self.chat_in_front()
     }
 
-    /// The mouse wheel: [`WHEEL_LINES`] lines of the view in front (the help, a change under
-    /// review, the session patch, else the transcript), through the same scroll actions as
-    /// the keys.
+    /// The mouse wheel: [`WHEEL_LINES`] lines of the view in front (the help, the session
+    /// patch, else the transcript: during a change's review, the conversation above it, as
+    /// [`App::on_wheel_at`] does off the panel), through the same scroll actions as the keys.
     pub fn on_wheel(&mut self, to: Direction) -> Vec<Effect> {
         use Context as C;
         let action = match to {
