@@ -51,6 +51,7 @@ mod suite;
 pub mod team;
 pub mod tools;
 pub mod ui;
+pub mod ui_dock;
 
 pub use suite::{run, BenchError, Options, Output, Which};
 

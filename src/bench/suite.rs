@@ -260,6 +260,11 @@ fn ui(opts: &Options, report: &mut Report) -> Result<(), BenchError> {
         o.diff_compute_seconds * 1000.0
     ));
     report.figures.extend(o.figures());
+    let (dock_diff, dock_frames) = if opts.quick { (300, 20) } else { (2_000, 200) };
+    eprintln!("bench ui: a {dock_diff}-line change docked below a {lines}-line transcript...");
+    let d = super::ui_dock::run(lines, dock_diff, dock_frames)
+        .map_err(io("drawing to the test terminal"))?;
+    report.figures.extend(d.figures());
     Ok(())
 }
 

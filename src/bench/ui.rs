@@ -25,7 +25,7 @@ use std::time::Instant;
 const WIDTH: u16 = 120;
 const HEIGHT: u16 = 40;
 const TOKENS_PER_FRAME: usize = 4;
-const FRAME_BUDGET: f64 = 1.0 / 60.0;
+pub(super) const FRAME_BUDGET: f64 = 1.0 / 60.0;
 const DIFF_TARGET: f64 = 0.1;
 
 #[derive(Debug, Clone, Default)]
@@ -82,7 +82,7 @@ pub fn run(
     })
 }
 
-fn new_app() -> App {
+pub(super) fn new_app() -> App {
     App::new(AppOptions {
         theme: Theme::dark(),
         repo: None,
@@ -107,7 +107,7 @@ fn figures() -> Figures {
 
 /// Feed events, computing each diff whole and at once, where the runner colours it in stages
 /// in the background.
-fn feed(app: &mut App, ev: Event) {
+pub(super) fn feed(app: &mut App, ev: Event) {
     for fx in app.on_event(ev) {
         if let Effect::ComputeDiff {
             id,
@@ -124,7 +124,7 @@ fn feed(app: &mut App, ev: Event) {
 }
 
 /// A transcript of about `lines` lines in turns of up to 100 lines, then a new turn.
-fn history(app: &mut App, lines: usize) {
+pub(super) fn history(app: &mut App, lines: usize) {
     feed(
         app,
         Event::SessionStarted {
@@ -240,7 +240,7 @@ fn paced_stream_cpu(lines: usize, seconds: f64) -> std::io::Result<f64> {
     Ok((thread_cpu_seconds() - cpu0) / start.elapsed().as_secs_f64())
 }
 
-fn source(lines: usize, changed: bool) -> String {
+pub(super) fn source(lines: usize, changed: bool) -> String {
     let mut out = String::new();
     for i in 0..lines {
         if changed && i % 10 == 5 {

@@ -34,6 +34,7 @@ pub(super) fn tui_options(
         notices,
         reasoning: settings.interface.reasoning,
         keys: settings.interface.keys,
+        diff: settings.interface.diff,
         screen: settings.interface.screen(),
         notify_command: settings.interface.notify_command.clone(),
         notify: (

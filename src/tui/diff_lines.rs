@@ -186,7 +186,7 @@ fn line_rows(dl: &DiffLine, theme: &Theme, width: usize, num_w: usize) -> usize 
 }
 
 /// The rows of the comment on `dl`, if it has one: under the line's text, after the gutter.
-fn comment_rows(
+pub(crate) fn comment_rows(
     file: &FileDiff,
     dl: &DiffLine,
     theme: &Theme,
@@ -207,7 +207,7 @@ fn comment_rows(
     wrap::wrap(&line, width, &[Span::raw(format!("{pad}  "))])
 }
 
-fn number_width(file: &FileDiff) -> usize {
+pub(crate) fn number_width(file: &FileDiff) -> usize {
     file.hunks
         .iter()
         .map(|h| (h.old_start + h.old_len).max(h.new_start + h.new_len))
@@ -218,9 +218,14 @@ fn number_width(file: &FileDiff) -> usize {
         .max(3)
 }
 
-const NO_NEWLINE: &str = "  (no newline at end of file)";
+pub(crate) const NO_NEWLINE: &str = "  (no newline at end of file)";
 
-fn hunk_header(hunk: &Hunk, i: usize, theme: &Theme, marks: HunkMarks<'_>) -> Line<'static> {
+pub(crate) fn hunk_header(
+    hunk: &Hunk,
+    i: usize,
+    theme: &Theme,
+    marks: HunkMarks<'_>,
+) -> Line<'static> {
     let mut spans = Vec::new();
     let focused = marks.focus == Some(i);
     if let Some(sel) = marks.selected {
@@ -332,7 +337,7 @@ fn diff_line(
     wrapped
 }
 
-fn expand_tabs(s: &str) -> String {
+pub(crate) fn expand_tabs(s: &str) -> String {
     if s.contains('\t') {
         s.replace('\t', "    ")
     } else {

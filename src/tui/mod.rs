@@ -18,6 +18,7 @@ pub mod app;
 pub mod attempts;
 pub mod clipboard;
 pub mod diff_lines;
+pub mod diff_split;
 pub mod fuzzy;
 pub mod history;
 pub mod keymap;
@@ -37,7 +38,7 @@ pub mod wrap;
 pub use app::{App, AppOptions, Effect, PatchDecision};
 pub use runner::{replay, run};
 pub use settings::{
-    InterfaceSettings, KeyScheme, NotifyEvent, NotifyMethod, ReasoningView, Screen,
+    DiffLayout, InterfaceSettings, KeyScheme, NotifyEvent, NotifyMethod, ReasoningView, Screen,
 };
 pub use theme::Theme;
 
@@ -134,6 +135,8 @@ pub struct TuiOptions {
     pub reasoning: ReasoningView,
     /// Which keys the transcript answers to (`[interface] keys`).
     pub keys: KeyScheme,
+    /// How a change under review is drawn at the start (`[interface] diff`; `t` switches).
+    pub diff: DiffLayout,
     /// How and when to get the person's attention while the terminal is out of focus.
     pub notify: (NotifyMethod, Vec<NotifyEvent>),
     /// `[interface] notify_command`: run on each event of `notify`.

@@ -91,6 +91,7 @@ pub async fn run(
     });
     app.reasoning = options.reasoning;
     app.keys = options.keys;
+    app.diff_layout = options.diff;
     let history = match (&options.history, &options.repo) {
         (Some(path), Some(repo)) => Some(HistoryFile::new(path.clone(), repo)),
         (Some(path), None) => std::env::current_dir()
@@ -296,7 +297,7 @@ impl Loop {
                             };
                             if let Some(to) = to {
                                 let slot = self.focus;
-                                let fx = self.slots[slot].app.on_wheel(to);
+                                let fx = self.slots[slot].app.on_wheel_at(to, m.row);
                                 self.perform(slot, fx);
                             }
                         }

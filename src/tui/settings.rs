@@ -50,6 +50,42 @@ pub enum KeyScheme {
     Modal,
 }
 
+/// How a change under review is drawn (`[interface] diff`); `t` switches during a review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DiffLayout {
+    /// Side by side on a terminal of [`SPLIT_COLUMNS`] columns or more, else unified.
+    #[default]
+    Auto,
+    /// One column: removed lines above the added ones.
+    Unified,
+    /// The old file on the left, the new one on the right.
+    Split,
+}
+
+/// The width from which `auto` draws diffs side by side.
+pub const SPLIT_COLUMNS: u16 = 140;
+
+impl DiffLayout {
+    /// Whether a diff `width` columns wide is drawn side by side.
+    pub fn is_split(self, width: u16) -> bool {
+        match self {
+            DiffLayout::Auto => width >= SPLIT_COLUMNS,
+            DiffLayout::Unified => false,
+            DiffLayout::Split => true,
+        }
+    }
+
+    /// The other layout than the one drawn at `width` (what `t` switches to).
+    pub fn toggled(self, width: u16) -> Self {
+        if self.is_split(width) {
+            DiffLayout::Unified
+        } else {
+            DiffLayout::Split
+        }
+    }
+}
+
 /// How the terminal is asked to get the person's attention.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -100,6 +136,9 @@ pub struct InterfaceSettings {
     pub reasoning: ReasoningView,
     /// `chat` (the default) or `modal`.
     pub keys: KeyScheme,
+    /// How diffs are drawn: `auto` (the default: split from 140 columns), `unified` or
+    /// `split`.
+    pub diff: DiffLayout,
     /// How to notify: `auto` (the default), `bel`, `osc9`, `osc777` or `off`.
     pub notify_method: NotifyMethod,
     /// Which events notify (when the terminal has lost focus): `review_waiting`,
@@ -149,6 +188,7 @@ impl Default for InterfaceSettings {
         Self {
             reasoning: ReasoningView::default(),
             keys: KeyScheme::default(),
+            diff: DiffLayout::default(),
             notify_method: NotifyMethod::default(),
             notify: default_notify(),
             notify_command: Vec::new(),
@@ -207,5 +247,17 @@ mod tests {
         assert_eq!(s.notify_method, NotifyMethod::Osc9);
         assert_eq!(s.notify, [NotifyEvent::ReviewWaiting]);
         assert!(toml::from_str::<InterfaceSettings>("keys = \"vi\"").is_err());
+    }
+
+    #[test]
+    fn the_diff_layout_parses_and_auto_splits_from_140_columns() {
+        assert_eq!(InterfaceSettings::default().diff, DiffLayout::Auto);
+        let s: InterfaceSettings = toml::from_str("diff = \"split\"").unwrap();
+        assert_eq!(s.diff, DiffLayout::Split);
+        assert!(toml::from_str::<InterfaceSettings>("diff = \"sideways\"").is_err());
+        assert!(!DiffLayout::Auto.is_split(139) && DiffLayout::Auto.is_split(140));
+        assert!(DiffLayout::Split.is_split(80) && !DiffLayout::Unified.is_split(200));
+        assert_eq!(DiffLayout::Auto.toggled(200), DiffLayout::Unified);
+        assert_eq!(DiffLayout::Auto.toggled(100), DiffLayout::Split);
     }
 }

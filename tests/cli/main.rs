@@ -35,6 +35,7 @@ mod e2e_approvals;
 mod e2e_attempts;
 mod e2e_composer;
 mod e2e_demo;
+mod e2e_dock;
 mod e2e_export;
 mod e2e_journey;
 mod e2e_keys;

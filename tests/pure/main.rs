@@ -31,6 +31,7 @@ mod tui_chat_keys;
 mod tui_check;
 mod tui_composer;
 mod tui_conventions;
+mod tui_dock;
 mod tui_edit_views;
 mod tui_export;
 mod tui_line_comments;

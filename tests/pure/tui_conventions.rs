@@ -156,16 +156,22 @@ fn the_mouse_wheel_scrolls_the_transcript_and_the_review() {
     draw(&a);
     assert_eq!(a.transcript.position().0, top);
 
+    // During a change's review the wheel scrolls what is under the pointer: the docked
+    // panel's diff, or the conversation above it.
     let mut r = app();
     feed(&mut r, vec![change_request()]);
     draw(&r);
-    r.on_wheel(Direction::Forward);
-    match &r.mode {
+    let scroll = |r: &lilypad::tui::App| match &r.mode {
         lilypad::tui::app::Mode::Review(lilypad::tui::app::Review::Change(c)) => {
-            assert_eq!(c.scroll, 3)
+            (c.scroll, c.dock.panel.get().y)
         }
         other => panic!("{other:?}"),
-    }
+    };
+    r.on_wheel_at(Direction::Forward, 0);
+    assert_eq!(scroll(&r).0, 0, "row 0 is the conversation's");
+    let panel = scroll(&r).1;
+    r.on_wheel_at(Direction::Forward, panel + 1);
+    assert_eq!(scroll(&r).0, 3);
 }
 
 /// The text of columns `xs` of every row, whitespace collapsed.

@@ -113,7 +113,7 @@ fn approving_some_hunks_sends_the_comments() {
     press(&mut a, "m");
     press(&mut a, "keep 25");
     enter(&mut a);
-    press(&mut a, " f");
+    press(&mut a, " p");
     press(&mut a, "later");
     let fx = enter(&mut a);
     match decision(&fx) {

@@ -87,9 +87,9 @@ impl App {
         self.input_focus || self.chat_in_front()
     }
 
-    /// The mouse wheel: [`WHEEL_LINES`] lines of the view in front (the help, a change under
-    /// review, the session patch, else the transcript), through the same scroll actions as
-    /// the keys.
+    /// The mouse wheel: [`WHEEL_LINES`] lines of the view in front (the help, the session
+    /// patch, else the transcript: during a change's review, the conversation above it, as
+    /// [`App::on_wheel_at`] does off the panel), through the same scroll actions as the keys.
     pub fn on_wheel(&mut self, to: Direction) -> Vec<Effect> {
         use Context as C;
         let action = match to {
@@ -99,7 +99,10 @@ impl App {
         let ctx = match (&self.overlay, &self.mode) {
             (Some(Overlay::Help), _) => C::Help,
             (Some(_), _) => return Vec::new(),
-            (None, Mode::Review(Review::Change(_))) => C::Diff,
+            (None, Mode::Review(Review::Change(_))) => {
+                self.wheel_in_dock(to, None);
+                return Vec::new();
+            }
             (None, Mode::Patch(_)) => C::Patch,
             (None, _) => C::Transcript,
         };
@@ -107,10 +110,6 @@ impl App {
         let d = WHEEL_LINES as isize;
         let d = if to == Direction::Back { -d } else { d };
         match &mut self.mode {
-            Mode::Review(Review::Change(c)) if ctx == C::Diff => {
-                c.scroll_by(d);
-                return Vec::new();
-            }
             Mode::Patch(p) if ctx == C::Patch => {
                 p.scroll_by(d);
                 return Vec::new();
@@ -486,6 +485,7 @@ impl App {
                 self.rewind_choice(action)
             }
             _ => match ctx {
+                Context::Diff | Context::Command if self.act_dock(action) => Vec::new(),
                 Context::Comment if matches!(self.mode, Mode::Patch(_)) => self.act_patch(action),
                 Context::Diff
                 | Context::Command

@@ -8,6 +8,8 @@
 //! only learns what happened from events (a decision sent is not shown as taken until the
 //! agent's `ToolResult` says so).
 
+mod decision_line;
+mod dock;
 mod keys;
 pub use keys::FOLD_LINES;
 pub mod pickers;
@@ -15,6 +17,7 @@ pub mod review;
 pub mod search;
 mod status;
 
+pub use dock::{DockView, Pane};
 pub use review::{ChangeReview, CommandReview, PatchReview, Review};
 pub use search::Search;
 pub use status::{AgentState, Status};
@@ -178,6 +181,8 @@ pub struct App {
     /// Which keys the transcript answers to. The runner sets `[interface] keys` (chat by
     /// default); a bare App (unit tests, benchmarks) keeps the modal keys.
     pub keys: crate::tui::KeyScheme,
+    /// How a change under review is drawn (`[interface] diff`, then `t`).
+    pub diff_layout: crate::tui::DiffLayout,
     /// Esc was pressed on an empty message line: a second Esc asks which turn to rewind to.
     pub(crate) esc_armed: bool,
     /// The command palette, while the message line starts with the `/` that opened it.
@@ -226,6 +231,7 @@ impl App {
             help_page: std::cell::Cell::new(20),
             attempt_label: None,
             keys: crate::tui::KeyScheme::Modal,
+            diff_layout: crate::tui::DiffLayout::default(),
             esc_armed: false,
             palette: None,
             picker: None,
@@ -329,6 +335,8 @@ impl App {
                         self.queued.push_back(req);
                     } else {
                         self.input_focus = false;
+                        // The panel docks under the turn that proposed it: show that turn.
+                        self.transcript.to_bottom();
                         self.mode = Mode::Review(Review::new(req));
                     }
                 }
@@ -392,7 +400,10 @@ impl App {
     /// Close the current review and show the next queued one.
     pub(crate) fn next_review(&mut self) {
         self.mode = match self.queued.pop_front() {
-            Some(req) => Mode::Review(Review::new(req)),
+            Some(req) => {
+                self.transcript.to_bottom();
+                Mode::Review(Review::new(req))
+            }
             None => Mode::Transcript,
         };
     }
@@ -496,6 +507,13 @@ impl App {
         id: RequestId,
         decision: crate::protocol::ReviewDecision,
     ) -> Vec<Effect> {
+        // The decision stays in the transcript, under the call it decided, and the
+        // conversation, scrolled or not while it waited, follows the work again.
+        if let Mode::Review(r) = &self.mode {
+            let line = decision_line::describe(r, &decision);
+            self.transcript.notice(Level::Info, line);
+            self.transcript.to_bottom();
+        }
         self.status.state = AgentState::RunningTool;
         self.next_review();
         vec![Effect::Send(Op::Review { id, decision })]
@@ -548,10 +566,9 @@ impl App {
                     PatchDecision::Discarded => "patch discarded".into(),
                     PatchDecision::Empty | PatchDecision::Undecided => String::new(),
                 };
-                self.transcript.notice(
-                    Level::Info,
-                    format!("{text}. Type a follow-up (i), or q to quit."),
-                );
+                let next = self.follow_up_hint();
+                self.transcript
+                    .notice(Level::Info, format!("{text}. {next}"));
                 self.patch = decision;
                 self.mode = Mode::Transcript;
             }

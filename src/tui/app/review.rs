@@ -45,6 +45,7 @@ impl Review {
                 proposal: after.clone(),
                 opened: None,
                 note: None,
+                dock: Default::default(),
                 req,
             }),
             ApprovalKind::Command {
@@ -117,6 +118,8 @@ pub struct ChangeReview {
     pub opened: Option<String>,
     /// A line shown under the header (what the editor did).
     pub note: Option<String>,
+    /// Where the panel is and what has the focus.
+    pub dock: super::DockView,
 }
 
 /// What the feedback field of a change review says to the model.

@@ -199,6 +199,12 @@ pub enum Action {
     NextEntry,
     /// A list: put the chosen entry on the message line without running or sending it.
     Complete,
+    /// A docked review: move the focus between the diff and the conversation above it.
+    SwitchPane,
+    /// A docked review: the change fills the screen, or docks again.
+    FullScreen,
+    /// A review: diffs side by side, or unified.
+    ToggleSplit,
 }
 
 /// A key: code plus Ctrl/Alt, and Shift where it is not part of the character (Shift-Enter).

@@ -2,6 +2,7 @@
 //! positions they record, like where each hunk starts, go into `Cell`s for the key handlers);
 //! nothing here blocks or computes diffs.
 
+mod dock;
 mod overlays;
 mod patch;
 mod pickers;
@@ -20,16 +21,21 @@ use ratatui::Frame;
 /// Draw everything.
 pub fn draw(frame: &mut Frame<'_>, app: &App) {
     let area = frame.area();
-    let command_h = match &app.mode {
-        Mode::Review(Review::Command(c)) => review::command_height(c, area.width),
-        _ => 0,
-    };
     let queued_h = app.queued_messages.len().min(3) as u16;
     let input_h = message_rows(app) as u16;
-    let [main, queued, command, input, status_area, hints] = Layout::vertical([
+    // A review docks its panel under the conversation (a change may fill the screen instead).
+    let wanted = match &app.mode {
+        Mode::Review(Review::Command(c)) => review::command_height(c, area.width),
+        Mode::Review(Review::Change(c)) if !c.dock.full_screen => {
+            review::change_height(app, c, area.width)
+        }
+        _ => 0,
+    };
+    let panel_h = dock::panel_height(wanted, area.height, queued_h + input_h + 2);
+    let [main, queued, panel, input, status_area, hints] = Layout::vertical([
         Constraint::Min(3),
         Constraint::Length(queued_h),
-        Constraint::Length(command_h),
+        Constraint::Length(panel_h),
         Constraint::Length(input_h),
         Constraint::Length(1),
         Constraint::Length(1),
@@ -37,7 +43,10 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     .areas(area);
 
     match &app.mode {
-        Mode::Transcript | Mode::Review(Review::Command(_)) => {
+        Mode::Review(Review::Change(c)) if c.dock.full_screen => {
+            dock::draw_full_screen(frame, main, app, c)
+        }
+        Mode::Transcript | Mode::Review(_) => {
             if let Some((label, fraction)) = &app.progress {
                 draw_progress(frame, main, app, label, *fraction);
             } else {
@@ -45,11 +54,14 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
                     .render(main, frame.buffer_mut(), &app.render_ctx());
             }
         }
-        Mode::Review(Review::Change(c)) => review::draw_change(frame, main, app, c),
         Mode::Patch(p) => patch::draw(frame, main, app, p),
     }
-    if let Mode::Review(Review::Command(c)) = &app.mode {
-        review::draw_command(frame, command, app, c);
+    match &app.mode {
+        Mode::Review(Review::Command(c)) => review::draw_command(frame, panel, app, c),
+        Mode::Review(Review::Change(c)) if !c.dock.full_screen => {
+            review::draw_change(frame, panel, app, c)
+        }
+        _ => {}
     }
     draw_queued(frame, queued, app);
     draw_input(frame, input, app);

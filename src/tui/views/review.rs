@@ -1,19 +1,84 @@
-//! The review views: a file change as a highlighted diff with selectable hunks, a line cursor
-//! and the person's line comments (the main area), and a command as a panel above the message
-//! line.
+//! The review panels: a file change as a highlighted diff (unified or split) with selectable
+//! hunks, a line cursor and the person's line comments, and a command. Both dock under the
+//! conversation (`views::dock` sizes them); a change may also fill the screen.
 
 use crate::diff::Highlighter;
-use crate::tui::app::{App, ChangeReview, CommandReview};
-use crate::tui::diff_lines::{self, HunkMarks};
-use crate::tui::theme::rgb;
+use crate::tui::app::{App, ChangeReview, CommandReview, Pane};
+use crate::tui::diff_lines::{self, DiffWindow, HunkMarks};
+use crate::tui::diff_split;
+use crate::tui::keymap::{self, Action, Context};
+use crate::tui::theme::{rgb, Theme};
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
+use unicode_width::UnicodeWidthStr;
 
+/// The rows drawn above a change's diff: the file's header, a note, a warning.
+fn head_lines(c: &ChangeReview, t: &Theme) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    match &c.diff {
+        Some(diff) => lines.push(diff_lines::header(diff, t)),
+        None => lines.push(Line::styled(
+            format!("{}  computing the diff…", c.path),
+            t.dim(),
+        )),
+    }
+    if let Some(note) = &c.note {
+        lines.push(Line::styled(note.clone(), t.fg(t.accent)));
+    }
+    if c.binary_before && c.diff.is_some() {
+        lines.push(Line::styled(
+            "the file was binary: its old content is not shown",
+            t.fg(t.warning),
+        ));
+    }
+    lines
+}
+
+/// The marks a change's review puts on its diff.
+fn marks(c: &ChangeReview) -> HunkMarks<'_> {
+    HunkMarks {
+        selected: Some(&c.selected),
+        focus: Some(c.focus),
+        cursor: Some(c.line),
+        comments: Some(&c.comments),
+    }
+}
+
+/// The diff's rows `first..first + count` at `width`, split or unified as the person chose.
+fn window(app: &App, c: &ChangeReview, width: usize, first: usize, count: usize) -> DiffWindow {
+    let Some(diff) = &c.diff else {
+        return DiffWindow {
+            lines: Vec::new(),
+            total: 0,
+            hunk_starts: Vec::new(),
+            line_starts: Vec::new(),
+        };
+    };
+    let render = if app.diff_layout.is_split(c.dock.width.get()) {
+        diff_split::render_window
+    } else {
+        diff_lines::render_window
+    };
+    render(diff, &app.theme, width, marks(c), first, count)
+}
+
+/// Rows the change's panel needs at `width` to show all of it (borders included).
+pub(super) fn change_height(app: &App, c: &ChangeReview, width: u16) -> u16 {
+    c.dock.width.set(width);
+    let inner = width.saturating_sub(2) as usize;
+    let empty = c.diff.as_ref().is_some_and(|d| d.hunks.is_empty());
+    let rows =
+        head_lines(c, &app.theme).len() + window(app, c, inner, 0, 0).total + usize::from(empty);
+    (rows + 2).min(u16::MAX as usize) as u16
+}
+
+/// A change's review in `area`: docked under the conversation, or full screen.
 pub(super) fn draw_change(frame: &mut Frame<'_>, area: Rect, app: &App, c: &ChangeReview) {
     let t = &app.theme;
+    c.dock.width.set(frame.area().width);
     let verb = match crate::protocol::ToolName::parse(&c.req.call.name) {
         Some(crate::protocol::ToolName::Write) if c.before.is_none() => "create",
         Some(crate::protocol::ToolName::Write) => "rewrite",
@@ -44,57 +109,46 @@ pub(super) fn draw_change(frame: &mut Frame<'_>, area: Rect, app: &App, c: &Chan
             t.dim(),
         ));
     }
+    if c.dock.pane == Pane::Conversation {
+        let tab = keymap::keys_of(Context::Diff, Action::SwitchPane);
+        title.push(Span::styled(
+            format!("· arrows scroll the conversation ({tab}: the diff) "),
+            t.accent(),
+        ));
+    }
+    let border = match c.dock.pane {
+        Pane::Diff => t.fg(t.warning),
+        Pane::Conversation => t.dim(),
+    };
     let block = Block::default()
         .borders(Borders::ALL)
-        .border_style(t.fg(t.warning))
+        .border_style(border)
         .title(Line::from(title));
     let inner = block.inner(area);
     frame.render_widget(Clear, area);
     frame.render_widget(block, area);
+    c.dock.panel.set(area);
     let width = inner.width as usize;
-    let mut lines: Vec<Line<'static>> = Vec::new();
+    let lines = head_lines(c, t);
     let Some(diff) = &c.diff else {
-        lines.push(Line::styled(
-            format!("{}  computing the diff…", c.path),
-            t.dim(),
-        ));
-        if let Some(note) = &c.note {
-            lines.push(Line::styled(note.clone(), t.fg(t.accent)));
-        }
         frame.render_widget(Paragraph::new(lines), inner);
         return;
     };
-    lines.push(diff_lines::header(diff, t));
-    if let Some(note) = &c.note {
-        lines.push(Line::styled(note.clone(), t.fg(t.accent)));
-    }
-    if c.binary_before {
-        lines.push(Line::styled(
-            "the file was binary: its old content is not shown",
-            t.fg(t.warning),
-        ));
-    }
     let h = inner.height as usize;
     c.page.set(h.saturating_sub(2).max(1));
     // Only the visible rows of the diff are built; `before` rows (header, notes) come first.
     let before = lines.len();
     let after = usize::from(diff.hunks.is_empty());
-    let marks = HunkMarks {
-        selected: Some(&c.selected),
-        focus: Some(c.focus),
-        cursor: Some(c.line),
-        comments: Some(&c.comments),
-    };
     // One pass for the diff's size and hunk positions, then the window at the clamped scroll.
-    let sized = diff_lines::render_window(diff, t, width, marks, 0, 0);
+    let sized = window(app, c, width, 0, 0);
     *c.hunk_starts.borrow_mut() = sized.hunk_starts.iter().map(|s| s + before).collect();
     *c.line_starts.borrow_mut() = sized.line_starts.iter().map(|s| s + before).collect();
     let total = before + sized.total + after;
     let scroll = c.scroll.min(total.saturating_sub(h));
     let first = scroll.saturating_sub(before);
-    let window = diff_lines::render_window(diff, t, width, marks, first, h);
+    let shown = window(app, c, width, first, h);
     let mut visible: Vec<Line<'static>> = lines.into_iter().skip(scroll).collect();
-    visible.extend(window.lines);
+    visible.extend(shown.lines);
     if diff.hunks.is_empty() {
         visible.push(Line::styled(
             "no changes: the proposed text equals the current file",
@@ -107,8 +161,14 @@ pub(super) fn draw_change(frame: &mut Frame<'_>, area: Rect, app: &App, c: &Chan
             .set_line(inner.x, inner.y + i as u16, line, inner.width);
     }
     if total > h {
-        let pos = format!(" {}-{} of {} ", scroll + 1, (scroll + h).min(total), total);
-        let x = area.right().saturating_sub(pos.len() as u16 + 2);
+        let below = total - (scroll + h).min(total);
+        let pos = if c.dock.full_screen || below == 0 {
+            format!(" {}-{} of {} ", scroll + 1, (scroll + h).min(total), total)
+        } else {
+            let f = keymap::keys_of(Context::Diff, Action::FullScreen);
+            format!(" [… {below} more lines] {f} full screen ")
+        };
+        let x = area.right().saturating_sub(pos.width() as u16 + 2);
         frame
             .buffer_mut()
             .set_string(x, area.bottom() - 1, pos, t.dim());
