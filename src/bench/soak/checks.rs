@@ -137,14 +137,42 @@ pub fn by_code(sent: &[Sent]) -> BTreeMap<(String, u16), u64> {
     by
 }
 
-/// Whether `s` is a failure the halt caused: a 503 `engine_unavailable` of a request in
-/// flight while replica 0's engine was being stopped.
+/// Whether `s` was in flight while replica 0's engine was being stopped.
+fn during(s: &Sent, halt: Option<(Instant, Instant, u16)>) -> bool {
+    halt.is_some_and(|(from, to, _)| s.started <= to && s.ended >= from)
+}
+
+/// Whether `s` is a failure the halt caused: a 503 `engine_unavailable` (or a hang-up the
+/// server recorded as 503) of a request in flight while replica 0's engine was being stopped.
 pub fn injected(s: &Sent, halt: Option<(Instant, Instant, u16)>) -> bool {
-    let Some((from, to, _)) = halt else {
-        return false;
+    let unavailable = match &s.seen {
+        Seen::Answer {
+            status: 503,
+            error: Some(e),
+        } => e == "engine_unavailable",
+        Seen::HungUp => s.recorded == Some(503),
+        _ => false,
     };
-    let unavailable = matches!(&s.seen, Seen::Answer { status: 503, error: Some(e) } if e == "engine_unavailable");
-    unavailable && s.started <= to && s.ended >= from
+    unavailable && during(s, halt)
+}
+
+/// A client that hangs up cannot know what the server recorded: 499 when the server saw it
+/// go, 200 when the server had written the whole reply before it saw that, 503 when the halt
+/// failed the generation first. Each hang-up takes its one audit line's status when it is one
+/// of those; any other stays 499 for the checks to find.
+pub fn hang_ups(
+    sent: &mut [Sent],
+    audited: &HashMap<String, Vec<Line>>,
+    halt: Option<(Instant, Instant, u16)>,
+) {
+    for s in sent.iter_mut().filter(|s| s.seen == Seen::HungUp) {
+        if let Some([one]) = audited.get(&s.id).map(Vec::as_slice) {
+            let fits = matches!(one.status, 499 | 200) || (one.status == 503 && during(s, halt));
+            if fits {
+                s.recorded = Some(one.status);
+            }
+        }
+    }
 }
 
 /// Every broken rule.

@@ -62,15 +62,17 @@ pub struct Sent {
     pub started: Instant,
     pub ended: Instant,
     pub seen: Seen,
+    /// For a hang-up: the status the server recorded, once read back (`checks::hang_ups`).
+    pub recorded: Option<u16>,
 }
 
 impl Sent {
-    /// The status the server should have counted and audited (499 for a hang-up); `None`
-    /// when no whole answer came.
+    /// The status the server should have counted and audited (for a hang-up 499, or what the
+    /// server recorded where `checks::hang_ups` accepted it); `None` when no whole answer came.
     pub fn code(&self) -> Option<u16> {
         match &self.seen {
             Seen::Answer { status, .. } => Some(*status),
-            Seen::HungUp => Some(499),
+            Seen::HungUp => Some(self.recorded.unwrap_or(499)),
             Seen::Broken(_) => None,
         }
     }
@@ -105,7 +107,7 @@ impl Mix {
 
     /// True one time in `n`.
     fn one_in(&mut self, n: u64) -> bool {
-        self.next() % n == 0
+        self.next().is_multiple_of(n)
     }
 
     fn shape(&mut self) -> Shape {
@@ -157,6 +159,7 @@ pub async fn client(c: usize, http: reqwest::Client, base: String, until: Instan
             started,
             ended: Instant::now(),
             seen,
+            recorded: None,
         });
         if limited {
             // Back off a little (not the whole Retry-After: the soak wants the key busy).

@@ -59,11 +59,6 @@ impl Plan {
             threads: 2,
         }
     }
-
-    /// When RSS is read the first time: a sixth of the way in, at most a minute.
-    fn warm_up(&self) -> Duration {
-        (self.length / 6).min(Duration::from_secs(60))
-    }
 }
 
 /// Why a soak could not be run (a finding is not an error: see [`Finding`]).
@@ -131,9 +126,14 @@ pub fn run(plan: &Plan) -> Result<Soaked, SoakError> {
         let clients: Vec<_> = (0..plan.clients)
             .map(|c| tokio::spawn(clients::client(c, http.clone(), served.base.clone(), until)))
             .collect();
+        // RSS at the end of warm-up, then at each sixth of the run (a curve to read a growth by).
         let warm = async {
-            tokio::time::sleep(plan.warm_up()).await;
-            served.rss_kib()
+            let mut samples = Vec::new();
+            for i in 1..=5u32 {
+                tokio::time::sleep_until((start + plan.length * i / 6).into()).await;
+                samples.push(served.rss_kib()?);
+            }
+            Ok::<_, SoakError>(samples)
         };
         let sched = schedule::run(
             http.clone(),
@@ -159,10 +159,13 @@ pub fn run(plan: &Plan) -> Result<Soaked, SoakError> {
     all.extend(done.sent.iter().cloned());
     let settled = rt.block_on(settle(&http, &served.base, &all, &audit));
     let (text, audited) = settled?;
+    checks::hang_ups(&mut all, &audited, done.halt);
     let running = tally::sum(&text, "lilypad:num_requests_running", &[]);
     let waiting = tally::sum(&text, "lilypad:num_requests_waiting", &[]);
     let counted = tally::counted(&text);
     let rss_end = served.rss_kib()?;
+    let rss_samples = rss_warm;
+    let rss_warm = rss_samples.first().copied().unwrap_or(0);
     let mut findings = checks::check(&checks::Evidence {
         sent: &all,
         schedule: &done,
@@ -187,6 +190,7 @@ pub fn run(plan: &Plan) -> Result<Soaked, SoakError> {
         waiting,
         rss_warm_kib: rss_warm,
         rss_end_kib: rss_end,
+        rss_samples,
         faults,
         start,
         ended,

@@ -27,6 +27,7 @@ pub(super) struct Parts {
     pub waiting: f64,
     pub rss_warm_kib: u64,
     pub rss_end_kib: u64,
+    pub rss_samples: Vec<u64>,
     pub faults: FaultRoute,
     pub start: Instant,
     pub ended: Instant,
@@ -50,6 +51,8 @@ pub struct Soaked {
     pub waiting: f64,
     pub rss_warm_kib: u64,
     pub rss_end_kib: u64,
+    /// RSS (KiB) at each sixth of the run, the first one the warm-up value.
+    pub rss_samples: Vec<u64>,
     pub faults: FaultRoute,
     /// Requests answered per second in each of [`WINDOWS`] equal parts of the run.
     pub rates: Vec<f64>,
@@ -79,6 +82,7 @@ impl Soaked {
             waiting: p.waiting,
             rss_warm_kib: p.rss_warm_kib,
             rss_end_kib: p.rss_end_kib,
+            rss_samples: p.rss_samples,
             faults: p.faults,
             findings: p.findings,
             server_log: p.server_log,
@@ -164,6 +168,19 @@ impl Soaked {
             let mark = if c == m { "" } else { "  <- differs" };
             let _ = writeln!(o, "  {:<18} {}  {c:>6} / {m:<6}{mark}", k.0, k.1);
         }
+        let hung = |code| {
+            self.sent
+                .iter()
+                .filter(|s| s.seen == Seen::HungUp && s.code() == Some(code))
+                .count()
+        };
+        let _ = writeln!(
+            o,
+            "hang-ups recorded by the server: {} as 499, {} as 200 (written whole before it saw the client go), {} as 503 (the fault)",
+            hung(499),
+            hung(200),
+            hung(503)
+        );
         let (injected, other) = self.server_errors();
         let _ = writeln!(
             o,
@@ -201,6 +218,13 @@ impl Soaked {
             self.rss_end_kib,
             self.rss_ratio(),
             checks::RSS_GROWTH
+        );
+        let rss: Vec<String> = self.rss_samples.iter().map(u64::to_string).collect();
+        let _ = writeln!(
+            o,
+            "RSS by sixths (KiB): {}, then {}",
+            rss.join(", "),
+            self.rss_end_kib
         );
         let rates: Vec<String> = self.rates.iter().map(|r| format!("{r:.1}")).collect();
         let _ = writeln!(

@@ -198,5 +198,6 @@ async fn plain(
         started,
         ended: Instant::now(),
         seen,
+        recorded: None,
     }
 }
