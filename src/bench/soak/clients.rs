@@ -170,11 +170,13 @@ pub async fn client(c: usize, http: reqwest::Client, base: String, until: Instan
     sent
 }
 
-/// The request's body: each client keeps a few conversations, so memory is reused and moved.
+/// The request's body: each client comes back to a conversation a few times (memory reused,
+/// moved when its replica fails) and begins a new one every few requests, as agents begin new
+/// tasks (so that a replica that comes back is given new conversations).
 fn body(c: usize, k: usize, shape: Shape) -> serde_json::Value {
     let task = format!(
         "client {c}, task {}: list the files and run the tests",
-        k % 3
+        k / 6
     );
     let max_tokens = if shape.hang_up { 1000 } else { 12 };
     let mut b = match shape.endpoint {

@@ -44,9 +44,10 @@ impl Served {
     /// Start the server and wait (up to two minutes) until it listens.
     pub fn start(l: &Launch<'_>) -> Result<Self, SoakError> {
         let config = l.dir.join("soak-config.toml");
-        // Small batches, as the other tests of the tiny model use; room for every client's
-        // conversation in each replica.
-        let text = "[serve]\nmax_queue = 256\n\n[engine]\nbatch = 128\nubatch = 64\nsequences = 8\nconversation_slots = 64\n";
+        // Small batches, as the other tests of the tiny model use. Few kept conversations per
+        // replica, so that the memory they hold (a bounded cache) is full before warm-up ends
+        // and RSS growth after it means a leak, not the cache filling.
+        let text = "[serve]\nmax_queue = 256\n\n[engine]\nbatch = 128\nubatch = 64\nsequences = 8\nconversation_slots = 16\n";
         std::fs::write(&config, text).map_err(|source| SoakError::Io {
             what: "writing the server's config file",
             source,
