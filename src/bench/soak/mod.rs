@@ -13,6 +13,7 @@
 //! Owns: the soak's plan and its order. Does not own: the server (it runs `lilypad serve` as
 //! any operator would), timing assertions (the request rate is printed, never asserted).
 
+mod answers;
 pub mod checks;
 pub mod clients;
 mod report;
