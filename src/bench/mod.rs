@@ -20,6 +20,9 @@
 //!   `lilypad serve` with concurrent clients against the same requests one at a time; the
 //!   largest gap between running streams' tokens while a long prompt joins, read in chunks
 //!   against whole ([`mixed`]); and serving a team against `llama-server -np 4` ([`team`]).
+//! - [`soak`]: `lilypad serve` under 32 clients with faults (a SIGHUP, a weight update, a
+//!   failed replica) for `--minutes N`, its answers, counters, audit lines and RSS checked
+//!   (`lilypad bench soak`; the CI test runs the same driver for a minute).
 //! - [`peers`]: llama.cpp's own programs (`llama-bench`, `llama-batched-bench`,
 //!   `llama-server`) as the baselines of `engine`, `sequences` and `agent-turns`
 //!   ([`agent_server`]) when scripts/build-llama-tools.sh has built them.
@@ -47,6 +50,7 @@ pub mod replicas;
 pub mod resume;
 pub mod resume_server;
 pub mod sequences;
+pub mod soak;
 mod suite;
 pub mod team;
 pub mod tools;

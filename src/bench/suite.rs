@@ -51,6 +51,8 @@ pub enum Which {
     Team,
     /// A scripted batch's attempts per hour with 1, 2 and 4 pods at a time against Docker
     Batch,
+    /// `lilypad serve` soaked with faults for [`Options::minutes`] (`super::soak`)
+    Soak,
 }
 
 /// What a run measures and at what sizes (the `lilypad bench` flags).
@@ -87,6 +89,8 @@ pub struct Options {
     /// The directory of llama.cpp's programs (scripts/build-llama-tools.sh): the baselines of
     /// `engine`, `sequences` and `agent-turns` when they are there.
     pub llama_tools: Option<PathBuf>,
+    /// How long the soak's clients run, in minutes.
+    pub minutes: f64,
 }
 
 impl Options {
@@ -103,6 +107,8 @@ impl Options {
 pub enum Output {
     /// The figures and notes of the benches asked for.
     Report(Report),
+    /// The soak's figures and findings ([`Which::Soak`]).
+    Soak(Box<super::soak::Soaked>),
     /// The reference loop's speeds alone ([`Which::EngineReference`], read by the `engine`
     /// bench from its child process).
     Reference(engine::Speeds),
@@ -110,6 +116,8 @@ pub enum Output {
 
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
+    #[error("the soak could not run")]
+    Soak(#[source] super::soak::SoakError),
     #[error("engine-reference needs --gguf")]
     ReferenceNeedsGguf,
     #[error("reference loop: {0}")]
@@ -192,8 +200,11 @@ pub fn run(opts: &Options, settings: &EngineSettings) -> Result<Output, BenchErr
             engine::reference(path, threads, opts.repeats).map_err(BenchError::Reference)?;
         return Ok(Output::Reference(speeds));
     }
-    let mut report = Report::default();
     let dir = tempfile::tempdir().map_err(io("creating a temporary directory"))?;
+    if opts.which == Which::Soak {
+        return soak(opts, dir.path(), threads);
+    }
+    let mut report = Report::default();
     if matches!(opts.which, Which::AgentTurns | Which::Resume | Which::All) {
         engine_runs::session(opts, settings, dir.path(), &mut report)?;
     }
@@ -234,6 +245,24 @@ pub fn run(opts: &Options, settings: &EngineSettings) -> Result<Output, BenchErr
             .push("debug build: Rust-side figures are pessimistic; measure with --release".into());
     }
     Ok(Output::Report(report))
+}
+
+/// The soak, served by this very program (so a release bench soaks a release server, which
+/// has no fault route: the soak says so).
+fn soak(opts: &Options, dir: &Path, threads: u32) -> Result<Output, BenchError> {
+    let lilypad = std::env::current_exe().map_err(io("finding the lilypad program"))?;
+    let length = std::time::Duration::from_secs_f64((opts.minutes * 60.0).max(10.0));
+    let mut plan = super::soak::Plan::new(lilypad, dir.to_path_buf(), length);
+    plan.model.clone_from(&opts.gguf);
+    plan.threads = threads.max(plan.replicas as u32);
+    eprintln!(
+        "bench soak: {} clients against lilypad serve --replicas {} for {:.0} s...",
+        plan.clients,
+        plan.replicas,
+        length.as_secs_f64()
+    );
+    let soaked = super::soak::run(&plan).map_err(BenchError::Soak)?;
+    Ok(Output::Soak(Box::new(soaked)))
 }
 
 fn ui(opts: &Options, report: &mut Report) -> Result<(), BenchError> {

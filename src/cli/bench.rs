@@ -63,6 +63,9 @@ pub struct BenchArgs {
     /// `engine`, and no peer rows)
     #[arg(long, env = "LILYPAD_LLAMA_TOOLS_DIR")]
     pub llama_tools: Option<PathBuf>,
+    /// How long `soak`'s clients run, in minutes
+    #[arg(long, default_value_t = 10.0)]
+    pub minutes: f64,
 }
 
 /// `lilypad bench WHICH`: which benches a run measures.
@@ -110,6 +113,10 @@ pub enum WhichArg {
     /// pods at a time against as many Docker containers, and the wait from one attempt's end
     /// to the next attempt's first turn (`--image`, `--kubeconfig` as for sessions)
     Batch,
+    /// `lilypad serve --replicas 2` soaked for --minutes by 32 clients over 3 keys, with a
+    /// keys reload, a weight update and (debug builds) a failed replica; prints its checks
+    /// and figures, and fails on a finding
+    Soak,
 }
 
 impl From<WhichArg> for bench::Which {
@@ -129,6 +136,7 @@ impl From<WhichArg> for bench::Which {
             WhichArg::Sequences => bench::Which::Sequences,
             WhichArg::Team => bench::Which::Team,
             WhichArg::Batch => bench::Which::Batch,
+            WhichArg::Soak => bench::Which::Soak,
         }
     }
 }
@@ -151,6 +159,7 @@ impl BenchArgs {
             decode_tokens: self.decode_tokens,
             vocab_dir: self.vocab_dir.clone(),
             llama_tools: self.llama_tools.clone(),
+            minutes: self.minutes,
         }
     }
 }
@@ -158,6 +167,12 @@ impl BenchArgs {
 pub(super) fn run(args: &BenchArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     match bench::run(&args.options(settings), &settings.engine)? {
         Output::Reference(speeds) => println!("{}", serde_json::to_string(&speeds)?),
+        Output::Soak(soaked) => {
+            print!("{}", soaked.text());
+            if !soaked.findings.is_empty() {
+                return Ok(ExitCode::FAILURE);
+            }
+        }
         Output::Report(report) if args.json => {
             println!("{}", serde_json::to_string_pretty(&report)?)
         }

@@ -15,6 +15,7 @@
 
 use super::api::{self, ApiError, Header};
 use super::choices::Generating;
+use super::door::CLIENT_GONE;
 use super::server::Server;
 use super::track::Tracking;
 use super::vocabulary::Vocabulary;
@@ -23,6 +24,7 @@ use crate::prompt::{ParseEvent, ParsedTurn, Parser};
 use axum::body::Bytes;
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -157,8 +159,9 @@ impl Reply {
 
     /// End the request's accounting with what the choices that ended gave: the first
     /// choice's finish reason (`abort` when any was cancelled), the request's figures (the
-    /// prompt once, every choice's tokens) and the tools every choice called.
-    fn end(&mut self) -> Option<Figures> {
+    /// prompt once, every choice's tokens) and the tools every choice called; `status` as the
+    /// client got it (499 when it went away before the end).
+    fn end(&mut self, status: u16) -> Option<Figures> {
         let ended: Vec<&(Generation, ParsedTurn)> =
             self.choices.iter().filter_map(|c| c.end.as_ref()).collect();
         let figures: Vec<&Figures> = ended.iter().map(|(g, _)| &g.figures).collect();
@@ -172,7 +175,7 @@ impl Reply {
             .iter()
             .flat_map(|(_, t)| t.tool_calls.iter().map(|c| c.name.clone()))
             .collect();
-        self.tracking.end(reason, 200, all.as_ref(), names);
+        self.tracking.end(reason, status, all.as_ref(), names);
         all
     }
 
@@ -199,7 +202,7 @@ impl Reply {
                 }
             }
         }
-        let Some(figures) = self.end() else {
+        let Some(figures) = self.end(200) else {
             return ApiError::from_engine(&EngineError::Ended).into_response();
         };
         let choices = self
@@ -233,10 +236,21 @@ impl Reply {
 
     pub(super) async fn stream(mut self, tx: UnboundedSender<Bytes>, usage: bool) {
         let cancel = self.generating.cancel.clone();
+        // Whether the client went away: the request then ends as 499 (as a whole request's
+        // does), though its headers said 200.
+        let gone = AtomicBool::new(false);
         let send = |v: &Value| {
             if tx.send(Bytes::from(format!("data: {v}\n\n"))).is_err() {
                 // The client went away: stop the engine, then drain to the end.
+                gone.store(true, Ordering::Relaxed);
                 cancel.cancel();
+            }
+        };
+        let status = || {
+            if gone.load(Ordering::Relaxed) {
+                CLIENT_GONE
+            } else {
+                200
             }
         };
         for i in 0..self.choices.len() {
@@ -262,6 +276,7 @@ impl Reply {
                     if !writes && done.is_none() {
                         if last_write.elapsed() >= std::time::Duration::from_millis(200) {
                             if tx.send(Bytes::from_static(b": waiting\n\n")).is_err() {
+                                gone.store(true, Ordering::Relaxed);
                                 cancel.cancel();
                             }
                             last_write = std::time::Instant::now();
@@ -310,7 +325,7 @@ impl Reply {
                         self.tokens.prompt_ids(&mut last, g);
                     }
                     send(&last);
-                    let figures = self.end();
+                    let figures = self.end(status());
                     if let (true, Some(f)) = (usage, figures) {
                         send(&api::usage_chunk(&self.header(), &f));
                     }
@@ -323,7 +338,7 @@ impl Reply {
                 }
                 None if cancel.is_cancelled() => {
                     // Cancelled before some choices started: those that ran are counted.
-                    self.end();
+                    self.end(status());
                     break;
                 }
                 None => {

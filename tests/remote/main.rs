@@ -30,4 +30,5 @@ mod serve_kube;
 mod serve_manifests;
 mod serve_memory_metrics;
 mod serve_openai;
+mod serve_soak;
 mod serve_tokens;

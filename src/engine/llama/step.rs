@@ -355,6 +355,15 @@ impl Step {
         self.sweep(pool);
     }
 
+    /// The engine stops as a failure would (a halt): every generation ends with `Stopped`,
+    /// not as if it had finished, so that its client is not handed a cut reply as a whole one.
+    pub(super) fn fail_all(&mut self, pool: &mut Pool) {
+        for a in self.actives.drain(..) {
+            pool.set_busy(a.seq, false);
+            let _ = a.out.events.send(EngineEvent::Failed(EngineError::Stopped));
+        }
+    }
+
     /// The finished generations leave: their streams end and their sequences become idle.
     fn sweep(&mut self, pool: &mut Pool) {
         let mut i = 0;

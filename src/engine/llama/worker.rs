@@ -224,8 +224,14 @@ impl Worker<'_> {
                 }
             }
             if gone || halt.is_some() {
-                // The handle was dropped or halted: nothing more can be asked or awaited.
-                self.step.cancel_all(&mut self.pool);
+                // The handle was dropped or halted: nothing more can be asked or awaited. A
+                // halt fails the generations in flight, as a failure would; with the handle
+                // gone nobody reads them.
+                if halt.is_some() {
+                    self.step.fail_all(&mut self.pool);
+                } else {
+                    self.step.cancel_all(&mut self.pool);
+                }
                 for w in self.waiting.drain(..) {
                     fail(w.job, EngineError::Stopped);
                 }
