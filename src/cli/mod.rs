@@ -43,7 +43,7 @@ use crate::config::Settings;
 /// Parse the process arguments, run the subcommand, and turn its outcome into an exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    if ends_quietly_on_a_closed_pipe(cli.command.as_ref()) {
+    if process::ends_quietly_on_a_closed_pipe(cli.command.as_ref()) {
         process::restore_sigpipe();
     }
     // Settings first, so that the config file's `[log]` level applies to the diagnostics.
@@ -159,50 +159,5 @@ fn session_repo(cli: &Cli) -> Option<&std::path::PathBuf> {
             tasks::TasksCommand::Mine(m) => Some(&m.repo),
         },
         Some(_) => None,
-    }
-}
-
-/// Whether `command` only prints a result and stops: such a command may end at once, quietly,
-/// when its reader closes the pipe (`lilypad sessions | head`), as other Unix tools do.
-///
-/// Every other command keeps SIGPIPE ignored (Rust's default), so that a write to a socket or
-/// pipe whose reader has gone is an error on that write: `serve` answers many clients, and one
-/// that hangs up must never end the process for the others; the interface and batches talk to
-/// Docker, Kubernetes and their own children over sockets and pipes.
-fn ends_quietly_on_a_closed_pipe(command: Option<&Command>) -> bool {
-    matches!(
-        command,
-        Some(
-            Command::Info(_)
-                | Command::Sessions(_)
-                | Command::Export(_)
-                | Command::Prompt(_)
-                | Command::Parse(_)
-                | Command::Harness(_)
-        )
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[test]
-    fn only_the_commands_that_print_and_stop_end_on_a_closed_pipe() {
-        for (args, quiet) in [
-            (&["lilypad", "sessions"][..], true),
-            (&["lilypad", "export", "-"][..], true),
-            (&["lilypad", "serve"][..], false),
-            (&["lilypad", "demo"][..], false),
-            (&["lilypad"][..], false),
-        ] {
-            let cli = Cli::try_parse_from(args).unwrap();
-            assert_eq!(
-                ends_quietly_on_a_closed_pipe(cli.command.as_ref()),
-                quiet,
-                "{args:?}"
-            );
-        }
     }
 }

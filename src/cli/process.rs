@@ -1,9 +1,11 @@
 //! The process around a command: SIGPIPE as other Unix tools have it, and where diagnostics
 //! go (stderr, or a log file while the interface owns the screen).
 
+use super::Command;
+
 /// Rust ignores SIGPIPE, so `lilypad sessions | head` would panic on a closed pipe; a command
 /// that only prints should simply stop, as other Unix tools do (the caller decides which,
-/// `super::ends_quietly_on_a_closed_pipe`; the others keep SIGPIPE ignored).
+/// [`ends_quietly_on_a_closed_pipe`]; the others keep SIGPIPE ignored).
 pub(super) fn restore_sigpipe() {
     #[cfg(unix)]
     // SAFETY: setting a signal disposition to its default at start-up, before any thread
@@ -48,4 +50,50 @@ pub(super) fn init_tracing(to: LogTo, level: &str) {
             }
         }
     };
+}
+
+/// Whether `command` only prints a result and stops: such a command may end at once, quietly,
+/// when its reader closes the pipe (`lilypad sessions | head`), as other Unix tools do.
+///
+/// Every other command keeps SIGPIPE ignored (Rust's default), so that a write to a socket or
+/// pipe whose reader has gone is an error on that write: `serve` answers many clients, and one
+/// that hangs up must never end the process for the others; the interface and batches talk to
+/// Docker, Kubernetes and their own children over sockets and pipes.
+pub(super) fn ends_quietly_on_a_closed_pipe(command: Option<&Command>) -> bool {
+    matches!(
+        command,
+        Some(
+            Command::Info(_)
+                | Command::Sessions(_)
+                | Command::Export(_)
+                | Command::Prompt(_)
+                | Command::Parse(_)
+                | Command::Harness(_)
+        )
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::Cli;
+    use clap::Parser;
+
+    #[test]
+    fn only_the_commands_that_print_and_stop_end_on_a_closed_pipe() {
+        for (args, quiet) in [
+            (&["lilypad", "sessions"][..], true),
+            (&["lilypad", "export", "-"][..], true),
+            (&["lilypad", "serve"][..], false),
+            (&["lilypad", "demo"][..], false),
+            (&["lilypad"][..], false),
+        ] {
+            let cli = Cli::try_parse_from(args).unwrap();
+            assert_eq!(
+                ends_quietly_on_a_closed_pipe(cli.command.as_ref()),
+                quiet,
+                "{args:?}"
+            );
+        }
+    }
 }
