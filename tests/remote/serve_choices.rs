@@ -309,12 +309,21 @@ fn sampled(port: u16, user: &str, n: usize, seed: u32, max_tokens: u32) -> Value
 /// Every choice after the first of `n` read only the last token of the `prompt` tokens (as
 /// the server's log line of each says): the rest was in memory.
 fn read_only_the_last_token(server: &remote_common::Peer, prompt: u64, n: usize) {
-    let log = server.log();
-    for i in 1..n {
-        let line = log
+    // A choice's line is logged as its generation ends, which may come after its answer
+    // reached the client.
+    let line_of = |i: usize| {
+        let needle = format!("choice {i}: TokenCap");
+        server
+            .log()
             .lines()
-            .find(|l| l.contains(&format!("choice {i}: TokenCap")))
-            .unwrap_or_else(|| panic!("no log line of choice {i}:\n{log}"));
+            .find(|l| l.contains(&needle))
+            .map(str::to_string)
+    };
+    for i in 1..n {
+        remote_common::wait_until(server, &format!("the log line of choice {i}"), || {
+            line_of(i).is_some()
+        });
+        let line = line_of(i).expect("the line was waited for");
         assert!(
             line.contains(&format!("prompt {prompt} tokens ({} reused", prompt - 1)),
             "choice {i} read more than the prompt's last token: {line}"
