@@ -464,11 +464,26 @@ fn hanging_up_on_a_stream_of_choices_stops_every_choice() {
         seen.extend_from_slice(&buf[..k]);
     }
     drop(s);
-    remote_common::wait_until(&server, "every choice cancelled", || {
-        let log = server.log();
-        (1..3).all(|i| log.contains(&format!("choice {i}: Cancelled")))
-            && remote_common::metric(port, "lilypad:num_requests_running", &[]) == 0.0
+    // Every choice that started ends cancelled (a choice whose generation had not begun when
+    // the client left never starts, and logs nothing); none runs on to its token cap; and the
+    // server holds no request afterwards.
+    remote_common::wait_until(&server, "the choices cancelled and nothing held", || {
+        remote_common::metric(port, "lilypad:num_requests_running", &[]) == 0.0
+            && remote_common::metric(port, "lilypad:num_requests_waiting", &[]) == 0.0
+            && server.log().contains(": Cancelled")
     });
+    let log = server.log();
+    for i in 1..3 {
+        let ended = log
+            .lines()
+            .find(|l| l.contains(&format!("choice {i}: ")) && !l.contains("moved to"));
+        if let Some(line) = ended {
+            assert!(
+                line.contains(": Cancelled"),
+                "choice {i} was not stopped: {line}"
+            );
+        }
+    }
     let a = post(
         port,
         "/v1/chat/completions",
