@@ -100,6 +100,38 @@ pub struct DiffWindow {
     pub line_starts: Vec<usize>,
 }
 
+/// The rows `first..first + count` of a view made of groups of rows (a line, its wrapped
+/// rows, a comment): a group is built only when some of its rows fall in the window.
+pub(super) struct RowWindow {
+    first: usize,
+    end: usize,
+    /// Rows emitted so far, in the window or not.
+    pub(super) row: usize,
+    /// The rows in the window.
+    pub(super) lines: Vec<Line<'static>>,
+}
+
+impl RowWindow {
+    pub(super) fn new(first: usize, count: usize) -> Self {
+        Self {
+            first,
+            end: first.saturating_add(count),
+            row: 0,
+            lines: Vec::new(),
+        }
+    }
+
+    /// A group of `rows` rows, built by `build` only when the window shows some of them.
+    pub(super) fn emit(&mut self, rows: usize, build: impl FnOnce() -> Vec<Line<'static>>) {
+        if self.row < self.end && self.row + rows > self.first {
+            let skip = self.first.saturating_sub(self.row);
+            let take = self.end.min(self.row + rows) - (self.row + skip);
+            self.lines.extend(build().into_iter().skip(skip).take(take));
+        }
+        self.row += rows;
+    }
+}
+
 /// Rows `first..first + count` of [`render`]'s output, built without rendering the rest.
 pub fn render_window(
     file: &FileDiff,
@@ -110,54 +142,38 @@ pub fn render_window(
     count: usize,
 ) -> DiffWindow {
     let num_w = number_width(file);
-    let mut lines = Vec::new();
+    let mut win = RowWindow::new(first, count);
     let mut hunk_starts = Vec::new();
     let mut line_starts = Vec::new();
-    let end = first.saturating_add(count);
-    // Rows emitted so far (visible or not).
-    let mut row = 0usize;
-    let mut emit = |row: &mut usize, rows: usize, build: &mut dyn FnMut() -> Vec<Line<'static>>| {
-        if *row < end && *row + rows > first {
-            let built = build();
-            let skip = first.saturating_sub(*row);
-            let take = end.min(*row + rows) - (*row + skip);
-            lines.extend(built.into_iter().skip(skip).take(take));
-        }
-        *row += rows;
-    };
     if file.status == FileStatus::Binary {
-        emit(&mut row, 1, &mut || {
+        win.emit(1, || {
             vec![Line::styled("  binary content not shown", theme.dim())]
         });
     }
     for (i, hunk) in file.hunks.iter().enumerate() {
-        hunk_starts.push(row);
-        emit(&mut row, 1, &mut || {
-            vec![hunk_header(hunk, i, theme, marks)]
-        });
+        hunk_starts.push(win.row);
+        win.emit(1, || vec![hunk_header(hunk, i, theme, marks)]);
         let deselected = marks
             .selected
             .and_then(|s| s.get(i))
             .is_some_and(|sel| !sel);
         for dl in &hunk.lines {
             let cursor = marks.cursor == Some(line_starts.len());
-            line_starts.push(row);
+            line_starts.push(win.row);
             let rows = line_rows(dl, theme, width, num_w);
-            emit(&mut row, rows, &mut || {
+            win.emit(rows, || {
                 diff_line(dl, theme, width, num_w, deselected, cursor)
             });
             // Comments are few: their rows are built to be counted.
             let comment = comment_rows(file, dl, theme, width, num_w, marks);
             if !comment.is_empty() {
-                let rows = comment.len();
-                let mut comment = Some(comment);
-                emit(&mut row, rows, &mut || comment.take().unwrap_or_default());
+                win.emit(comment.len(), || comment);
             }
         }
     }
     DiffWindow {
-        lines,
-        total: row,
+        total: win.row,
+        lines: win.lines,
         hunk_starts,
         line_starts,
     }

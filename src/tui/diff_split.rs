@@ -87,32 +87,19 @@ pub fn render_window<'f>(
     let num_w = diff_lines::number_width(file);
     let left_w = width.saturating_sub(1) / 2;
     let right_w = width.saturating_sub(1 + left_w);
-    let end = first.saturating_add(count);
-    let mut lines = Vec::new();
+    let mut win = diff_lines::RowWindow::new(first, count);
     let mut hunk_starts = Vec::new();
     let mut line_starts = vec![0usize; file.hunks.iter().map(|h| h.lines.len()).sum()];
-    let mut row = 0usize;
-    let mut emit = |row: &mut usize, rows: usize, build: &mut dyn FnMut() -> Vec<Line<'static>>| {
-        if *row < end && *row + rows > first {
-            let built = build();
-            let skip = first.saturating_sub(*row);
-            let take = end.min(*row + rows) - (*row + skip);
-            lines.extend(built.into_iter().skip(skip).take(take));
-        }
-        *row += rows;
-    };
     if file.status == FileStatus::Binary {
-        emit(&mut row, 1, &mut || {
+        win.emit(1, || {
             vec![Line::styled("  binary content not shown", theme.dim())]
         });
     }
     for r in rows(file) {
         let (hunk, left, right) = match r {
             Row::Header(h, hunk) => {
-                hunk_starts.push(row);
-                emit(&mut row, 1, &mut || {
-                    vec![diff_lines::hunk_header(hunk, h, theme, marks)]
-                });
+                hunk_starts.push(win.row);
+                win.emit(1, || vec![diff_lines::hunk_header(hunk, h, theme, marks)]);
                 continue;
             }
             Row::Pair { hunk, left, right } => (hunk, left, right),
@@ -122,7 +109,7 @@ pub fn render_window<'f>(
             .and_then(|s| s.get(hunk))
             .is_some_and(|sel| !sel);
         for (i, _) in left.iter().chain(right.iter()) {
-            line_starts[*i] = row;
+            line_starts[*i] = win.row;
         }
         let side = |s: Option<(usize, &'f DiffLine)>, w: usize, old: bool| Side {
             line: s.map(|(_, l)| l),
@@ -134,22 +121,20 @@ pub fn render_window<'f>(
         };
         let (l, rt) = (side(left, left_w, true), side(right, right_w, false));
         let height = l.rows(theme).max(rt.rows(theme));
-        emit(&mut row, height, &mut || pair_rows(&l, &rt, theme, height));
+        win.emit(height, || pair_rows(&l, &rt, theme, height));
         // The comments, under the row: the removed line's, then the added or unchanged one's.
         let same = matches!((left, right), (Some((a, _)), Some((b, _))) if a == b);
         let commented = left.into_iter().chain(right.filter(|_| !same));
         for (_, dl) in commented {
             let c = diff_lines::comment_rows(file, dl, theme, width, num_w, marks);
             if !c.is_empty() {
-                let n = c.len();
-                let mut c = Some(c);
-                emit(&mut row, n, &mut || c.take().unwrap_or_default());
+                win.emit(c.len(), || c);
             }
         }
     }
     DiffWindow {
-        lines,
-        total: row,
+        total: win.row,
+        lines: win.lines,
         hunk_starts,
         line_starts,
     }

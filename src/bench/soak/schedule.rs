@@ -180,14 +180,19 @@ async fn plain(
         Err(e) => Seen::Broken(format!("no answer: {e}")),
         Ok(r) => {
             let status = r.status().as_u16();
-            let text = r.text().await.unwrap_or_default();
-            let error = (status >= 400).then(|| {
-                serde_json::from_str::<serde_json::Value>(&text)
-                    .ok()
-                    .and_then(|v| v["error"]["type"].as_str().map(str::to_string))
-                    .unwrap_or(text)
-            });
-            Seen::Answer { status, error }
+            // A body that breaks off is a broken answer, not an empty one.
+            match r.text().await {
+                Err(e) => Seen::Broken(format!("{status} with a body cut off: {e}")),
+                Ok(text) => {
+                    let error = (status >= 400).then(|| {
+                        serde_json::from_str::<serde_json::Value>(&text)
+                            .ok()
+                            .and_then(|v| v["error"]["type"].as_str().map(str::to_string))
+                            .unwrap_or(text)
+                    });
+                    Seen::Answer { status, error }
+                }
+            }
         }
     };
     Sent {
