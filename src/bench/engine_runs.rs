@@ -22,7 +22,11 @@ pub(super) fn load(path: &Path, settings: &EngineSettings) -> Result<EngineHandl
 }
 
 /// The given model, or a bench-shaped random-weight one of width `embd` written into `dir`.
-fn model_path(opts: &Options, dir: &Path, embd: u64) -> Result<std::path::PathBuf, BenchError> {
+pub(super) fn model_path(
+    opts: &Options,
+    dir: &Path,
+    embd: u64,
+) -> Result<std::path::PathBuf, BenchError> {
     super::model_path(opts.gguf.as_deref(), dir, embd).map_err(|source| BenchError::WriteModel {
         what: "writing the bench model",
         source,

@@ -6,6 +6,8 @@
 //!   against re-reading the whole prompt each turn;
 //! - [`resume`]: time to first token when resuming from a saved state against re-reading,
 //!   and against llama-server's slot save and restore ([`resume_server`]);
+//! - [`first_token`]: a new session's time to first token with the prompt's head loaded from
+//!   the engine's saved heads against read;
 //! - [`ui`]: frame render time while a long transcript streams, and a large highlighted diff;
 //! - [`tools`]: Glob against fd, a Bash round trip against `docker exec` / `kubectl exec`;
 //! - [`decode`]: generation speed of a 4B-shaped model against the memory-bandwidth limit;
@@ -40,6 +42,7 @@ pub mod conversation;
 pub mod decode;
 pub mod engine;
 mod engine_runs;
+pub mod first_token;
 pub mod grammar;
 pub mod image_repo;
 pub mod logprobs;

@@ -84,6 +84,8 @@ pub(super) struct FirstToken {
     pub prompt_tokens: usize,
     /// Prompt tokens the engine evaluated (the rest came from memory).
     pub evaluated_tokens: usize,
+    /// How the prompt was matched against memory.
+    pub reuse: crate::engine::Reuse,
 }
 
 /// From empty memory: load `state` (when given), then generate one token after `prompt`;
@@ -105,6 +107,7 @@ pub(super) fn first_token(
         seconds: t.elapsed().as_secs_f64(),
         prompt_tokens: g.figures.prompt_tokens,
         evaluated_tokens: g.figures.evaluated_tokens,
+        reuse: g.figures.reuse,
     })
 }
 

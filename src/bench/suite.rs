@@ -53,6 +53,8 @@ pub enum Which {
     Batch,
     /// `lilypad serve` soaked with faults for [`Options::minutes`] (`super::soak`)
     Soak,
+    /// A new session's time to first token with the prompt's head saved against read
+    FirstToken,
 }
 
 /// What a run measures and at what sizes (the `lilypad bench` flags).
@@ -165,6 +167,8 @@ pub enum BenchError {
     #[error(transparent)]
     Engine(#[from] EngineError),
     #[error(transparent)]
+    FirstToken(#[from] super::first_token::FirstTokenError),
+    #[error(transparent)]
     Tools(#[from] t::ToolsBenchError),
     #[error(transparent)]
     Serve(#[from] super::sequences::ServeBenchError),
@@ -207,6 +211,9 @@ pub fn run(opts: &Options, settings: &EngineSettings) -> Result<Output, BenchErr
     let mut report = Report::default();
     if matches!(opts.which, Which::AgentTurns | Which::Resume | Which::All) {
         engine_runs::session(opts, settings, dir.path(), &mut report)?;
+    }
+    if matches!(opts.which, Which::FirstToken | Which::All) {
+        super::first_token::bench(opts, settings, dir.path(), &mut report)?;
     }
     if matches!(opts.which, Which::Engine | Which::All) {
         engine_runs::engine(opts, settings, dir.path(), threads, &mut report)?;

@@ -117,6 +117,9 @@ pub enum WhichArg {
     /// keys reload, a weight update and (debug builds) a failed replica; prints its checks
     /// and figures, and fails on a finding
     Soak,
+    /// A new session's time to first token with the prompt's head (system prompt and tools)
+    /// loaded from the engine's saved heads against read (`[engine] prefix_cache_mb`)
+    FirstToken,
 }
 
 impl From<WhichArg> for bench::Which {
@@ -137,6 +140,7 @@ impl From<WhichArg> for bench::Which {
             WhichArg::Team => bench::Which::Team,
             WhichArg::Batch => bench::Which::Batch,
             WhichArg::Soak => bench::Which::Soak,
+            WhichArg::FirstToken => bench::Which::FirstToken,
         }
     }
 }

@@ -317,6 +317,9 @@ impl Settings {
         let home = directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf());
         self.hub = hub::from_env(&get, home);
         self.hub.converted_dir = converted_dir();
+        if self.engine.prefix_cache_dir.is_none() {
+            self.engine.prefix_cache_dir = heads_dir();
+        }
         if let Some(v) = get("LILYPAD_GPU_LAYERS").and_then(|v| v.parse().ok()) {
             self.engine.gpu_layers = Some(v);
         }
@@ -501,6 +504,12 @@ pub fn models_dir() -> Option<PathBuf> {
 /// and type (`crate::hub::Store`).
 pub fn converted_dir() -> Option<PathBuf> {
     project_dirs().map(|d| d.data_dir().join("converted"))
+}
+
+/// `…/lilypad/heads/` in the platform's cache directory: the engine's saved prompt heads
+/// (`[engine] prefix_cache_dir` when the config file does not say).
+pub fn heads_dir() -> Option<PathBuf> {
+    project_dirs().map(|d| d.cache_dir().join("heads"))
 }
 
 /// Where the model comes from, for messages.

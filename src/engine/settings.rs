@@ -102,6 +102,14 @@ pub struct EngineSettings {
     #[serde(skip)]
     #[doc(hidden)]
     pub draft_replay: Vec<u32>,
+    /// Megabytes of saved prompt heads kept in `prefix_cache_dir`: the engine state after a
+    /// first prompt's system message (system prompt and tool definitions), loaded by every
+    /// new conversation that begins with the same one instead of reading it again; the least
+    /// recently used go first past the bound. 0 turns the warm head off.
+    pub prefix_cache_mb: u64,
+    /// Where saved heads are kept; `None` keeps none (the config layer sets Lilypad's cache
+    /// directory, `…/lilypad/heads`).
+    pub prefix_cache_dir: Option<PathBuf>,
     pub sampling: SamplingSettings,
 }
 
@@ -141,6 +149,8 @@ impl Default for EngineSettings {
             mtp: super::Mtp::Auto,
             draft_tokens: 3,
             draft_replay: Vec::new(),
+            prefix_cache_mb: 1024,
+            prefix_cache_dir: None,
             sampling: SamplingSettings::default(),
         }
     }

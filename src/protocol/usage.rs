@@ -29,6 +29,10 @@ pub enum Reuse {
     Rewound { to: usize },
     /// The prompt diverged before any snapshot: memory was cleared and the prompt read in full.
     Reprefilled,
+    /// Nothing was in memory; the prompt's head (its system message: the system prompt and the
+    /// tool definitions, `tokens` long) was loaded from the engine's saved heads and the rest
+    /// read.
+    SavedHead { tokens: usize },
 }
 
 /// Figures for one request.

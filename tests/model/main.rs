@@ -30,3 +30,4 @@ mod rollout_turns;
 mod sequences;
 mod serve_slots;
 mod tool_grammar;
+mod warm_head;

@@ -55,6 +55,12 @@ pub(super) struct Reading {
     cancelled: bool,
     /// All but the last token read and the snapshot taken.
     done: bool,
+    /// The prompt's head was loaded from a saved state: this many tokens (`super::heads`).
+    from_head: Option<usize>,
+    /// Take the sequence state when memory holds exactly this many tokens (a head to save).
+    save_head: Option<usize>,
+    /// The state taken at `save_head`, for the caller to save.
+    head_state: Option<Vec<u8>>,
 }
 
 impl Reading {
@@ -63,11 +69,30 @@ impl Reading {
         self.done || self.cancelled
     }
 
+    /// The head (its first `tokens`) came from a saved state ([`Memory::load_head`]).
+    pub(super) fn loaded_head(&mut self, tokens: usize) {
+        self.from_head = Some(tokens);
+    }
+
+    /// Take the sequence state when memory holds the first `tokens` of the prompt (read from
+    /// the start), for [`Self::take_head_state`].
+    pub(super) fn save_head_at(&mut self, tokens: usize) {
+        self.save_head = (self.pos < tokens).then_some(tokens);
+    }
+
+    /// The state taken for [`Self::save_head_at`], once it is.
+    pub(super) fn take_head_state(&mut self) -> Option<Vec<u8>> {
+        self.head_state.take()
+    }
+
     /// What the reading came to, for `prompt`.
     pub(super) fn result(&self, prompt: &[LlamaToken]) -> Prefill {
         Prefill {
             last: prompt[prompt.len() - 1],
-            reuse: self.reuse,
+            reuse: match self.from_head {
+                Some(tokens) if self.reuse == Reuse::Extended => Reuse::SavedHead { tokens },
+                _ => self.reuse,
+            },
             reused: self.start,
             evaluated: match self.cancelled {
                 true => self.pos - self.start,
@@ -166,40 +191,12 @@ impl Memory {
         self.snapshots.iter().map(|s| s.state.byte_len()).sum()
     }
 
-    /// Bring memory to `prompt` and leave the last prompt token's logits at batch index 0.
-    pub(super) fn prefill(
-        &mut self,
-        ctx: &mut Target<'_>,
-        prompt: &[LlamaToken],
-        boundary: Option<usize>,
-        cancel: &AtomicBool,
-    ) -> Result<Prefill, EngineError> {
-        let pre = self.prefill_to_last(ctx, prompt, boundary, false, cancel)?;
-        if !pre.cancelled {
-            self.decode(ctx, &[pre.last], Some(0))?;
-        }
-        Ok(pre)
-    }
-
-    /// Bring memory to `prompt` but its last token (returned in [`Prefill::last`], for the
-    /// caller to decode, e.g. in a batch with other sequences, then [`Self::accept`]). With
-    /// `pin`, the snapshot at `boundary` is pinned (taken now, or marked if memory has it).
-    pub(super) fn prefill_to_last(
-        &mut self,
-        ctx: &mut Target<'_>,
-        prompt: &[LlamaToken],
-        boundary: Option<usize>,
-        pin: bool,
-        cancel: &AtomicBool,
-    ) -> Result<Prefill, EngineError> {
-        let mut reading = self.begin_prefill(ctx, prompt, boundary, pin)?;
-        self.read_prompt(ctx, prompt, &mut reading, usize::MAX, cancel)?;
-        Ok(reading.result(prompt))
-    }
-
-    /// The first part of [`Self::prefill_to_last`]: match `prompt` against memory (rewinding
-    /// where it diverges) and pin; nothing of the prompt is read yet. [`Self::read_prompt`]
-    /// reads it, a budget at a time, so that other sequences can decode in between.
+    /// Bring memory towards `prompt`, first part: match it against memory (rewinding where it
+    /// diverges) and pin (with `pin`, the snapshot at `boundary` is pinned: taken when read, or
+    /// marked if memory has it); nothing of the prompt is read yet. [`Self::read_prompt`] reads
+    /// all but its last token, a budget at a time, so that other sequences can decode in
+    /// between; the caller decodes the last one (with other sequences' tokens, or alone with
+    /// [`Self::read_last`]), then [`Self::accept`]s what it samples.
     pub(super) fn begin_prefill(
         &mut self,
         ctx: &mut Target<'_>,
@@ -244,6 +241,9 @@ impl Memory {
             dropped_pin,
             cancelled: false,
             done: false,
+            from_head: None,
+            save_head: None,
+            head_state: None,
         })
     }
 
@@ -274,13 +274,23 @@ impl Memory {
                 return Ok(r.pos - from);
             }
             let mut end = (r.pos + self.n_batch.min(left)).min(last);
-            if let Some(b) = r.boundary.filter(|&b| r.pos < b && b < end) {
-                end = b;
+            for stop in [r.boundary, r.save_head] {
+                if let Some(b) = stop.filter(|&b| r.pos < b && b < end) {
+                    end = b;
+                }
             }
             self.decode(ctx, &prompt[r.pos..end], None)?;
             r.pos = end;
             if Some(r.pos) == r.boundary {
                 self.take_snapshot(ctx, true, r.pin)?;
+            }
+            if Some(r.pos) == r.save_head {
+                r.save_head = None;
+                // A head that cannot be taken is read again next time; the prompt goes on.
+                match self.whole_state(ctx) {
+                    Ok(state) => r.head_state = Some(state),
+                    Err(e) => tracing::warn!("cannot take the prompt head's state: {e}"),
+                }
             }
         }
         if !r.done {
@@ -461,6 +471,59 @@ impl Memory {
         ctx.state_seq_save_file(path, self.seq, &self.cached)
             .map_err(|e| llama_err("saving the session state", e))?;
         Ok(self.cached.len())
+    }
+
+    /// This sequence's whole state (attention cache and recurrent state), as bytes for a file.
+    fn whole_state(&self, ctx: &Target<'_>) -> Result<Vec<u8>, EngineError> {
+        let flags = LlamaStateSeqFlags::empty();
+        let size = ctx.state_seq_get_size_ext(self.seq, flags);
+        let mut bytes = vec![0u8; size];
+        // SAFETY: `bytes` holds the size llama.cpp has just reported for this sequence's state
+        // with the same flags, on the engine thread, with nothing decoded in between.
+        let n = unsafe { ctx.state_seq_get_data_ext(bytes.as_mut_ptr(), self.seq, flags) };
+        if n != size {
+            return Err(llama_err(
+                "taking the prompt head's state",
+                std::io::Error::other(format!("{n} bytes written of {size}")),
+            ));
+        }
+        Ok(bytes)
+    }
+
+    /// Put `head`'s saved state (taken by [`Reading::take_head_state`] from a context of this
+    /// model and settings) into this empty sequence, and keep a rewind point there.
+    pub(super) fn load_head(
+        &mut self,
+        ctx: &mut Target<'_>,
+        head: &[LlamaToken],
+        state: &[u8],
+    ) -> Result<(), EngineError> {
+        self.clear(ctx)?;
+        // SAFETY: `state` is exactly the bytes `whole_state` took from a context of this model
+        // file with the same state-shaping settings: `super::heads` checks the key (the file's
+        // identity, those settings and the head's tokens) and the SHA-256 of the bytes before
+        // it hands them over, and llama.cpp checks the layout it reads against its own.
+        let ok =
+            unsafe { ctx.state_seq_set_data_ext(state, self.seq, LlamaStateSeqFlags::empty()) };
+        if !ok {
+            self.clear(ctx)?;
+            return Err(llama_err(
+                "loading a saved prompt head",
+                std::io::Error::other("llama.cpp refused the state"),
+            ));
+        }
+        self.cached = head.to_vec();
+        self.snapshot(ctx)
+    }
+
+    /// Decode the prompt's last token (after [`Self::read_prompt`]) with its logits at batch
+    /// index 0.
+    pub(super) fn read_last(
+        &mut self,
+        ctx: &mut Target<'_>,
+        last: LlamaToken,
+    ) -> Result<(), EngineError> {
+        self.decode(ctx, &[last], Some(0))
     }
 
     /// Replace memory with a state saved by [`Self::save`]; returns its token count.

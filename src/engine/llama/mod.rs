@@ -8,6 +8,7 @@
 //! conversation in its own sequence with its own prefix reuse and snapshots (`pool`,
 //! `memory`); [`EngineHandle::fork`] copies one conversation into another without reading.
 
+mod heads;
 mod memory;
 mod occupancy;
 mod placement;

@@ -52,6 +52,8 @@ pub(super) struct Plan {
     pub(super) mtp_layer: bool,
     pub(super) draft_tokens: u32,
     pub(super) draft_replay: Vec<LlamaToken>,
+    /// Where saved prompt heads are kept and how many bytes they may take (`None`: off).
+    pub(super) prefix_cache: Option<(PathBuf, u64)>,
 }
 
 impl Plan {
@@ -102,6 +104,11 @@ impl Plan {
                 .iter()
                 .map(|&t| LlamaToken(t as i32))
                 .collect(),
+            prefix_cache: s
+                .prefix_cache_dir
+                .clone()
+                .filter(|_| s.prefix_cache_mb > 0)
+                .map(|dir| (dir, s.prefix_cache_mb.saturating_mul(1 << 20))),
         }
     }
 

@@ -11,6 +11,7 @@
 //! running generation. Other jobs (logits, scoring, saving, forking) run between two steps.
 //! Jobs of one conversation start in the order they came.
 
+use super::heads::{self, HeadStore, Warm};
 use super::plan::{target, Plan};
 use super::pool::{MemoryReport, Pool};
 use super::step::{Active, Outlet, Step};
@@ -106,12 +107,21 @@ pub(super) fn run(
         longest_token_bytes: super::vocab::longest_token_bytes(&model),
         chat_template: plan.chat_template.clone(),
     };
+    let gpu_layers = info.gpu_layers;
     if ready.send(Ok((info, model.clone()))).is_err() {
         return;
     }
+    let heads = match HeadStore::new(&plan, &model, gpu_layers) {
+        Ok(h) => h,
+        Err(e) => {
+            tracing::warn!("prompt heads are not saved or loaded: {e}");
+            None
+        }
+    };
     let seq_ctx = ctx.seq_ctx() as usize;
     let mut worker = Worker {
         model: &model,
+        heads,
         ctx,
         pool: Pool::new(
             plan.sequences as usize,
@@ -180,10 +190,14 @@ struct Reading {
     report: crate::engine::types::TokenReport,
     max_tokens: usize,
     started: Instant,
+    /// What the prompt does about its head (`super::heads`).
+    warm: Warm,
 }
 
 struct Worker<'m> {
     model: &'m LlamaModel,
+    /// Saved prompt heads (`None`: off).
+    heads: Option<HeadStore>,
     ctx: Target<'m>,
     pool: Pool,
     step: Step,
@@ -509,12 +523,19 @@ impl Worker<'_> {
         }
         let started = Instant::now();
         let boundary = last_message_start(self.model, &tokens);
-        let reading = match self
-            .pool
-            .memory(i)
-            .begin_prefill(&mut self.ctx, &tokens, boundary, pin)
-        {
-            Ok(r) => r,
+        let memory = self.pool.memory(i);
+        let warm = heads::start(
+            self.heads.as_ref(),
+            self.model,
+            memory,
+            &mut self.ctx,
+            &tokens,
+        );
+        let reading = match memory.begin_prefill(&mut self.ctx, &tokens, boundary, pin) {
+            Ok(mut r) => {
+                warm.apply(&mut r);
+                r
+            }
             Err(e) => {
                 let _ = out.events.send(EngineEvent::Failed(e));
                 return Start::Done;
@@ -534,6 +555,7 @@ impl Worker<'_> {
             report,
             max_tokens,
             started,
+            warm,
         });
         Start::Done
     }
@@ -564,6 +586,7 @@ impl Worker<'_> {
                 budget,
                 &r.out.cancel,
             );
+            heads::finish(self.heads.as_ref(), &r.warm, &mut r.reading);
             match res {
                 Ok(n) => {
                     budget = budget.saturating_sub(n);
@@ -640,10 +663,21 @@ impl Worker<'_> {
         let start = Instant::now();
         let never = AtomicBool::new(false);
         let boundary = last_message_start(self.model, tokens);
-        let pre = self
-            .pool
-            .memory(i)
-            .prefill(&mut self.ctx, tokens, boundary, &never)?;
+        let memory = self.pool.memory(i);
+        let warm = heads::start(
+            self.heads.as_ref(),
+            self.model,
+            memory,
+            &mut self.ctx,
+            tokens,
+        );
+        let mut reading = memory.begin_prefill(&mut self.ctx, tokens, boundary, false)?;
+        warm.apply(&mut reading);
+        let read = memory.read_prompt(&mut self.ctx, tokens, &mut reading, usize::MAX, &never);
+        heads::finish(self.heads.as_ref(), &warm, &mut reading);
+        read?;
+        let pre = reading.result(tokens);
+        memory.read_last(&mut self.ctx, pre.last)?;
         let figures = Figures {
             prompt_tokens: tokens.len(),
             reused_tokens: pre.reused,
