@@ -6,7 +6,7 @@
 //! Owns: building it from a session's header and events. Does not own: reading the log
 //! (`crate::session`), or drawing it (`super::markdown`, `super::html`).
 
-use crate::protocol::{Event, FinishReason, Message, Resolution};
+use crate::protocol::{ApprovalKind, Event, FinishReason, Message, Resolution};
 use crate::session::{ProjectDocRecord, Provenance, SessionHeader};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -66,9 +66,48 @@ pub struct Call {
     pub result: Option<String>,
     /// How it was decided (`auto`, `approved`, `denied`, `edited`, ...), when recorded.
     pub resolution: Option<Resolution>,
-    /// For Write and Edit: the change as a unified diff (of the file's new text for a Write,
-    /// of the replaced text for an Edit).
+    /// For Write and Edit: the change as a unified diff. When the change was put to the
+    /// person, the log holds the whole file before and after, and the diff is of the file
+    /// (its own line numbers); otherwise of the call's arguments (the new text of a Write, the
+    /// replaced text of an Edit, numbered from 1).
     pub diff: Option<String>,
+    /// Whether `diff` is of the whole file, with its own line numbers.
+    pub diff_of_file: bool,
+    /// The file before and after, when the change was put to the person (for drawing the
+    /// diff again with colours; not exported, the diff is).
+    #[serde(skip)]
+    pub(super) file: Option<FileText>,
+}
+
+/// A file as a reviewed change found it and left it.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct FileText {
+    pub(super) path: String,
+    pub(super) before: Option<String>,
+    pub(super) after: String,
+}
+
+impl Call {
+    /// The call's change with colours: of the file when the log holds it, else of the
+    /// call's arguments; `None` for calls that change no file.
+    pub(super) fn file_diff(&self) -> Option<crate::diff::FileDiff> {
+        match &self.file {
+            Some(f) => Some(crate::diff::FileDiff::compute(
+                &f.path,
+                f.before.as_deref(),
+                &f.after,
+            )),
+            None => super::edits::file_diff(&self.name, &self.arguments),
+        }
+    }
+
+    /// Whether the person decided this call (rather than the policy, or nobody).
+    pub fn reviewed(&self) -> bool {
+        matches!(
+            self.resolution,
+            Some(Resolution::Approved | Resolution::Edited | Resolution::Rejected)
+        )
+    }
 }
 
 /// Build the document from a session's header, events and saved patch.
@@ -82,6 +121,28 @@ pub fn build(header: &SessionHeader, events: &[Event], patch: Option<String>) ->
                 resolution,
                 ..
             } => Some((call_id.as_str(), *resolution)),
+            _ => None,
+        })
+        .collect();
+    let files: HashMap<&str, FileText> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ApprovalRequested(req) => match &req.kind {
+                ApprovalKind::Change {
+                    path,
+                    before,
+                    after,
+                    binary_before: false,
+                } => Some((
+                    req.call.id.as_str(),
+                    FileText {
+                        path: path.clone(),
+                        before: before.clone(),
+                        after: after.clone(),
+                    },
+                )),
+                _ => None,
+            },
             _ => None,
         })
         .collect();
@@ -104,13 +165,20 @@ pub fn build(header: &SessionHeader, events: &[Event], patch: Option<String>) ->
                 content,
                 calls: tool_calls
                     .into_iter()
-                    .map(|c| Call {
-                        diff: super::edits::diff_of(&c.name, &c.arguments),
-                        resolution: resolutions.get(c.id.as_str()).copied(),
-                        id: c.id,
-                        name: c.name,
-                        arguments: c.arguments,
-                        result: None,
+                    .map(|c| {
+                        let mut call = Call {
+                            diff: None,
+                            diff_of_file: false,
+                            file: files.get(c.id.as_str()).cloned(),
+                            resolution: resolutions.get(c.id.as_str()).copied(),
+                            id: c.id,
+                            name: c.name,
+                            arguments: c.arguments,
+                            result: None,
+                        };
+                        call.diff = call.file_diff().map(|d| super::edits::unified(&d));
+                        call.diff_of_file = call.diff.is_some() && call.file.is_some();
+                        call
                     })
                     .collect(),
             }),

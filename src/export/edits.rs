@@ -1,19 +1,12 @@
 //! A Write or Edit call's change as a unified diff, from the call's own arguments: a Write's
 //! content as a new text, an Edit's `old_string` replaced by its `new_string`. Line numbers
-//! are those of the replaced text, not of the file (the log does not hold the file).
+//! are those of the replaced text, not of the file: used where the log does not hold the
+//! file (a change the policy applied without asking; `super::document` draws a reviewed
+//! change from the file itself).
 //!
 //! Does not own: computing hunks (`crate::diff`).
 
 use crate::diff::{FileDiff, LineKind};
-
-/// The diff of a call, for Write and Edit; `None` for other tools or missing arguments.
-pub(super) fn diff_of(
-    name: &str,
-    args: &serde_json::Map<String, serde_json::Value>,
-) -> Option<String> {
-    let file = file_diff(name, args)?;
-    Some(unified(&file))
-}
 
 /// The call's change as a [`FileDiff`], for drawing with colours.
 pub(super) fn file_diff(
@@ -55,6 +48,10 @@ pub(super) fn unified(file: &FileDiff) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn diff_of(name: &str, args: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
+        file_diff(name, args).map(|f| unified(&f))
+    }
 
     #[test]
     fn an_edit_is_its_replaced_text_and_a_write_its_new_text() {

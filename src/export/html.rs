@@ -1,11 +1,15 @@
 //! The HTML page of an exported session: one self-contained file (inline CSS, no scripts, no
-//! outside resources) with the same parts as the Markdown page; reasoning and results fold in
-//! `<details>`, and diffs (each edit, and the final patch) are drawn with the syntax colours
-//! and word emphasis of `crate::diff`, as the interface shows them.
+//! outside resources) with the same parts as the Markdown page; the model's text and final
+//! answer drawn from their Markdown (`super::rich`), reasoning and results folded in
+//! `<details>`, and diffs (each edit, and the final patch) drawn with the syntax colours and
+//! word emphasis of `crate::diff`, as the interface shows them, numbered with the file's own
+//! lines where the log holds the file. A change the person decided shows the decision and
+//! their words as the model received them.
 //!
 //! Does not own: what the page holds (`super::document`), or highlighting (`crate::diff`).
 
 use super::document::{Call, Document, Turn};
+use super::rich::markdown_html;
 use crate::diff::{FileDiff, FileStatus, Highlighter, LineKind};
 
 const STYLE: &str = "
@@ -15,7 +19,11 @@ pre { background: #f6f8fa; padding: .6rem .8rem; overflow-x: auto; border-radius
 code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
 details { margin: .4rem 0; } summary { cursor: pointer; color: #59636e; }
 .meta { color: #59636e; }
-.text { white-space: pre-wrap; margin: .6rem 0; }
+.text { margin: .6rem 0; } .text p { margin: .4rem 0; } .text pre code { font-size: inherit; }
+.text table { border-collapse: collapse; } .text th, .text td { border: 1px solid #d0d7de; padding: .2rem .5rem; }
+.decision { border-left: 4px solid #8c959f; padding: .1rem .8rem; margin: .6rem 0; }
+.decision.yes { border-color: #1a7f37; } .decision.no { border-color: #cf222e; }
+.decision pre { background: none; padding: 0; margin: .2rem 0; white-space: pre-wrap; }
 .diff { background: #2b303b; color: #c0c5ce; border-radius: 6px; padding: 0 0 .3rem; margin: .6rem 0; overflow-x: auto; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .85rem; }
 .diff .file { background: #343d46; color: #eff1f5; padding: .3rem .8rem; font-weight: 600; }
 .diff .hunk { color: #8fa1b3; padding: 0 .8rem; }
@@ -85,7 +93,10 @@ pub(super) fn render(doc: &Document) -> String {
     }
     if let Some(a) = super::separate_answer(doc) {
         out.push_str("<h2>Final answer</h2>\n");
-        out.push_str(&pre(a.trim()));
+        out.push_str(&format!(
+            "<div class=\"text\">{}</div>\n",
+            markdown_html(a.trim())
+        ));
     }
     out.push_str("<h2>Final patch</h2>\n");
     match doc.patch.as_deref() {
@@ -113,7 +124,7 @@ fn render_turn(turn: &Turn) -> String {
     if !turn.content.trim().is_empty() {
         out.push_str(&format!(
             "<div class=\"text\">{}</div>\n",
-            esc(turn.content.trim())
+            markdown_html(turn.content.trim())
         ));
     }
     for call in &turn.calls {
@@ -133,11 +144,19 @@ fn render_call(call: &Call) -> String {
         esc(&call.id),
         esc(&how)
     );
-    match super::edits::file_diff(&call.name, &call.arguments) {
+    match call.file_diff() {
         Some(file) => out.push_str(&diff_block(&file)),
         None => out.push_str(&pre(&super::arguments_json(call))),
     }
     match &call.result {
+        Some(r) if call.reviewed() => {
+            let (mark, went_ahead) = super::decision_mark(call.resolution);
+            let class = if went_ahead { "yes" } else { "no" };
+            out.push_str(&format!(
+                "<div class=\"decision {class}\"><strong>{mark}</strong>{}</div>\n",
+                pre(r)
+            ));
+        }
         Some(r) => {
             out.push_str("<details><summary>Result</summary>\n");
             out.push_str(&pre(r));

@@ -92,6 +92,12 @@ fn render_call(call: &Call) -> String {
     }
     out.push('\n');
     match &call.result {
+        Some(r) if call.reviewed() => {
+            let (mark, _) = super::decision_mark(call.resolution);
+            out.push_str(&format!("**{mark}**, as the model was told:\n\n"));
+            out.push_str(&fence("text", r));
+            out.push('\n');
+        }
         Some(r) => {
             out.push_str("<details><summary>Result</summary>\n\n");
             out.push_str(&fence("text", r));

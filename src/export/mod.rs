@@ -12,6 +12,7 @@ pub mod document;
 mod edits;
 mod html;
 mod markdown;
+mod rich;
 
 pub use document::{Document, FORMAT_VERSION};
 
@@ -88,6 +89,15 @@ fn resolution_text(r: Resolution) -> String {
     match serde_json::to_value(r) {
         Ok(serde_json::Value::String(s)) => s.replace('_', " "),
         _ => format!("{r:?}").to_lowercase(),
+    }
+}
+
+/// A decided change's mark and words (`✓ approved`), and whether it went ahead.
+fn decision_mark(r: Option<Resolution>) -> (&'static str, bool) {
+    match r {
+        Some(Resolution::Rejected) => ("✗ rejected", false),
+        Some(Resolution::Edited) => ("✓ applied with the person's edits", true),
+        _ => ("✓ approved", true),
     }
 }
 

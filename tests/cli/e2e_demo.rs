@@ -262,4 +262,45 @@ fn demo_review_flow_in_a_real_terminal() {
         .collect();
     assert!(said.contains("Understood, no notes file."), "{said}");
     assert!(!said.contains("Noted in NOTES.md"), "{said}");
+
+    exported_review_reads_as_the_interface(tmp.path(), &sessions);
+}
+
+/// The demo's session exported as HTML: the model's Markdown drawn, the reviewed edit's hunk
+/// numbered with the file's lines (the fix is line 29 of inventory.py), and each decision with
+/// the person's words.
+fn exported_review_reads_as_the_interface(dir: &std::path::Path, sessions: &std::path::Path) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lilypad"))
+        .args(["export", "--last", "--format", "html"])
+        .env("LILYPAD_SESSION_DIR", sessions)
+        .env("LILYPAD_CONFIG", dir.join("no-config.toml"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        html.contains("The docstring says <strong>at most</strong> <code>threshold</code>"),
+        "the model's Markdown is drawn:\n{html}"
+    );
+    assert!(!html.contains("**at most**"), "no raw Markdown left");
+    assert!(
+        html.contains("<div class=\"hunk\">@@ -26,4 +26,4 @@"),
+        "the hunk is numbered as the file is:\n{html}"
+    );
+    assert!(
+        html.contains("<div class=\"line add\"><span class=\"no\">29</span>+"),
+        "the fixed line is line 29:\n{html}"
+    );
+    assert!(html.contains("<div class=\"decision yes\"><strong>✓ approved</strong>"));
+    let rejected = html
+        .find("<div class=\"decision no\"><strong>✗ rejected</strong>")
+        .expect("the rejected notes file");
+    assert!(
+        html[rejected..].contains("no notes file, please"),
+        "the person's words with the decision"
+    );
 }
