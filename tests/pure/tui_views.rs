@@ -413,7 +413,10 @@ fn session_review_file_list() {
     let narrow = draw_sized(&app, 80, 24);
     snapshot("session_review_narrow", &narrow);
     let rows: Vec<String> = text(&narrow).lines().map(str::to_string).collect();
-    let list = rows.iter().position(|r| r.contains("calc.py  +1 -1")).unwrap();
+    let list = rows
+        .iter()
+        .position(|r| r.contains("calc.py  +1 -1"))
+        .unwrap();
     let diff = rows.iter().position(|r| r.contains("+- add adds")).unwrap();
     assert!(list < diff, "{rows:#?}");
 }

@@ -87,10 +87,6 @@ pub enum Effect {
 
 /// What is in front of the transcript.
 #[derive(Debug)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "one value per App, replaced rarely: boxing buys nothing"
-)]
 pub enum Mode {
     Transcript,
     Review(Review),

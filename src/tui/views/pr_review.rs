@@ -140,7 +140,7 @@ fn row_parts(p: &PatchReview, i: usize, f: &FileDiff) -> (String, [String; 3]) {
     )
 }
 
-/// The list's width beside the diff: its longest row, within a third of `width`.
+/// The list's width beside the diff: its longest row and a gap, within a third of `width`.
 fn list_width(p: &PatchReview, width: u16) -> u16 {
     let longest = p
         .files()
@@ -152,7 +152,8 @@ fn list_width(p: &PatchReview, width: u16) -> u16 {
         })
         .max()
         .unwrap_or(0);
-    (longest as u16).clamp(20, width / 3)
+    // One column more: the gap before the rule.
+    (longest as u16 + 1).clamp(20, width / 3)
 }
 
 fn draw_list(frame: &mut Frame<'_>, area: Rect, app: &App, p: &PatchReview) {
