@@ -103,8 +103,10 @@ pub struct PatchReview {
     pub scroll: usize,
     /// First row of each line of the shown diff in the last drawing.
     pub line_starts: RefCell<Vec<usize>>,
-    /// Rows of the diff in the last drawing.
+    /// Rows of the diff in view in the last drawing.
     pub page: Cell<usize>,
+    /// Rows of the whole shown diff in the last drawing (the wheel scrolls no further).
+    pub rows: Cell<usize>,
     /// Paths marked viewed.
     pub viewed: BTreeSet<String>,
     pub comments: ReviewComments,
@@ -129,6 +131,7 @@ impl PatchReview {
             scroll: 0,
             line_starts: Default::default(),
             page: Cell::new(20),
+            rows: Cell::new(usize::MAX),
             viewed: BTreeSet::new(),
             comments: ReviewComments::default(),
             field: None,
@@ -265,7 +268,8 @@ impl PatchReview {
     }
 
     pub fn scroll_by(&mut self, delta: isize) {
-        self.scroll = (self.scroll as isize + delta).max(0) as usize;
+        let last = self.rows.get().saturating_sub(self.page.get());
+        self.scroll = ((self.scroll as isize + delta).max(0) as usize).min(last);
     }
 
     /// Where `m` comments now: the selected range, else the line under the cursor (or the

@@ -249,6 +249,7 @@ fn draw_diff(frame: &mut Frame<'_>, area: Rect, app: &App, p: &PatchReview) {
         diff_lines::render_window
     };
     let total = render(f, t, width, marks, 0, 0).total;
+    p.rows.set(total);
     let scroll = p.scroll.min(total.saturating_sub(rows));
     let window = render(f, t, width, marks, scroll, rows);
     *p.line_starts.borrow_mut() = window.line_starts;
