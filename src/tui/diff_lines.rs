@@ -23,6 +23,16 @@ pub struct HunkMarks<'a> {
     pub cursor: Option<usize>,
     /// The comments shown under their lines.
     pub comments: Option<&'a LineComments>,
+    /// Lines selected (first and last index, as the cursor counts them), marked as the
+    /// cursor is.
+    pub selection: Option<(usize, usize)>,
+}
+
+impl HunkMarks<'_> {
+    /// Whether line `i` (as the cursor counts lines) is marked: the cursor or a selected one.
+    pub fn marks_line(&self, i: usize) -> bool {
+        self.cursor == Some(i) || self.selection.is_some_and(|(a, b)| a <= i && i <= b)
+    }
 }
 
 /// The rendered diff plus the first row of each hunk (for jumping to a hunk) and of each line
@@ -73,7 +83,7 @@ pub fn render(file: &FileDiff, theme: &Theme, width: usize, marks: HunkMarks<'_>
             .and_then(|s| s.get(i))
             .is_some_and(|sel| !sel);
         for dl in &hunk.lines {
-            let cursor = marks.cursor == Some(line_starts.len());
+            let cursor = marks.marks_line(line_starts.len());
             line_starts.push(lines.len());
             lines.extend(diff_line(dl, theme, width, num_w, deselected, cursor));
             lines.extend(comment_rows(file, dl, theme, width, num_w, marks));
@@ -158,7 +168,7 @@ pub fn render_window(
             .and_then(|s| s.get(i))
             .is_some_and(|sel| !sel);
         for dl in &hunk.lines {
-            let cursor = marks.cursor == Some(line_starts.len());
+            let cursor = marks.marks_line(line_starts.len());
             line_starts.push(win.row);
             let rows = line_rows(dl, theme, width, num_w);
             win.emit(rows, || {
@@ -393,6 +403,7 @@ mod tests {
             focus: Some(1),
             cursor: Some(4),
             comments: Some(&comments),
+            selection: None,
         };
         for width in [30, 60, 200] {
             let whole = render(&file, &theme, width, marks);

@@ -114,7 +114,7 @@ pub fn render_window<'f>(
         let side = |s: Option<(usize, &'f DiffLine)>, w: usize, old: bool| Side {
             line: s.map(|(_, l)| l),
             number: s.and_then(|(_, l)| if old { l.old_no } else { l.new_no }),
-            cursor: s.is_some_and(|(i, _)| marks.cursor == Some(i)),
+            cursor: s.is_some_and(|(i, _)| marks.marks_line(i)),
             width: w,
             num_w,
             deselected,
@@ -324,6 +324,7 @@ mod tests {
             focus: Some(0),
             cursor: Some(3),
             comments: Some(&comments),
+            selection: None,
         };
         let whole = render_window(&file, &theme, 60, marks, 0, usize::MAX);
         let rows: Vec<String> = whole.lines.iter().map(text).collect();

@@ -25,6 +25,7 @@ pub mod keymap;
 pub mod line_comments;
 pub mod notify;
 pub mod prompts;
+pub mod review_comments;
 mod runner;
 pub mod session_export;
 pub mod settings;

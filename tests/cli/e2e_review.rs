@@ -482,7 +482,7 @@ fn line_comments_reach_the_model_with_the_approval_and_from_the_patch() {
     t.wait_for(&["comment on this line ›"]);
     t.keys(&["-l", "looks right"]);
     t.keys(&["Enter"]);
-    t.wait_for(&["└ looks right"]);
+    t.wait_for(&["└ looks right (pending)"]);
     t.keys(&["a"]);
     // The model's turn on the comments ends with the patch in front again.
     t.wait_for(&["step 3/150", "Session patch"]);
@@ -510,7 +510,7 @@ fn line_comments_reach_the_model_with_the_approval_and_from_the_patch() {
         .find_map(|e| e["text"].as_str())
         .unwrap();
     assert!(
-        message.contains("calc.py:2:     return a + b\nlooks right"),
+        message.contains("1. calc.py:2 (new) \"return a + b\": looks right"),
         "{message}"
     );
 }

@@ -40,6 +40,7 @@ mod e2e_export;
 mod e2e_journey;
 mod e2e_keys;
 mod e2e_pickers;
+mod e2e_pr_review;
 mod e2e_project;
 mod e2e_resume;
 mod e2e_review;

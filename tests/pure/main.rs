@@ -36,6 +36,7 @@ mod tui_edit_views;
 mod tui_export;
 mod tui_line_comments;
 mod tui_pickers;
+mod tui_pr_review;
 mod tui_reasoning;
 mod tui_rewind;
 mod tui_streaming;

@@ -189,19 +189,23 @@ fn comments_on_the_session_patch_are_the_next_message() {
     press(&mut a, "m");
     press(&mut a, "minus was wrong");
     assert!(enter(&mut a).is_empty());
-    press(&mut a, "]m");
-    press(&mut a, "news ok");
-    assert!(enter(&mut a).is_empty());
     let screen = text(&draw(&a));
     let rows: Vec<&str> = screen.lines().collect();
     let removed = rows
         .iter()
         .position(|r| r.contains("-    return a - b"))
         .unwrap();
-    assert!(rows[removed + 1].contains("└ minus was wrong"), "{screen}");
-    assert!(screen.contains("└ news ok"), "{screen}");
+    assert!(
+        rows[removed + 1].contains("└ minus was wrong (pending)"),
+        "{screen}"
+    );
+    press(&mut a, "]m");
+    press(&mut a, "news ok");
+    assert!(enter(&mut a).is_empty());
+    assert!(text(&draw(&a)).contains("└ news ok (pending)"));
+    // Approving (here: discarding) says the pending comments to the model, numbered.
     let fx = press(&mut a, "d");
-    let want = "My comments on lines of the session patch:\n\nNEWS.md:1: - add adds\nnews ok\n\ncalc.py:2:     return a - b\nminus was wrong";
+    let want = "My comments on the session patch:\n\n1. NEWS.md:1 (new) \"- add adds\": news ok\n2. calc.py:2 (old) \"return a - b\": minus was wrong";
     assert!(
         fx.contains(&Effect::Send(Op::UserMessage { text: want.into() })),
         "{fx:?}"

@@ -362,6 +362,65 @@ fn final_patch() {
     snapshot("final_patch", &draw(&app));
 }
 
+/// A TestBackend frame of `w`x`h`.
+fn draw_sized(app: &App, w: u16, h: u16) -> Buffer {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| views::draw(f, app)).unwrap();
+    term.backend().buffer().clone()
+}
+
+/// The session review of a three-file patch: a comment on a line, one on a file, the
+/// second file shown and marked viewed.
+fn session_review() -> App {
+    use crossterm::event::{KeyCode, KeyEvent};
+    let mut app = app();
+    feed(&mut app, session_start());
+    feed(
+        &mut app,
+        vec![Event::TaskFinished {
+            reason: FinishReason::Answered,
+            final_answer: None,
+        }],
+    );
+    let raw = "diff --git a/calc.py b/calc.py\nindex 1111111..2222222 100644\n--- a/calc.py\n+++ b/calc.py\n@@ -1,3 +1,3 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n \ndiff --git a/NEWS.md b/NEWS.md\nnew file mode 100644\n--- /dev/null\n+++ b/NEWS.md\n@@ -0,0 +1,2 @@\n+- add adds\n+- sub subtracts\ndiff --git a/src/deep/path/to/a/module/with_a_long_name.py b/src/deep/path/to/a/module/with_a_long_name.py\nindex 3333333..4444444 100644\n--- a/src/deep/path/to/a/module/with_a_long_name.py\n+++ b/src/deep/path/to/a/module/with_a_long_name.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n";
+    let files = patch::parse(raw, &app.hl);
+    app.on_patch(Ok((raw.as_bytes().to_vec(), files)));
+    let mut keys = |s: &str| {
+        for c in s.chars() {
+            let code = match c {
+                '\n' => KeyCode::Enter,
+                c => KeyCode::Char(c),
+            };
+            app.on_key(KeyEvent::from(code));
+        }
+    };
+    keys("jmuse plus\n]Mkeep the list short\nvj");
+    app
+}
+
+#[test]
+fn session_review_file_list() {
+    let app = session_review();
+    let wide = draw_sized(&app, 120, 40);
+    snapshot("session_review_wide", &wide);
+    let screen = text(&wide);
+    // The list beside the diff: viewed marks, counts, comments; the shown file's diff.
+    assert!(screen.contains("│ ✓ calc.py  +1 -1 ✎1"), "{screen}");
+    assert!(screen.contains("│▶✓ NEWS.md  +2 -0 ✎1"), "{screen}");
+    assert!(screen.contains("3 files +4 -2 · whole session · 2/3 viewed · 2 pending"));
+    assert!(screen.contains("└ on the file: keep the list short (pending)"));
+    // Narrow: the list above the diff.
+    let narrow = draw_sized(&app, 80, 24);
+    snapshot("session_review_narrow", &narrow);
+    let rows: Vec<String> = text(&narrow).lines().map(str::to_string).collect();
+    let list = rows
+        .iter()
+        .position(|r| r.contains("calc.py  +1 -1"))
+        .unwrap();
+    let diff = rows.iter().position(|r| r.contains("+- add adds")).unwrap();
+    assert!(list < diff, "{rows:#?}");
+}
+
 #[test]
 fn long_transcripts_draw_only_what_is_visible() {
     let mut app = app();

@@ -1,7 +1,7 @@
 //! Keys to actions (through the one key map) and what each action does in each context.
 
 use super::review::{ChangeVerdict, FeedbackFor};
-use super::{AgentState, App, Effect, Mode, Overlay, PatchDecision, Review};
+use super::{AgentState, App, Effect, Mode, Overlay, Review};
 use crate::protocol::{Event, Op, ReviewDecision};
 use crate::tui::keymap::{lookup, Action, Context};
 use crate::tui::text_input::{clean_paste, TextInput};
@@ -41,9 +41,7 @@ impl App {
             Mode::Review(Review::Command(c)) if c.prefix.is_some() => vec![C::Prefix, C::Anywhere],
             Mode::Review(Review::Change(_)) => vec![C::Diff, C::Browse, C::Anywhere],
             Mode::Review(Review::Command(_)) => vec![C::Command, C::Browse, C::Anywhere],
-            Mode::Patch(p) if p.save_path.is_some() => vec![C::SavePath, C::Anywhere],
-            Mode::Patch(p) if p.comment.is_some() => vec![C::Comment, C::Anywhere],
-            Mode::Patch(_) => vec![C::Patch, C::Browse, C::Anywhere],
+            Mode::Patch(p) => p.contexts(),
             Mode::Transcript if self.search.as_ref().is_some_and(|s| s.field.is_some()) => {
                 vec![C::Search, C::Anywhere]
             }
@@ -208,7 +206,7 @@ impl App {
                     self.input.insert_str(&text);
                 }
             }
-            Context::Feedback | Context::Comment => {
+            Context::Feedback | Context::Comment | Context::ReviewSummary => {
                 if let Some(f) = self.text_field() {
                     f.insert_str(&text.replace('\n', " "));
                 }
@@ -393,7 +391,7 @@ impl App {
     fn text_field(&mut self) -> Option<&mut TextInput> {
         match &mut self.mode {
             Mode::Review(r) => r.feedback_mut().as_mut(),
-            Mode::Patch(p) => p.save_path.as_mut().or(p.comment.as_mut()),
+            Mode::Patch(p) => p.field_mut(),
             Mode::Transcript => {
                 if let Some(r) = self.recall.as_mut() {
                     return Some(&mut r.query);
@@ -492,7 +490,9 @@ impl App {
                 | Context::Feedback
                 | Context::Comment
                 | Context::Prefix => self.act_review(action),
-                Context::Patch | Context::SavePath => self.act_patch(action),
+                Context::Patch | Context::SavePath | Context::ReviewSummary => {
+                    self.act_patch(action)
+                }
                 _ => self.act_transcript(action),
             },
         }
@@ -656,108 +656,6 @@ impl App {
             }
             _ => Vec::new(),
         }
-    }
-
-    fn act_patch(&mut self, action: Action) -> Vec<Effect> {
-        use Action as A;
-        let Mode::Patch(p) = &mut self.mode else {
-            return Vec::new();
-        };
-        match action {
-            A::Comment => {
-                p.start_comment();
-                Vec::new()
-            }
-            A::Submit if p.comment.is_some() => {
-                p.end_comment();
-                Vec::new()
-            }
-            A::Cancel if p.comment.is_some() => {
-                p.comment = None;
-                Vec::new()
-            }
-            A::ApplyPatch => {
-                let mut fx = vec![Effect::ApplyPatch(p.raw.clone())];
-                fx.extend(self.send_patch_comments());
-                fx
-            }
-            A::Copy => vec![Effect::Copy {
-                what: "the session patch".into(),
-                text: String::from_utf8_lossy(&p.raw).into_owned(),
-            }],
-            A::SavePatch => {
-                let default = match &self.options.repo {
-                    Some(r) => r.join(format!(
-                        "lilypad-{}.patch",
-                        short_id(&self.status.session_id)
-                    )),
-                    None => format!("lilypad-{}.patch", short_id(&self.status.session_id)).into(),
-                };
-                p.save_path = Some(TextInput::with_text(&default.display().to_string()));
-                Vec::new()
-            }
-            A::Submit => {
-                let path = p.save_path.take().map(|mut t| t.take()).unwrap_or_default();
-                if path.trim().is_empty() {
-                    return Vec::new();
-                }
-                let mut fx = vec![Effect::SavePatch {
-                    path: path.trim().into(),
-                    bytes: p.raw.clone(),
-                }];
-                fx.extend(self.send_patch_comments());
-                fx
-            }
-            A::Cancel if p.save_path.is_some() => {
-                p.save_path = None;
-                Vec::new()
-            }
-            A::Cancel => {
-                let fx = self.send_patch_comments();
-                self.mode = Mode::Transcript;
-                self.input_focus = self.status.state.accepts_message();
-                fx
-            }
-            A::DiscardPatch => {
-                let fx = self.send_patch_comments();
-                self.on_patch_done(Ok(PatchDecision::Discarded));
-                fx
-            }
-            A::NextHunk | A::PrevHunk => {
-                p.move_focus(toward(action, A::NextHunk));
-                Vec::new()
-            }
-            A::ScrollUp | A::ScrollDown => {
-                p.move_line(if action == A::ScrollUp { -1 } else { 1 });
-                Vec::new()
-            }
-            A::PageUp | A::PageDown => {
-                let n = p.page.get().max(1) as isize;
-                p.move_line(if action == A::PageUp { -n } else { n });
-                Vec::new()
-            }
-            _ => Vec::new(),
-        }
-    }
-
-    /// Leaving the session patch: its line comments go to the model as the next message.
-    fn send_patch_comments(&mut self) -> Vec<Effect> {
-        let Mode::Patch(p) = &mut self.mode else {
-            return Vec::new();
-        };
-        let Some(text) = p.take_comments() else {
-            return Vec::new();
-        };
-        if !self.status.state.accepts_message() && !self.status.state.is_busy() {
-            self.transcript.notice(
-                Level::Warning,
-                "the session is not running: your comments on the patch cannot be sent",
-            );
-            return Vec::new();
-        }
-        self.transcript
-            .notice(Level::Info, "your comments on the patch go to the model");
-        vec![Effect::Send(Op::UserMessage { text })]
     }
 
     pub(super) fn act_transcript(&mut self, action: Action) -> Vec<Effect> {
@@ -1136,14 +1034,6 @@ fn toward(action: Action, next: Action) -> Direction {
         Direction::Forward
     } else {
         Direction::Back
-    }
-}
-
-fn short_id(id: &str) -> String {
-    if id.is_empty() {
-        "session".into()
-    } else {
-        id.chars().take(24).collect()
     }
 }
 

@@ -13,12 +13,15 @@ mod dock;
 mod keys;
 pub use keys::FOLD_LINES;
 pub mod pickers;
+mod pr_keys;
+pub mod pr_review;
 pub mod review;
 pub mod search;
 mod status;
 
 pub use dock::{DockView, Pane};
-pub use review::{ChangeReview, CommandReview, PatchReview, Review};
+pub use pr_review::PatchReview;
+pub use review::{ChangeReview, CommandReview, Review};
 pub use search::Search;
 pub use status::{AgentState, Status};
 
@@ -84,10 +87,6 @@ pub enum Effect {
 
 /// What is in front of the transcript.
 #[derive(Debug)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "one value per App, replaced rarely: boxing buys nothing"
-)]
 pub enum Mode {
     Transcript,
     Review(Review),
@@ -198,6 +197,9 @@ pub struct App {
     pub(crate) shell_before: Option<AgentState>,
     /// The repository's check command (`[sandbox] check`), which `/check` runs as `!cmd` would.
     pub check: Option<String>,
+    /// The session patches exported so far (for the last turn's changes) and the session
+    /// review put aside.
+    pub patch_memory: pr_review::PatchMemory,
 }
 
 impl App {
@@ -239,6 +241,7 @@ impl App {
             paths: pickers::PathList::default(),
             shell_before: None,
             check: None,
+            patch_memory: Default::default(),
             options,
         }
     }
@@ -373,6 +376,7 @@ impl App {
                 }
             }
             Event::TaskFinished { reason, .. } => {
+                self.patch_memory.task_ended = true;
                 self.context_full = reason == crate::protocol::FinishReason::ContextLimit;
                 if self.context_full && self.replay.is_none() && !self.history {
                     self.transcript.notice(
@@ -447,8 +451,7 @@ impl App {
             Ok((raw, files)) => {
                 self.patch = PatchDecision::Undecided;
                 if !matches!(self.mode, Mode::Review(_)) {
-                    self.input_focus = false;
-                    self.mode = Mode::Patch(PatchReview::new(raw, files));
+                    self.show_patch_review(raw, files);
                 }
             }
             Err(e) => self.transcript.notice(

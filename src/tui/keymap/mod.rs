@@ -31,8 +31,11 @@ pub enum Context {
     Input,
     /// Typing why a change or command is rejected.
     Feedback,
-    /// Typing a comment on a line of a change under review.
+    /// Typing a comment on a line of a change under review, or in the session review on a
+    /// line, a range or a file.
     Comment,
+    /// Typing the session review's summary, which submits it.
+    ReviewSummary,
     /// Typing where to save the patch.
     SavePath,
     /// A yes/no question.
@@ -72,6 +75,7 @@ impl Context {
             Context::Input => "Message line",
             Context::Feedback => "Rejection feedback",
             Context::Comment => "Commenting on a line",
+            Context::ReviewSummary => "Submitting the session review",
             Context::SavePath => "Saving the patch",
             Context::Confirm => "Questions",
             Context::ContextChoice => "The context is full",
@@ -94,6 +98,7 @@ impl Context {
                 | Context::Chat
                 | Context::Feedback
                 | Context::Comment
+                | Context::ReviewSummary
                 | Context::SavePath
                 | Context::Search
                 | Context::HistorySearch
@@ -205,6 +210,20 @@ pub enum Action {
     FullScreen,
     /// A review: diffs side by side, or unified.
     ToggleSplit,
+    /// The session review: show the file chosen in the list.
+    OpenFile,
+    /// The session review: start (or drop) a selection of lines to comment on.
+    SelectRange,
+    /// The session review: comment on the shown file.
+    CommentFile,
+    /// The session review: mark the file viewed, or not.
+    ToggleViewed,
+    /// The session review: the last turn's changes, or the whole session's.
+    ToggleScope,
+    /// The session review: send every pending comment and a summary as one message.
+    RequestChanges,
+    /// The session review: record the pending comments without sending them.
+    CommentReview,
 }
 
 /// A key: code plus Ctrl/Alt, and Shift where it is not part of the character (Shift-Enter).

@@ -4,8 +4,8 @@
 
 mod dock;
 mod overlays;
-mod patch;
 mod pickers;
+mod pr_review;
 mod review;
 mod status;
 
@@ -54,7 +54,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
                     .render(main, frame.buffer_mut(), &app.render_ctx());
             }
         }
-        Mode::Patch(p) => patch::draw(frame, main, app, p),
+        Mode::Patch(p) => pr_review::draw(frame, main, app, p),
     }
     match &app.mode {
         Mode::Review(Review::Command(c)) => review::draw_command(frame, panel, app, c),
@@ -159,10 +159,9 @@ fn draw_input(frame: &mut Frame<'_>, area: Rect, app: &App) {
                 None => ("", None, false),
             }
         }
-        Mode::Patch(p) => match (&p.save_path, &p.comment) {
-            (Some(f), _) => ("save to › ", Some(f), true),
-            (None, Some(f)) => ("comment on this line › ", Some(f), true),
-            (None, None) => ("", None, false),
+        Mode::Patch(p) => match (&p.field, p.field_label()) {
+            (Some((_, f)), Some(label)) => (label, Some(f), true),
+            _ => ("", None, false),
         },
         Mode::Transcript => match app.search.as_ref().and_then(|s| s.field.as_ref()) {
             Some(f) => ("search / ", Some(f), true),

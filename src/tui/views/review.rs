@@ -44,6 +44,7 @@ fn marks(c: &ChangeReview) -> HunkMarks<'_> {
         focus: Some(c.focus),
         cursor: Some(c.line),
         comments: Some(&c.comments),
+        selection: None,
     }
 }
 
