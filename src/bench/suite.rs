@@ -194,6 +194,12 @@ pub(super) fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> BenchErro
 /// Run the benches `opts` names with the engine settings `settings` (a thread count of 0 runs
 /// one thread).
 pub fn run(opts: &Options, settings: &EngineSettings) -> Result<Output, BenchError> {
+    // Baselines read whole prompts: no engine of a bench loads saved heads from the person's
+    // cache (`first-token` measures them with a directory of its own).
+    let settings = &EngineSettings {
+        prefix_cache_mb: 0,
+        ..settings.clone()
+    };
     let threads = match settings.threads {
         0 => 1,
         n => n,

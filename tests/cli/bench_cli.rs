@@ -32,6 +32,7 @@ fn bench_all_quick_reports_every_figure_with_a_baseline() {
     for b in [
         "agent-turns",
         "resume",
+        "first-token",
         "ui",
         "engine",
         "tools",

@@ -7,6 +7,11 @@ fn lilypad() -> Command {
     // Keep the user's own config and models out of the tests.
     c.env("LILYPAD_CONFIG", "/nonexistent/lilypad-test-config.toml")
         .env("XDG_DATA_HOME", "/nonexistent/lilypad-test-data")
+        // Saved prompt heads go to this test process's own directory.
+        .env(
+            "XDG_CACHE_HOME",
+            std::env::temp_dir().join(format!("lilypad-test-cache-{}", std::process::id())),
+        )
         .env("HF_HUB_CACHE", "/nonexistent/lilypad-test-hub")
         .env_remove("LILYPAD_MODEL");
     c

@@ -27,6 +27,7 @@ pub fn lilypad(dir: &Path) -> Command {
     c.env("LILYPAD_CONFIG", "/nonexistent/lilypad-test-config.toml")
         .env("XDG_DATA_HOME", "/nonexistent/lilypad-test-data")
         .env("HF_HOME", dir.join("hf-home"))
+        .env("XDG_CACHE_HOME", dir.join("cache"))
         .env("HF_HUB_CACHE", dir.join("hub"))
         .env("HF_ENDPOINT", "http://127.0.0.1:9")
         .env_remove("LILYPAD_MODEL")

@@ -54,6 +54,7 @@ fn a_renamed_weight_file_is_loaded_before_the_next_attempt() {
     let out = tmp.path().join("batch");
     let run = Command::new(env!("CARGO_BIN_EXE_lilypad"))
         .env("LILYPAD_CONFIG", tmp.path().join("no-config.toml"))
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
         .env("LILYPAD_SESSION_DIR", tmp.path().join("sessions"))
         .env_remove("LILYPAD_MODEL")
         .args(["run", "--sandbox", "host", "--allow-host", "--uncontained"])

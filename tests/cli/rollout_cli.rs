@@ -39,6 +39,7 @@ fn a_two_attempt_batch_writes_rollouts_and_atif_with_the_engines_ids() {
     let out = tmp.path().join("batch");
     let run = Command::new(env!("CARGO_BIN_EXE_lilypad"))
         .env("LILYPAD_CONFIG", tmp.path().join("no-config.toml"))
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
         .env("LILYPAD_SESSION_DIR", tmp.path().join("sessions"))
         .env_remove("LILYPAD_MODEL")
         .args([

@@ -45,6 +45,7 @@ fn attempts_running_together_go_to_different_engines() {
     let out = tmp.path().join("batch");
     let run = Command::new(env!("CARGO_BIN_EXE_lilypad"))
         .env("LILYPAD_CONFIG", tmp.path().join("no-config.toml"))
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
         .env("LILYPAD_SESSION_DIR", tmp.path().join("sessions"))
         .env_remove("LILYPAD_MODEL")
         .args(["run", "--sandbox", "host", "--allow-host", "--uncontained"])

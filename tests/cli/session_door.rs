@@ -19,6 +19,7 @@ fn lilypad(dir: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_lilypad"));
     c.env("LILYPAD_CONFIG", dir.join("no-config.toml"))
         .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_CACHE_HOME", dir.join("cache"))
         .env("LILYPAD_SESSION_DIR", dir.join("sessions"))
         .env_remove("LILYPAD_MODEL");
     c

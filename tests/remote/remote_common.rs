@@ -151,6 +151,8 @@ pub fn serve_with_engine_config(
         .args(["--ctx", "4096", "--threads", "1", "--listen", "127.0.0.1:0"])
         .args(args)
         .env("LILYPAD_LOG", "lilypad=info")
+        // Saved prompt heads in this server's own directory, not the user's cache.
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
