@@ -193,3 +193,37 @@ fn a_model_file_written_anew_does_not_load_the_old_files_heads() {
         "saved again under the new identity"
     );
 }
+
+#[test]
+fn sessions_starting_together_save_one_good_head() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let p = prompt("Read, Write, Edit, Glob, Bash", "fix the test");
+    let engines: Vec<EngineHandle> = (0..3)
+        .map(|_| load_model(tiny_model(), &cached(dir.path())))
+        .collect();
+    let logits: Vec<Vec<f32>> = std::thread::scope(|s| {
+        let runs: Vec<_> = engines
+            .iter()
+            .map(|e| s.spawn(|| e.logits(&p).unwrap().0))
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    assert_same_logits(&logits[1], &logits[0]);
+    assert_same_logits(&logits[2], &logits[0]);
+    assert_eq!(
+        heads(dir.path()).len(),
+        1,
+        "one head, no temporary files left"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let e = load_model(tiny_model(), &cached(dir.path()));
+    let (warm, f) = e.logits(&p).unwrap();
+    assert!(matches!(f.reuse, Reuse::SavedHead { .. }), "{f:?}");
+    assert_same_logits(&warm, &logits[0]);
+}
