@@ -78,6 +78,7 @@ fn mine(a: &MineArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
             kind: a.sandbox.kind.map(SandboxKind::from),
             test_cmd: a.test_cmd.clone(),
             timeout: Duration::from_secs(a.test_timeout),
+            pool: None,
         },
     };
     let rejects_path = tasks::rejects_path(&a.out);

@@ -101,6 +101,7 @@ pub async fn verify(
         kind: Some(kind),
         test_cmd: check.tests.test_cmd.clone(),
         timeout: Duration::from_secs(VERIFIER_SECS),
+        pool: None,
     };
     let scored = score(
         &check.repository,

@@ -13,6 +13,12 @@ use std::path::Path;
 /// A batch's sandboxes made ahead of need (see the module docs).
 pub struct SandboxPool(pub(super) KubePool);
 
+impl std::fmt::Debug for SandboxPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SandboxPool(kube)")
+    }
+}
+
 impl SandboxPool {
     /// A pool for `count` attempts on `repo`, `ahead` of them made in advance, when `kind` is
     /// one that gets a pool; `None` otherwise (and for no attempts).

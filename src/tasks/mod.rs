@@ -126,13 +126,48 @@ pub async fn mine(
         candidates.truncate(n);
     }
     summary.candidates = candidates.len();
-    let name = RepoName::of(&opts.repo);
+    // On Kubernetes the runs' pods are made ahead, `jobs` at a time, as a batch's are: two
+    // runs per candidate at most (pods a rejected candidate did not need are removed).
+    let pool = crate::sandbox::SandboxPool::start(
+        opts.runner.resolved_kind(),
+        &opts.runner.settings,
+        &opts.repo,
+        opts.jobs.max(1),
+        2 * candidates.len(),
+    )?
+    .map(std::sync::Arc::new);
+    let pooled = MineOptions {
+        runner: TestRunner {
+            pool: pool.clone(),
+            ..opts.runner.clone()
+        },
+        ..opts.clone()
+    };
+    let mined = write_results(&pooled, &candidates, tasks, rejects, progress, &mut summary).await;
+    drop(pooled);
+    if let Some(pool) = pool.and_then(|p| std::sync::Arc::try_unwrap(p).ok()) {
+        pool.close().await;
+    }
+    mined?;
+    Ok(summary)
+}
+
+/// Validate `candidates`, `jobs` at a time, and write each one's line in their order.
+async fn write_results(
+    opts: &MineOptions,
+    candidates: &[history::Candidate],
+    tasks: &mut dyn Write,
+    rejects: &mut dyn Write,
+    progress: &(dyn Fn(&Mined) + Sync),
+    summary: &mut MineSummary,
+) -> Result<(), MineError> {
     let mut results = futures_util::stream::iter(candidates.iter())
         .map(|c| async move {
             let v = validate::validate(&opts.repo, c, &opts.runner).await?;
             Ok::<_, MineError>((c, v))
         })
         .buffered(opts.jobs.max(1));
+    let name = RepoName::of(&opts.repo);
     while let Some(result) = results.next().await {
         let (c, v) = result?;
         let instance_id = name.instance_id(&c.commit.short);
@@ -172,7 +207,7 @@ pub async fn mine(
         }
         progress(&mined);
     }
-    Ok(summary)
+    Ok(())
 }
 
 /// Write `value` as one JSON line to `file` and flush it.

@@ -36,6 +36,18 @@ pub struct TestRunner {
     /// The pytest command the run's own options are appended to.
     pub test_cmd: String,
     pub timeout: Duration,
+    /// Pods made ahead of need, as a batch's are, when the runs go to Kubernetes
+    /// ([`super::mine`] starts it; `None` for the other kinds).
+    pub pool: Option<std::sync::Arc<crate::sandbox::SandboxPool>>,
+}
+
+impl TestRunner {
+    /// The kind the runs go to: `--sandbox`, else the settings' kind, else Docker.
+    pub fn resolved_kind(&self) -> SandboxKind {
+        self.kind
+            .or(self.settings.kind)
+            .unwrap_or(SandboxKind::Docker)
+    }
 }
 
 /// Which of a candidate's two runs.
@@ -279,7 +291,7 @@ pub async fn run_tests(
     let spec = runner
         .settings
         .spec(checkout, runner.kind, SandboxKind::Docker);
-    let sandbox = crate::sandbox::open(&spec).await?;
+    let sandbox = crate::sandbox::open_from(&spec, runner.pool.as_deref(), &|_| {}).await?;
     let outcome = async {
         let out = sandbox
             .exec(ExecRequest {

@@ -245,6 +245,7 @@ async fn a_history_is_mined_into_exactly_the_expected_tasks() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    on_kubernetes_the_same_tasks_come_out(&repo, &image, tmp.path(), &out, &stdout);
     let ids: Vec<&str> = tasks.iter().map(|t| t.instance_id.as_str()).collect();
     // Newest first, as the history is read.
     assert_eq!(
@@ -338,6 +339,7 @@ async fn a_history_is_mined_into_exactly_the_expected_tasks() {
         kind: Some(SandboxKind::Docker),
         test_cmd: t_sub.test_cmd.clone(),
         timeout: Duration::from_secs(300),
+        pool: None,
     };
     let tests = TaskTests {
         test_patch: t_sub.test_patch.clone(),
@@ -449,3 +451,80 @@ Done.
 
 sub subtracts now.
 ";
+
+/// The same history mined with the runs in Kubernetes pods, made ahead two at a time as a
+/// batch's are: the same summary and the same lines as in Docker.
+fn on_kubernetes_the_same_tasks_come_out(
+    repo: &Path,
+    image: &str,
+    tmp: &Path,
+    docker_out: &Path,
+    docker_summary: &str,
+) {
+    let kubeconfig = std::env::var("LILYPAD_TEST_KUBECONFIG")
+        .unwrap_or_else(|_| "/tmp/lilypad-k8s/sandbox.kubeconfig".into());
+    if !Path::new(&kubeconfig).exists() {
+        engine_missing(
+            "Kubernetes",
+            "LILYPAD_REQUIRE_KUBE",
+            &format!("no kubeconfig at {kubeconfig}"),
+        );
+        return;
+    }
+    let config = tmp.join("kube.toml");
+    std::fs::write(
+        &config,
+        format!("[sandbox.kube]\nkubeconfig = \"{kubeconfig}\"\nimage_pull_policy = \"Never\"\n"),
+    )
+    .unwrap();
+    let out = tmp.join("kube/mined.jsonl");
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_lilypad"))
+        .args(["tasks", "mine"])
+        .arg(repo)
+        .arg("-o")
+        .arg(&out)
+        .args(["--jobs", "2", "--sandbox", "kube", "--image", image])
+        .args(["--test-timeout", "300"])
+        .env("LILYPAD_CONFIG", &config)
+        .env("LILYPAD_SESSION_DIR", tmp.join("sessions"))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr),
+    );
+    assert!(run.status.success(), "{stdout}\n{stderr}");
+    let paths = |s: &str, out: &Path| {
+        s.replace(&out.display().to_string(), "TASKS").replace(
+            &out.with_file_name("mined.rejects.jsonl")
+                .display()
+                .to_string(),
+            "REJECTS",
+        )
+    };
+    assert_eq!(
+        paths(stdout.trim(), &out),
+        paths(docker_summary.trim(), docker_out),
+        "{stderr}"
+    );
+    // The same tasks with the same tests (the statements quote the sandbox's own paths).
+    let tasks = |p: &Path| -> Vec<(String, String, String)> {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<TaskLine>(l).unwrap())
+            .map(|t| (t.instance_id, t.fail_to_pass, t.pass_to_pass))
+            .collect()
+    };
+    assert_eq!(tasks(&out), tasks(docker_out));
+    let rejects = |p: &Path| -> Vec<(String, String)> {
+        std::fs::read_to_string(p.with_file_name("mined.rejects.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<RejectLine>(l).unwrap())
+            .map(|r| (r.commit, r.reason))
+            .collect()
+    };
+    assert_eq!(rejects(&out), rejects(docker_out));
+}
