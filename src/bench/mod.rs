@@ -6,6 +6,8 @@
 //!   against re-reading the whole prompt each turn;
 //! - [`resume`]: time to first token when resuming from a saved state against re-reading,
 //!   and against llama-server's slot save and restore ([`resume_server`]);
+//! - [`mine`]: `lilypad tasks mine`'s validation runs per hour against the same checkouts and
+//!   pytest commands by hand in `docker run`;
 //! - [`first_token`]: a new session's time to first token with the prompt's head loaded from
 //!   the engine's saved heads against read;
 //! - [`ui`]: frame render time while a long transcript streams, and a large highlighted diff;
@@ -46,6 +48,7 @@ pub mod first_token;
 pub mod grammar;
 pub mod image_repo;
 pub mod logprobs;
+pub mod mine;
 pub mod mixed;
 pub mod mtp;
 pub mod peers;

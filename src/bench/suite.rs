@@ -55,6 +55,8 @@ pub enum Which {
     Soak,
     /// A new session's time to first token with the prompt's head saved against read
     FirstToken,
+    /// `lilypad tasks mine`'s validation runs per hour against the same by hand in `docker run`
+    Mine,
 }
 
 /// What a run measures and at what sizes (the `lilypad bench` flags).
@@ -169,6 +171,8 @@ pub enum BenchError {
     #[error(transparent)]
     FirstToken(#[from] super::first_token::FirstTokenError),
     #[error(transparent)]
+    Mine(#[from] super::mine::MineBenchError),
+    #[error(transparent)]
     Tools(#[from] t::ToolsBenchError),
     #[error(transparent)]
     Serve(#[from] super::sequences::ServeBenchError),
@@ -242,6 +246,9 @@ pub fn run(opts: &Options, settings: &EngineSettings) -> Result<Output, BenchErr
     if opts.which == Which::Batch {
         super::batch::run(opts.quick, &opts.sandbox_settings, &mut report)?;
         super::image_repo::run(opts.quick, &opts.sandbox_settings, &mut report)?;
+    }
+    if opts.which == Which::Mine {
+        super::mine::bench(opts.quick, &opts.sandbox_settings, &mut report)?;
     }
     if opts.which == Which::Grammar {
         engine_runs::grammar(opts, settings, dir.path(), threads, &mut report)?;

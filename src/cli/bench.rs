@@ -120,6 +120,9 @@ pub enum WhichArg {
     /// A new session's time to first token with the prompt's head (system prompt and tools)
     /// loaded from the engine's saved heads against read (`[engine] prefix_cache_mb`)
     FirstToken,
+    /// `lilypad tasks mine`'s validation runs per hour against the same checkouts and pytest
+    /// commands by hand in `docker run --rm` (`--image`: one that runs `python3 -m pytest`)
+    Mine,
 }
 
 impl From<WhichArg> for bench::Which {
@@ -141,6 +144,7 @@ impl From<WhichArg> for bench::Which {
             WhichArg::Batch => bench::Which::Batch,
             WhichArg::Soak => bench::Which::Soak,
             WhichArg::FirstToken => bench::Which::FirstToken,
+            WhichArg::Mine => bench::Which::Mine,
         }
     }
 }
