@@ -182,6 +182,7 @@ pub async fn run(
             timeout: Duration::from_secs(300),
             pool: None,
         },
+        describer: None,
     };
     let t = Instant::now();
     let summary =

@@ -56,6 +56,13 @@ pub struct MineArgs {
     /// Longest one test run may take, in seconds
     #[arg(long, value_name = "SECS", default_value_t = 900)]
     pub test_timeout: u64,
+    /// Have the model write each statement as an issue, from the fix's diff and the failing
+    /// output, told not to reveal the fix (default: the commit message and the failures)
+    #[arg(long)]
+    pub describe: bool,
+    /// The model that describes: `llama` (default), `script:FILE` or `remote`
+    #[arg(long, value_name = "ENGINE", requires = "describe")]
+    pub engine: Option<crate::launch::EngineFlag>,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }
@@ -79,6 +86,15 @@ fn mine(a: &MineArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
             test_cmd: a.test_cmd.clone(),
             timeout: Duration::from_secs(a.test_timeout),
             pool: None,
+        },
+        describer: match a.describe {
+            true => Some(std::sync::Arc::new(
+                crate::launch::describe::ModelDescriber::from_settings(
+                    a.engine.as_ref(),
+                    settings,
+                )?,
+            ) as _),
+            false => None,
         },
     };
     let rejects_path = tasks::rejects_path(&a.out);

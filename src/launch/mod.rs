@@ -9,6 +9,7 @@
 pub mod attempts;
 mod beginning;
 pub mod check;
+pub mod describe;
 pub mod devices;
 mod instructions;
 pub mod interface;
@@ -104,7 +105,13 @@ impl EngineChoice {
     /// The engine `--engine` names (already checked when the flags were read), with the
     /// model file or endpoint the settings give it.
     pub fn from_options(opts: &SessionOptions, settings: &Settings) -> Result<Self, LaunchError> {
-        match (&opts.engine, &settings.remote.endpoint) {
+        Self::from_flag(opts.engine.as_ref(), settings)
+    }
+
+    /// The engine `flag` names (none: the configured one), with the model file or endpoint
+    /// the settings give it.
+    pub fn from_flag(flag: Option<&EngineFlag>, settings: &Settings) -> Result<Self, LaunchError> {
+        match (flag, &settings.remote.endpoint) {
             (Some(EngineFlag::Script(path)), _) => Ok(Self::Script(path.clone())),
             // An endpoint, from the flag or the config file, replaces the in-process engine.
             (None | Some(EngineFlag::Remote), Some(url)) => Ok(Self::Remote(url.clone())),

@@ -45,6 +45,13 @@ pub enum MineError {
     Join(#[from] tokio::task::JoinError),
     #[error("writing a line: {0}")]
     Json(#[from] serde_json::Error),
+    /// `--describe`'s model failed (no statement is made up in its place).
+    #[error("describing the task of {commit}")]
+    Describe {
+        commit: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 /// What to mine and how.
@@ -60,6 +67,8 @@ pub struct MineOptions {
     /// The most code files a candidate's gold patch may change.
     pub max_files: usize,
     pub runner: TestRunner,
+    /// Writes the problem statements (`--describe`); `None`: made without a model.
+    pub describer: Option<std::sync::Arc<dyn statement::Describer>>,
 }
 
 /// What a mining run did, by count.
@@ -174,13 +183,18 @@ async fn write_results(
         let mined = match v {
             Ok(v) => {
                 summary.tasks += 1;
+                let plain = statement::statement(&c.commit, &v.fail_to_pass, &v.base);
+                let problem_statement = match &opts.describer {
+                    None => plain,
+                    Some(d) => describe(d.clone(), c, plain).await?,
+                };
                 Mined::Task(Box::new(TaskLine {
                     instance_id,
                     repo: name.repo.clone(),
                     base_commit: c.base.clone(),
                     patch: c.patch.clone(),
                     test_patch: c.test_patch.clone(),
-                    problem_statement: statement::statement(&c.commit, &v.fail_to_pass, &v.base),
+                    problem_statement,
                     fail_to_pass: serde_json::to_string(&v.fail_to_pass)?,
                     pass_to_pass: serde_json::to_string(&v.pass_to_pass)?,
                     created_at: c.commit.created_at.clone(),
@@ -223,4 +237,26 @@ fn write_line(
             what: format!("writing {what}"),
             source,
         })
+}
+
+/// `describer`'s statement for candidate `c` (on a blocking thread: a model generates).
+async fn describe(
+    describer: std::sync::Arc<dyn statement::Describer>,
+    c: &history::Candidate,
+    plain: String,
+) -> Result<String, MineError> {
+    let message = match c.commit.body.trim() {
+        "" => c.commit.subject.trim().to_string(),
+        body => format!("{}\n\n{body}", c.commit.subject.trim()),
+    };
+    let evidence = statement::Evidence {
+        message,
+        patch: c.patch.clone(),
+        failing: plain,
+    };
+    let written = tokio::task::spawn_blocking(move || describer.describe(&evidence)).await?;
+    written.map_err(|source| MineError::Describe {
+        commit: c.commit.short.clone(),
+        source,
+    })
 }

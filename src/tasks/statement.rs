@@ -4,7 +4,12 @@
 //! for a test whose module could not be collected, the import error). It never contains the
 //! gold patch: only the author's words and the tests' output before the fix.
 //!
-//! Owns: the statement's text and its caps. Does not own: the test runs (`super::validate`).
+//! With `--describe` a [`Describer`] (a model, put together by `crate::launch::describe`)
+//! writes the statement instead, from the [`Evidence`]: the diff of the fix and the failing
+//! output, told not to reveal the fix.
+//!
+//! Owns: the statement's text and its caps, and what a describer is given. Does not own: the
+//! test runs (`super::validate`), or the model.
 
 use super::history::Commit;
 use super::junit::Report;
@@ -13,6 +18,26 @@ use super::junit::Report;
 const LINES_PER_TEST: usize = 12;
 /// Failing tests shown (the rest are counted).
 const TESTS_SHOWN: usize = 10;
+
+/// What a describer reads to write a task's statement as an issue would.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evidence {
+    /// The commit's subject and body.
+    pub message: String,
+    /// The gold patch (which the statement must not reveal).
+    pub patch: String,
+    /// The statement made without a model: the failing tests and what pytest said.
+    pub failing: String,
+}
+
+/// Writes a mined task's problem statement (`tasks mine --describe`).
+pub trait Describer: Send + Sync + std::fmt::Debug {
+    /// The statement for `evidence`; an error says why none was written.
+    fn describe(
+        &self,
+        evidence: &Evidence,
+    ) -> Result<String, Box<dyn std::error::Error + Send + Sync>>;
+}
 
 /// The statement for `commit`, whose `fail_to_pass` tests failed as `base` reports.
 pub fn statement(commit: &Commit, fail_to_pass: &[String], base: &Report) -> String {

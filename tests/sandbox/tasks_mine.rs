@@ -246,6 +246,7 @@ async fn a_history_is_mined_into_exactly_the_expected_tasks() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     on_kubernetes_the_same_tasks_come_out(&repo, &image, tmp.path(), &out, &stdout);
+    described_by_the_model(&repo, &image, tmp.path());
     let ids: Vec<&str> = tasks.iter().map(|t| t.instance_id.as_str()).collect();
     // Newest first, as the history is read.
     assert_eq!(
@@ -527,4 +528,43 @@ fn on_kubernetes_the_same_tasks_come_out(
             .collect()
     };
     assert_eq!(rejects(&out), rejects(docker_out));
+}
+
+/// `--describe`: the model (here the scripted engine, a mock of it) writes the newest task's
+/// statement; the statement is its reply after the reasoning, and nothing else.
+fn described_by_the_model(repo: &Path, image: &str, tmp: &Path) {
+    let script = tmp.join("describe.txt");
+    std::fs::write(
+        &script,
+        "=== turn ===\nThe user saw clamp missing.\n</think>\n\n`from pkg.calc import clamp` fails with an ImportError; I expected a clamp function.\n",
+    )
+    .unwrap();
+    let out = tmp.join("described/mined.jsonl");
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_lilypad"))
+        .args(["tasks", "mine"])
+        .arg(repo)
+        .arg("-o")
+        .arg(&out)
+        .args(["--limit", "3", "--sandbox", "docker", "--image", image])
+        .args(["--describe", "--engine"])
+        .arg(format!("script:{}", script.display()))
+        .env("LILYPAD_CONFIG", tmp.join("no-config.toml"))
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let tasks: Vec<TaskLine> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(tasks.len(), 1, "{tasks:?}");
+    assert_eq!(
+        tasks[0].problem_statement,
+        "`from pkg.calc import clamp` fails with an ImportError; I expected a clamp function."
+    );
 }
