@@ -105,6 +105,7 @@ pub fn run(settings: &Settings, out: &mut dyn Write) -> Result<Verdict, DoctorEr
         "kv cache        {} keys, {} values",
         e.cache_type_k, e.cache_type_v
     )?;
+    writeln!(out, "prompt heads    {}", heads_line(e))?;
     writeln!(
         out,
         "mtp drafts      {}",
@@ -151,6 +152,29 @@ pub fn run(settings: &Settings, out: &mut dyn Write) -> Result<Verdict, DoctorEr
 
 /// What `--mtp` does with this model: `layer` is whether the file has an MTP layer (`None`
 /// without a model), `on_gpu` whether layers go to a GPU device.
+/// The warm head: off, or what is saved where (docs/models.md, "The warm head").
+fn heads_line(e: &crate::engine::EngineSettings) -> String {
+    let dir = match (&e.prefix_cache_dir, e.prefix_cache_mb) {
+        (_, 0) => return "off ([engine] prefix_cache_mb = 0)".into(),
+        (None, _) => return "off (no cache directory on this platform)".into(),
+        (Some(d), _) => d,
+    };
+    match crate::engine::llama::saved_heads(dir) {
+        Ok((0, _)) => format!(
+            "none saved yet (up to {} MB in {})",
+            e.prefix_cache_mb,
+            dir.display()
+        ),
+        Ok((n, bytes)) => format!(
+            "{n} saved, {:.1} MB of {} MB, in {}",
+            bytes as f64 / 1e6,
+            e.prefix_cache_mb,
+            dir.display()
+        ),
+        Err(err) => format!("cannot read {}: {err}", dir.display()),
+    }
+}
+
 fn mtp_line(mtp: crate::engine::Mtp, k: u32, layer: Option<bool>, on_gpu: bool) -> String {
     use crate::engine::Mtp;
     let drafts = format!("{k} per step, when a generation decodes alone");

@@ -1,5 +1,6 @@
 //! The model-facing subcommands through the real binary: `tiny-model`, `info`, `doctor`.
 
+use std::path::Path;
 use std::process::Command;
 
 fn lilypad() -> Command {
@@ -303,4 +304,45 @@ fn mtp_drafts_with_a_model_that_has_the_layer_and_is_refused_on_one_without() {
     assert!(!refused.status.success());
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("has no MTP layer"), "{stderr}");
+}
+
+#[test]
+fn doctor_says_where_the_warm_heads_are_and_how_much_they_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let doctor = |config: Option<&Path>| {
+        let mut c = lilypad();
+        c.env("XDG_CACHE_HOME", &cache).arg("doctor");
+        if let Some(p) = config {
+            c.env("LILYPAD_CONFIG", p);
+        }
+        String::from_utf8(c.output().unwrap().stdout).unwrap()
+    };
+    let heads = cache.join("lilypad/heads");
+    let text = doctor(None);
+    assert!(
+        text.contains(&format!(
+            "prompt heads    none saved yet (up to 1024 MB in {})",
+            heads.display()
+        )),
+        "{text}"
+    );
+    std::fs::create_dir_all(&heads).unwrap();
+    std::fs::write(heads.join("a.head"), vec![0u8; 2_000_000]).unwrap();
+    std::fs::write(heads.join(".a.head.1.2.tmp"), b"half").unwrap();
+    let text = doctor(None);
+    assert!(
+        text.contains(&format!(
+            "prompt heads    1 saved, 2.0 MB of 1024 MB, in {}",
+            heads.display()
+        )),
+        "{text}"
+    );
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[engine]\nprefix_cache_mb = 0\n").unwrap();
+    let text = doctor(Some(&config));
+    assert!(
+        text.contains("prompt heads    off ([engine] prefix_cache_mb = 0)"),
+        "{text}"
+    );
 }

@@ -317,6 +317,25 @@ impl HeadStore {
     }
 }
 
+/// The heads saved in `dir`: how many and their bytes (none when the directory does not exist
+/// yet), for `lilypad doctor`.
+pub fn saved_heads(dir: &Path) -> std::io::Result<(usize, u64)> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((0, 0)),
+        Err(e) => return Err(e),
+    };
+    let (mut count, mut bytes) = (0, 0);
+    for entry in entries {
+        let entry = entry?;
+        if entry.file_name().to_string_lossy().ends_with(".head") {
+            count += 1;
+            bytes += entry.metadata()?.len();
+        }
+    }
+    Ok((count, bytes))
+}
+
 fn io_err(doing: &'static str, path: &Path, source: std::io::Error) -> HeadError {
     HeadError::Io {
         doing,

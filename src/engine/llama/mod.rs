@@ -20,6 +20,7 @@ mod target;
 mod vocab;
 mod worker;
 
+pub use heads::saved_heads;
 pub use occupancy::{Occupancy, OccupancyReading};
 pub use pool::{MemoryReport, SequenceMemory};
 pub use vocab::tokenize_texts;
