@@ -84,6 +84,9 @@ pub fn render_window<'f>(
     first: usize,
     count: usize,
 ) -> DiffWindow {
+    if let Some(g) = marks.folded {
+        return diff_lines::folded(file, g, theme, first, count);
+    }
     let num_w = diff_lines::number_width(file);
     let left_w = width.saturating_sub(1) / 2;
     let right_w = width.saturating_sub(1 + left_w);
@@ -325,6 +328,7 @@ mod tests {
             cursor: Some(3),
             comments: Some(&comments),
             selection: None,
+            folded: None,
         };
         let whole = render_window(&file, &theme, 60, marks, 0, usize::MAX);
         let rows: Vec<String> = whole.lines.iter().map(text).collect();

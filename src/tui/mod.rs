@@ -138,6 +138,8 @@ pub struct TuiOptions {
     pub keys: KeyScheme,
     /// How a change under review is drawn at the start (`[interface] diff`; `t` switches).
     pub diff: DiffLayout,
+    /// `[interface] highlight_limit`: past this many lines a diff has no syntax colours.
+    pub highlight_limit: usize,
     /// How and when to get the person's attention while the terminal is out of focus.
     pub notify: (NotifyMethod, Vec<NotifyEvent>),
     /// `[interface] notify_command`: run on each event of `notify`.

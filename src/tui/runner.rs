@@ -92,6 +92,7 @@ pub async fn run(
     app.reasoning = options.reasoning;
     app.keys = options.keys;
     app.diff_layout = options.diff;
+    app.hl = app.hl.clone().with_limit(options.highlight_limit);
     let history = match (&options.history, &options.repo) {
         (Some(path), Some(repo)) => Some(HistoryFile::new(path.clone(), repo)),
         (Some(path), None) => std::env::current_dir()

@@ -39,6 +39,9 @@ impl App {
                 vec![C::Feedback, C::Anywhere]
             }
             Mode::Review(Review::Command(c)) if c.prefix.is_some() => vec![C::Prefix, C::Anywhere],
+            Mode::Review(Review::Change(c)) if c.folded().is_some() => {
+                vec![C::Folded, C::Diff, C::Browse, C::Anywhere]
+            }
             Mode::Review(Review::Change(_)) => vec![C::Diff, C::Browse, C::Anywhere],
             Mode::Review(Review::Command(_)) => vec![C::Command, C::Browse, C::Anywhere],
             Mode::Patch(p) => p.contexts(),
@@ -483,9 +486,14 @@ impl App {
                 self.rewind_choice(action)
             }
             _ => match ctx {
-                Context::Diff | Context::Command if self.act_dock(action) => Vec::new(),
-                Context::Comment if matches!(self.mode, Mode::Patch(_)) => self.act_patch(action),
+                Context::Diff | Context::Folded | Context::Command if self.act_dock(action) => {
+                    Vec::new()
+                }
+                Context::Comment | Context::Folded if matches!(self.mode, Mode::Patch(_)) => {
+                    self.act_patch(action)
+                }
                 Context::Diff
+                | Context::Folded
                 | Context::Command
                 | Context::Feedback
                 | Context::Comment
@@ -607,6 +615,10 @@ impl App {
                     Vec::new()
                 }
             },
+            (A::Unfold, Review::Change(c)) => {
+                c.unfolded = true;
+                Vec::new()
+            }
             (A::ToggleHunk, Review::Change(c)) => {
                 c.toggle_focused();
                 Vec::new()

@@ -47,6 +47,7 @@ impl Review {
                 opened: None,
                 note: None,
                 dock: Default::default(),
+                unfolded: false,
                 req,
             }),
             ApprovalKind::Command {
@@ -121,6 +122,8 @@ pub struct ChangeReview {
     pub note: Option<String>,
     /// Where the panel is and what has the focus.
     pub dock: super::DockView,
+    /// A lock or generated file was opened (it starts folded to one line).
+    pub unfolded: bool,
 }
 
 /// What the feedback field of a change review says to the model.
@@ -154,6 +157,14 @@ pub enum ChangeVerdict {
 }
 
 impl ChangeReview {
+    /// Why the diff is folded to one line, while it is: a lock or generated file not opened.
+    pub fn folded(&self) -> Option<crate::diff::generated::Generated> {
+        if self.unfolded {
+            return None;
+        }
+        crate::diff::generated::kind(self.diff.as_deref()?)
+    }
+
     /// Show `diff`. A diff replacing one with the same hunks (the fully coloured stage of the
     /// same change) keeps the hunk selection, focus and scroll position.
     pub fn set_diff(&mut self, diff: Arc<FileDiff>) {

@@ -47,6 +47,14 @@ pub const BINDINGS: &[Binding] = &[
         Some("quit"),
         "quit (asks first while the agent works or a patch is pending)",
     ),
+    // A folded lock or generated file, in either review: Enter opens it first.
+    b(
+        C::Folded,
+        &[code(KeyCode::Enter)],
+        A::Unfold,
+        Some("open"),
+        "open the lock or generated file shown folded to one line (its diff is then shown as any other)",
+    ),
     // Reviewing a file change.
     b(
         C::Diff,

@@ -241,6 +241,7 @@ fn draw_diff(frame: &mut Frame<'_>, area: Rect, app: &App, p: &PatchReview) {
         cursor: Some(p.line),
         comments: Some(&comments),
         selection: p.selection(),
+        folded: p.folded(),
         ..Default::default()
     };
     let render = if app.diff_layout.is_split(area.width) {
