@@ -6,6 +6,7 @@
 
 use crate::diff::generated::Generated;
 use crate::diff::{DiffLine, FileDiff, FileStatus, Hunk, LineKind};
+use crate::tui::diff_gaps::{self, GapMarks};
 use crate::tui::keymap::{self, Action, Context};
 use crate::tui::line_comments::LineComments;
 use crate::tui::theme::{rgb, Theme};
@@ -30,6 +31,9 @@ pub struct HunkMarks<'a> {
     pub selection: Option<(usize, usize)>,
     /// A lock or generated file not opened yet: the diff is one row saying so.
     pub folded: Option<Generated>,
+    /// The unchanged lines between hunks, shown as `… N lines …` rows or opened (a review's
+    /// window only; absent: not shown, as in the transcript).
+    pub gaps: Option<GapMarks<'a>>,
 }
 
 impl HunkMarks<'_> {
@@ -179,6 +183,9 @@ pub fn render_window(
         });
     }
     for (i, hunk) in file.hunks.iter().enumerate() {
+        if let Some(gaps) = marks.gaps {
+            gap_rows(&mut win, file, i, gaps, theme, width, num_w);
+        }
         hunk_starts.push(win.row);
         win.emit(1, || vec![hunk_header(hunk, i, theme, marks)]);
         let deselected = marks
@@ -204,6 +211,26 @@ pub fn render_window(
         lines: win.lines,
         hunk_starts,
         line_starts,
+    }
+}
+
+/// The rows of the gap before hunk `h` (see [`diff_gaps`]): one folded row, or its lines.
+pub(super) fn gap_rows(
+    win: &mut RowWindow,
+    file: &FileDiff,
+    h: usize,
+    gaps: GapMarks<'_>,
+    theme: &Theme,
+    width: usize,
+    num_w: usize,
+) {
+    if diff_gaps::is_folded(file, h, gaps) {
+        win.emit(1, || vec![diff_gaps::folded_row(file, h, theme)]);
+        return;
+    }
+    for dl in diff_gaps::lines(file, h, gaps) {
+        let rows = line_rows(&dl, theme, width, num_w);
+        win.emit(rows, || diff_line(&dl, theme, width, num_w, false, false));
     }
 }
 
@@ -459,6 +486,7 @@ mod tests {
             comments: Some(&comments),
             selection: None,
             folded: None,
+            gaps: None,
         };
         for width in [30, 60, 200] {
             let whole = render(&file, &theme, width, marks);

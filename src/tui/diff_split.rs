@@ -101,6 +101,9 @@ pub fn render_window<'f>(
     for r in rows(file) {
         let (hunk, left, right) = match r {
             Row::Header(h, hunk) => {
+                if let Some(gaps) = marks.gaps {
+                    gap_rows(&mut win, file, h, gaps, theme, (left_w, right_w), num_w);
+                }
                 hunk_starts.push(win.row);
                 win.emit(1, || vec![diff_lines::hunk_header(hunk, h, theme, marks)]);
                 continue;
@@ -140,6 +143,37 @@ pub fn render_window<'f>(
         lines: win.lines,
         hunk_starts,
         line_starts,
+    }
+}
+
+/// The rows of the gap before hunk `h`: one folded row across both sides, or its unchanged
+/// lines on both sides.
+fn gap_rows(
+    win: &mut diff_lines::RowWindow,
+    file: &FileDiff,
+    h: usize,
+    gaps: crate::tui::diff_gaps::GapMarks<'_>,
+    theme: &Theme,
+    (left_w, right_w): (usize, usize),
+    num_w: usize,
+) {
+    use crate::tui::diff_gaps;
+    if diff_gaps::is_folded(file, h, gaps) {
+        win.emit(1, || vec![diff_gaps::folded_row(file, h, theme)]);
+        return;
+    }
+    for dl in diff_gaps::lines(file, h, gaps) {
+        let side = |w: usize, number: Option<usize>| Side {
+            line: Some(&dl),
+            number,
+            cursor: false,
+            width: w,
+            num_w,
+            deselected: false,
+        };
+        let (l, r) = (side(left_w, dl.old_no), side(right_w, dl.new_no));
+        let height = l.rows(theme).max(r.rows(theme));
+        win.emit(height, || pair_rows(&l, &r, theme, height));
     }
 }
 
@@ -329,6 +363,7 @@ mod tests {
             comments: Some(&comments),
             selection: None,
             folded: None,
+            gaps: None,
         };
         let whole = render_window(&file, &theme, 60, marks, 0, usize::MAX);
         let rows: Vec<String> = whole.lines.iter().map(text).collect();

@@ -208,3 +208,38 @@ fn the_session_review_folds_a_lock_file_until_enter() {
     key(&mut a, KeyCode::Char(']'));
     assert_eq!(a.contexts()[0], Context::Patch);
 }
+
+#[test]
+fn unchanged_lines_between_hunks_fold_and_enter_beside_them_opens_them() {
+    let before: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    let after = before
+        .replace("line 6\n", "six\n")
+        .replace("line 25\n", "twenty-five\n");
+    let mut a = reviewing("t.txt", &before, &after);
+    let screen = text(&draw_at(&a, 100, 40));
+    assert!(screen.contains("… 2 lines …"), "{screen}");
+    assert!(screen.contains("… 12 lines …"), "{screen}");
+    assert!(!screen.contains("line 15"), "{screen}");
+    // The cursor starts on the first change, away from the gaps: Enter approves there, as
+    // ever; on the hunk's last line, the gap after it opens instead.
+    assert_eq!(a.contexts()[0], Context::Diff);
+    // Lines 3 to 9, the change a removed and an added line: the last is the 8th.
+    for _ in 0..4 {
+        key(&mut a, KeyCode::Char('j'));
+    }
+    assert_eq!(a.contexts()[0], Context::Folded);
+    let hints = text(&draw_at(&a, 100, 40));
+    assert!(hints.contains("Enter open"), "{hints}");
+    assert!(key(&mut a, KeyCode::Enter).is_empty());
+    let screen = text(&draw_at(&a, 100, 40));
+    assert!(!screen.contains("… 12 lines …"), "{screen}");
+    assert!(screen.contains("line 15"), "{screen}");
+    assert!(screen.contains("… 2 lines …"), "{screen}");
+    // The same file in the split view: the gap folds to one row across both sides.
+    let mut b = reviewing("t.txt", &before, &after);
+    b.diff_layout = lilypad::tui::DiffLayout::Split;
+    let screen = text(&draw_at(&b, 200, 50));
+    assert!(screen.contains("… 12 lines …"), "{screen}");
+    // Nothing folded is beside the cursor once it is open: Enter approves again.
+    assert_eq!(a.contexts()[0], Context::Diff);
+}

@@ -39,7 +39,9 @@ impl App {
                 vec![C::Feedback, C::Anywhere]
             }
             Mode::Review(Review::Command(c)) if c.prefix.is_some() => vec![C::Prefix, C::Anywhere],
-            Mode::Review(Review::Change(c)) if c.folded().is_some() => {
+            Mode::Review(Review::Change(c))
+                if c.folded().is_some() || c.gap_at_cursor().is_some() =>
+            {
                 vec![C::Folded, C::Diff, C::Browse, C::Anywhere]
             }
             Mode::Review(Review::Change(_)) => vec![C::Diff, C::Browse, C::Anywhere],
@@ -616,7 +618,7 @@ impl App {
                 }
             },
             (A::Unfold, Review::Change(c)) => {
-                c.unfolded = true;
+                c.unfold();
                 Vec::new()
             }
             (A::ToggleHunk, Review::Change(c)) => {

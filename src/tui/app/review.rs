@@ -5,6 +5,7 @@
 
 use crate::diff::{apply_hunks, DiffLine, FileDiff, LineKind};
 use crate::protocol::{ApprovalKind, ApprovalRequest, HunkNote, ReviewDecision};
+use crate::tui::diff_gaps;
 use crate::tui::line_comments::LineComments;
 use crate::tui::text_input::TextInput;
 use crate::tui::Direction;
@@ -48,6 +49,7 @@ impl Review {
                 note: None,
                 dock: Default::default(),
                 unfolded: false,
+                open_gaps: Vec::new(),
                 req,
             }),
             ApprovalKind::Command {
@@ -124,6 +126,8 @@ pub struct ChangeReview {
     pub dock: super::DockView,
     /// A lock or generated file was opened (it starts folded to one line).
     pub unfolded: bool,
+    /// Per hunk: the unchanged lines before it are shown (they start folded to `… N lines …`).
+    pub open_gaps: Vec<bool>,
 }
 
 /// What the feedback field of a change review says to the model.
@@ -157,6 +161,45 @@ pub enum ChangeVerdict {
 }
 
 impl ChangeReview {
+    /// The folded gap the line cursor is beside (its hunk's index): on a hunk's first line the
+    /// gap before it, on its last line the gap after it. Enter opens it.
+    pub fn gap_at_cursor(&self) -> Option<usize> {
+        let d = self.diff.as_deref()?;
+        let gaps = self.gap_marks();
+        let mut start = 0;
+        for (h, hunk) in d.hunks.iter().enumerate() {
+            let end = start + hunk.lines.len();
+            if self.line == start && diff_gaps::is_folded(d, h, gaps) {
+                return Some(h);
+            }
+            if self.line + 1 == end && diff_gaps::is_folded(d, h + 1, gaps) {
+                return Some(h + 1);
+            }
+            start = end;
+        }
+        None
+    }
+
+    /// Which gaps are open, and the text that shows them.
+    pub fn gap_marks(&self) -> diff_gaps::GapMarks<'_> {
+        diff_gaps::GapMarks {
+            open: &self.open_gaps,
+            text: Some(&self.after),
+        }
+    }
+
+    /// Enter on something folded: open the lock or generated file, else the gap beside the
+    /// cursor.
+    pub fn unfold(&mut self) {
+        if self.folded().is_some() {
+            self.unfolded = true;
+        } else if let Some(h) = self.gap_at_cursor() {
+            if let Some(open) = self.open_gaps.get_mut(h) {
+                *open = true;
+            }
+        }
+    }
+
     /// Why the diff is folded to one line, while it is: a lock or generated file not opened.
     pub fn folded(&self) -> Option<crate::diff::generated::Generated> {
         if self.unfolded {
@@ -179,6 +222,7 @@ impl ChangeReview {
         let hunks = diff.hunks.len();
         self.diff = Some(diff);
         if !same_hunks {
+            self.open_gaps = vec![false; hunks];
             self.selected = vec![true; hunks];
             self.focus = 0;
             self.scroll = 0;

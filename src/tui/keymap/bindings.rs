@@ -47,13 +47,13 @@ pub const BINDINGS: &[Binding] = &[
         Some("quit"),
         "quit (asks first while the agent works or a patch is pending)",
     ),
-    // A folded lock or generated file, in either review: Enter opens it first.
+    // Something folded in a review: Enter opens it (then approves, as it does elsewhere).
     b(
         C::Folded,
         &[code(KeyCode::Enter)],
         A::Unfold,
         Some("open"),
-        "open the lock or generated file shown folded to one line (its diff is then shown as any other)",
+        "open the lock or generated file shown folded to one line; in a change's review, with the line cursor on a hunk's first or last line, show the unchanged lines folded beside it (`… N lines …`)",
     ),
     // Reviewing a file change.
     b(

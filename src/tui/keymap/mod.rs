@@ -23,7 +23,8 @@ pub enum Context {
     Replay,
     /// Reviewing a file change.
     Diff,
-    /// A review shows a folded lock or generated file.
+    /// A review shows a folded lock or generated file, or the line cursor is beside folded
+    /// unchanged lines.
     Folded,
     /// Reviewing a command.
     Command,
@@ -72,7 +73,9 @@ impl Context {
             Context::Chat => "Transcript, with the message line in front (the default keys)",
             Context::Replay => "Replay",
             Context::Diff => "Reviewing a file change",
-            Context::Folded => "A folded lock or generated file (change review, session review)",
+            Context::Folded => {
+                "Something folded in a review (a lock or generated file, unchanged lines)"
+            }
             Context::Command => "Reviewing a command",
             Context::Patch => "Session patch",
             Context::Input => "Message line",

@@ -46,6 +46,7 @@ fn marks(c: &ChangeReview) -> HunkMarks<'_> {
         comments: Some(&c.comments),
         selection: None,
         folded: c.folded(),
+        gaps: Some(c.gap_marks()),
     }
 }
 
