@@ -1,12 +1,15 @@
 //! Keys to actions (through the one key table, `tui/keymap`) and the dispatch of each action
-//! to the handler of the mode in front: the message line (`composer`), the transcript
-//! (`transcript`, `replay`), a change or a command under review (`review`), the session's own
-//! questions and commands (`session`); the session review answers in `app/pr_keys.rs`, the
-//! pickers in `app/pickers.rs`, the search in `app/search.rs`.
+//! to the handler of the mode in front, one file each: the message line (`composer`), the
+//! transcript (`transcript`, `replay`), a file change (`change_review`) or a command
+//! (`command_review`) under review (`review` picks one), the session's own questions and
+//! commands (`session`); the session review answers in `app/pr_keys.rs`, the pickers in
+//! `app/pickers.rs`, the search in `app/search.rs`.
 //!
 //! Owns which contexts are in force ([`App::contexts`]) and the routing of an action to its
 //! handler ([`App::act`]); not what any one mode does with it.
 
+mod change_review;
+mod command_review;
 mod composer;
 mod replay;
 mod review;
