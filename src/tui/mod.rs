@@ -17,6 +17,7 @@ pub mod actions;
 pub mod app;
 pub mod attempts;
 pub mod clipboard;
+pub mod diff_cursor;
 pub mod diff_gaps;
 pub mod diff_lines;
 pub mod diff_split;

@@ -270,20 +270,17 @@ impl PatchReview {
 
     /// Move the line cursor by `delta`; the view follows it.
     pub fn move_line(&mut self, delta: isize) {
-        let n = self.lines().count();
-        if n == 0 {
+        let Some(line) = crate::tui::diff_cursor::step(self.line, delta, self.lines().count())
+        else {
             return;
-        }
-        self.line = (self.line as isize + delta).clamp(0, n as isize - 1) as usize;
-        let starts = self.line_starts.borrow();
-        if let Some(&row) = starts.get(self.line) {
-            let page = self.page.get().max(1);
-            if row < self.scroll {
-                self.scroll = row;
-            } else if row >= self.scroll + page {
-                self.scroll = row + 1 - page;
-            }
-        }
+        };
+        self.line = line;
+        self.scroll = crate::tui::diff_cursor::follow(
+            &self.line_starts.borrow(),
+            self.line,
+            self.scroll,
+            self.page.get(),
+        );
     }
 
     pub fn scroll_by(&mut self, delta: isize) {

@@ -5,10 +5,10 @@
 
 use crate::diff::{apply_hunks, DiffLine, FileDiff, LineKind};
 use crate::protocol::{ApprovalKind, ApprovalRequest, HunkNote, ReviewDecision};
-use crate::tui::diff_gaps;
 use crate::tui::line_comments::LineComments;
 use crate::tui::text_input::TextInput;
 use crate::tui::Direction;
+use crate::tui::{diff_cursor, diff_gaps};
 use std::cell::Cell as Slot;
 use std::sync::Arc;
 
@@ -252,20 +252,19 @@ impl ChangeReview {
     /// Move the line cursor by `delta` lines; the focus follows it to its hunk, and the view
     /// scrolls to keep it in sight.
     pub fn move_line(&mut self, delta: isize) {
-        let n = self.lines().count();
-        if n == 0 {
+        let Some(line) = diff_cursor::step(self.line, delta, self.lines().count()) else {
             return;
-        }
-        self.line = (self.line as isize + delta).clamp(0, n as isize - 1) as usize;
+        };
+        self.line = line;
         let hunk = self.lines().nth(self.line).map(|(hunk, _)| hunk);
         if let Some(hunk) = hunk {
             self.focus = hunk;
         }
-        self.scroll = follow(
+        self.scroll = diff_cursor::follow(
             &self.line_starts.borrow(),
             self.line,
             self.scroll,
-            &self.page,
+            self.page.get(),
         );
     }
 
@@ -445,21 +444,6 @@ fn first_change<'a>(lines: impl Iterator<Item = (usize, &'a DiffLine)>, group: u
         }
     }
     first.unwrap_or(0)
-}
-
-/// The scroll position that shows row `line_starts[line]`: `scroll` if it is in the page.
-fn follow(line_starts: &[usize], line: usize, scroll: usize, page: &Slot<usize>) -> usize {
-    let Some(&row) = line_starts.get(line) else {
-        return scroll;
-    };
-    let page = page.get().max(1);
-    if row < scroll {
-        row
-    } else if row >= scroll + page {
-        row + 1 - page
-    } else {
-        scroll
-    }
 }
 
 /// Applying `text` (the proposal, or the person's edit of it), with what the person says.
