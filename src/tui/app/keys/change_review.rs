@@ -3,113 +3,133 @@
 //! move the line cursor and comment on lines, open what is folded, edit it in $EDITOR, copy
 //! it. The cursor and hunk state are `ChangeReview`'s (`app/review.rs`).
 
-use super::super::review::{ChangeVerdict, FeedbackFor};
+use super::super::review::{ChangeReview, ChangeVerdict, FeedbackFor};
 use super::super::{App, Effect, Mode, Review};
+use super::review::Step;
 use super::toward;
 use crate::protocol::ReviewDecision;
 use crate::tui::keymap::Action;
 use crate::tui::text_input::TextInput;
 
 impl App {
-    /// An action while a file change is under review.
+    /// An action while a file change is under review: the review's step, performed.
     pub(super) fn act_change(&mut self, action: Action) -> Vec<Effect> {
-        use Action as A;
         let Mode::Review(Review::Change(c)) = &mut self.mode else {
             return Vec::new();
         };
         let id = c.req.id;
+        let step = c.handle(action);
+        self.perform_step(id, step)
+    }
+}
+
+impl ChangeReview {
+    /// What `action` does to the review, and what it asks of the session.
+    pub(in crate::tui::app) fn handle(&mut self, action: Action) -> Step {
+        use Action as A;
+        let id = self.req.id;
         match action {
-            A::Submit if c.feedback_for == FeedbackFor::Comment => {
-                let text = c.feedback.take().map(|mut f| f.take()).unwrap_or_default();
-                c.comment(&text);
-                Vec::new()
+            A::Submit if self.feedback_for == FeedbackFor::Comment => {
+                let text = self
+                    .feedback
+                    .take()
+                    .map(|mut f| f.take())
+                    .unwrap_or_default();
+                self.comment(&text);
+                Step::Nothing
             }
             A::Comment => {
-                c.start_comment();
-                Vec::new()
+                self.start_comment();
+                Step::Nothing
             }
-            A::Submit if c.feedback_for == FeedbackFor::DroppedHunks => {
-                let text = c.feedback.take().map(|mut f| f.take());
-                match c.approve(text) {
-                    ChangeVerdict::Send(d) => self.decide(id, d),
-                    ChangeVerdict::AskWhy => Vec::new(),
+            A::Submit if self.feedback_for == FeedbackFor::DroppedHunks => {
+                let text = self.feedback.take().map(|mut f| f.take());
+                match self.approve(text) {
+                    ChangeVerdict::Send(d) => Step::Decide(d),
+                    ChangeVerdict::AskWhy => Step::Nothing,
                 }
             }
             A::Submit => {
-                let text = c.feedback.take().map(|mut f| f.take()).unwrap_or_default();
-                let text = c.rejection(&text);
-                self.reject_with(id, text)
+                let text = self
+                    .feedback
+                    .take()
+                    .map(|mut f| f.take())
+                    .unwrap_or_default();
+                let text = self.rejection(&text);
+                Step::Reject(text)
             }
             A::Cancel => {
-                c.feedback = None;
-                Vec::new()
+                self.feedback = None;
+                Step::Nothing
             }
             A::Reject => {
-                c.feedback_for = FeedbackFor::Rejection;
-                c.feedback = Some(TextInput::default());
-                Vec::new()
+                self.feedback_for = FeedbackFor::Rejection;
+                self.feedback = Some(TextInput::default());
+                Step::Nothing
             }
             // With line comments, as with an edit or some hunks: the approval says them and
             // further edits are still asked about.
-            A::ApproveForSession if c.revision > 0 || c.is_partial() || !c.comments.is_empty() => {
-                match c.approve(None) {
-                    ChangeVerdict::Send(d) => self.decide(id, d),
-                    ChangeVerdict::AskWhy => Vec::new(),
+            A::ApproveForSession
+                if self.revision > 0 || self.is_partial() || !self.comments.is_empty() =>
+            {
+                match self.approve(None) {
+                    ChangeVerdict::Send(d) => Step::Decide(d),
+                    ChangeVerdict::AskWhy => Step::Nothing,
                 }
             }
-            A::ApproveForSession => self.decide(id, ReviewDecision::ApproveForSession),
-            A::ApprovePartly if c.is_partial() => {
-                c.feedback_for = FeedbackFor::DroppedHunks;
-                c.feedback = Some(TextInput::default());
-                Vec::new()
+            A::ApproveForSession => Step::Decide(ReviewDecision::ApproveForSession),
+            A::ApprovePartly if self.is_partial() => {
+                self.feedback_for = FeedbackFor::DroppedHunks;
+                self.feedback = Some(TextInput::default());
+                Step::Nothing
             }
-            A::Approve | A::ApprovePartly => match c.approve(None) {
-                ChangeVerdict::Send(d) => self.decide(id, d),
+            A::Approve | A::ApprovePartly => match self.approve(None) {
+                ChangeVerdict::Send(d) => Step::Decide(d),
                 ChangeVerdict::AskWhy => {
-                    c.feedback_for = FeedbackFor::Rejection;
-                    c.feedback = Some(TextInput::default());
-                    Vec::new()
+                    self.feedback_for = FeedbackFor::Rejection;
+                    self.feedback = Some(TextInput::default());
+                    Step::Nothing
                 }
             },
             A::Unfold => {
-                c.unfold();
-                Vec::new()
+                self.unfold();
+                Step::Nothing
             }
             A::ToggleHunk => {
-                c.toggle_focused();
-                Vec::new()
+                self.toggle_focused();
+                Step::Nothing
             }
             A::NextHunk | A::PrevHunk => {
-                c.move_focus(toward(action, A::NextHunk));
-                Vec::new()
+                self.move_focus(toward(action, A::NextHunk));
+                Step::Nothing
             }
             A::ScrollUp | A::ScrollDown => {
-                c.move_line(if action == A::ScrollUp { -1 } else { 1 });
-                Vec::new()
+                self.move_line(if action == A::ScrollUp { -1 } else { 1 });
+                Step::Nothing
             }
             A::PageUp | A::PageDown => {
-                let p = c.page.get().max(1) as isize;
-                c.move_line(if action == A::PageUp { -p } else { p });
-                Vec::new()
+                let p = self.page.get().max(1) as isize;
+                self.move_line(if action == A::PageUp { -p } else { p });
+                Step::Nothing
             }
-            A::Copy => match &c.diff {
-                Some(d) => vec![Effect::Copy {
-                    what: format!("the change to {}", c.path),
+            A::Copy => match &self.diff {
+                Some(d) => Step::Effects(vec![Effect::Copy {
+                    what: format!("the change to {}", self.path),
                     text: d.unified(),
-                }],
-                None => Vec::new(),
+                }]),
+                None => Step::Nothing,
             },
             A::OpenEditor => {
-                let text = c.selected_text();
-                c.opened = Some(text.clone());
-                c.note = None;
-                vec![Effect::OpenEditor {
+                let text = self.selected_text();
+                self.opened = Some(text.clone());
+                self.note = None;
+                Step::Effects(vec![Effect::OpenEditor {
                     id,
-                    path: c.path.clone(),
+                    path: self.path.clone(),
                     text,
-                }]
+                }])
             }
-            _ => Vec::new(),
+            _ => Step::Nothing,
         }
     }
 }

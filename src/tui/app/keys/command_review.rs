@@ -2,83 +2,88 @@
 //! that start like it (its words chosen with ← →, for the session or saved), reject it with
 //! the reason, edit it in $EDITOR first, copy it.
 
+use super::super::review::CommandReview;
 use super::super::{App, Effect, Mode, Review};
+use super::review::Step;
 use super::toward;
 use crate::protocol::ReviewDecision;
 use crate::tui::keymap::Action;
 use crate::tui::text_input::TextInput;
 
 impl App {
-    /// An action while a command is under review.
+    /// An action while a command is under review: the review's step, performed.
     pub(super) fn act_command(&mut self, action: Action) -> Vec<Effect> {
-        use Action as A;
         let Mode::Review(Review::Command(c)) = &mut self.mode else {
             return Vec::new();
         };
         let id = c.req.id;
+        let step = c.handle(action);
+        self.perform_step(id, step)
+    }
+}
+
+impl CommandReview {
+    /// What `action` does to the review, and what it asks of the session.
+    pub(in crate::tui::app) fn handle(&mut self, action: Action) -> Step {
+        use Action as A;
+        let id = self.req.id;
         match action {
-            A::Submit if c.prefix.is_some() => {
-                let prefix = c.prefix.take().map(|p| p.prefix()).unwrap_or_default();
-                self.decide(id, ReviewDecision::ApprovePrefix { prefix })
+            A::Submit if self.prefix.is_some() => {
+                let prefix = self.prefix.take().map(|p| p.prefix()).unwrap_or_default();
+                Step::Decide(ReviewDecision::ApprovePrefix { prefix })
             }
             A::SaveRule => {
-                let prefix = c.prefix.take().map(|p| p.prefix()).unwrap_or_default();
-                let mut fx = vec![Effect::SaveRule {
-                    prefix: prefix.clone(),
-                }];
-                fx.extend(self.decide(id, ReviewDecision::ApprovePrefix { prefix }));
-                fx
+                let prefix = self.prefix.take().map(|p| p.prefix()).unwrap_or_default();
+                Step::SaveRule(prefix)
             }
             A::Fewer | A::More => {
-                if let Some(p) = c.prefix.as_mut() {
+                if let Some(p) = self.prefix.as_mut() {
                     p.grow(toward(action, A::More));
                 }
-                Vec::new()
+                Step::Nothing
             }
-            A::Cancel if c.prefix.is_some() => {
-                c.prefix = None;
-                Vec::new()
+            A::Cancel if self.prefix.is_some() => {
+                self.prefix = None;
+                Step::Nothing
             }
             A::ChoosePrefix => {
-                c.choose_prefix();
-                Vec::new()
+                self.choose_prefix();
+                Step::Nothing
             }
             A::Submit => {
-                let text = c.feedback.take().map(|mut f| f.take()).unwrap_or_default();
-                self.reject_with(id, text)
+                let text = self
+                    .feedback
+                    .take()
+                    .map(|mut f| f.take())
+                    .unwrap_or_default();
+                Step::Reject(text)
             }
             A::Cancel => {
-                c.feedback = None;
-                Vec::new()
+                self.feedback = None;
+                Step::Nothing
             }
             A::Reject => {
-                c.feedback = Some(TextInput::default());
-                Vec::new()
+                self.feedback = Some(TextInput::default());
+                Step::Nothing
             }
             // The person's own version runs, never the one they changed.
-            A::ApproveForSession if c.is_edited() => {
-                let d = c.approve();
-                self.decide(id, d)
-            }
-            A::ApproveForSession => self.decide(id, ReviewDecision::ApproveForSession),
-            A::Approve => {
-                let d = c.approve();
-                self.decide(id, d)
-            }
-            A::Copy => vec![Effect::Copy {
+            A::ApproveForSession if self.is_edited() => Step::Decide(self.approve()),
+            A::ApproveForSession => Step::Decide(ReviewDecision::ApproveForSession),
+            A::Approve => Step::Decide(self.approve()),
+            A::Copy => Step::Effects(vec![Effect::Copy {
                 what: "the command".into(),
-                text: c.command.clone(),
-            }],
+                text: self.command.clone(),
+            }]),
             A::OpenEditor => {
-                c.opened = Some(c.command.clone());
-                c.note = None;
-                vec![Effect::OpenEditor {
+                self.opened = Some(self.command.clone());
+                self.note = None;
+                Step::Effects(vec![Effect::OpenEditor {
                     id,
                     path: "command.sh".into(),
-                    text: format!("{}\n", c.command),
-                }]
+                    text: format!("{}\n", self.command),
+                }])
             }
-            _ => Vec::new(),
+            _ => Step::Nothing,
         }
     }
 }
