@@ -35,6 +35,7 @@ pub(super) fn tui_options(
         reasoning: settings.interface.reasoning,
         keys: settings.interface.keys,
         diff: settings.interface.diff,
+        highlight_limit: settings.interface.highlight_limit,
         screen: settings.interface.screen(),
         notify_command: settings.interface.notify_command.clone(),
         notify: (

@@ -52,12 +52,16 @@ pub fn theme_names() -> Vec<String> {
 #[derive(Clone)]
 pub struct Highlighter {
     theme: Arc<Theme>,
+    /// Past this many lines a file's diff is drawn without syntax colours and word emphasis
+    /// (`[interface] highlight_limit`).
+    limit: usize,
 }
 
 impl std::fmt::Debug for Highlighter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Highlighter")
             .field("theme", &self.theme.name)
+            .field("limit", &self.limit)
             .finish()
     }
 }
@@ -84,7 +88,20 @@ impl Highlighter {
             .unwrap_or_default();
         Self {
             theme: Arc::new(theme),
+            limit: super::PLAIN_TEXT_LINES,
         }
+    }
+
+    /// The same highlighter, colouring files of at most `lines` lines (past them a diff is
+    /// plain text).
+    pub fn with_limit(mut self, lines: usize) -> Self {
+        self.limit = lines;
+        self
+    }
+
+    /// Lines past which a diff is plain text.
+    pub fn limit(&self) -> usize {
+        self.limit
     }
 
     /// The syntax for a file path (by extension, then by name), if known.

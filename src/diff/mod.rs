@@ -4,8 +4,9 @@
 //!
 //! Owns: computing hunks from a before/after text ([`FileDiff::compute`]), reading a unified
 //! git patch back into the same shape ([`patch::parse`]), applying only some hunks of a
-//! change ([`apply_hunks`]), and the caps that keep this cheap (past [`PLAIN_TEXT_LINES`] lines
-//! a diff is shown without syntax colours and emphasis).
+//! change ([`apply_hunks`]), the caps that keep this cheap (past [`Highlighter::limit`] lines,
+//! [`PLAIN_TEXT_LINES`] unless configured, a diff is shown without syntax colours and emphasis),
+//! and telling lock and generated files apart ([`generated::kind`]), which a review folds.
 //!
 //! Does not own: drawing, colours of roles (the theme decides what "added" looks like; here a
 //! line only says it *is* added), or when this work runs. Everything here is synchronous and
@@ -17,6 +18,7 @@
 
 pub mod combine;
 mod emphasis;
+pub mod generated;
 pub mod highlight;
 mod hunks;
 mod paint;
@@ -27,8 +29,9 @@ pub use hunks::apply_hunks;
 pub use paint::Painter;
 
 /// Past this many lines (either side), a diff is shown as plain text: no syntax colours, no
-/// word emphasis.
-pub const PLAIN_TEXT_LINES: usize = 10_000;
+/// word emphasis. The default of `[interface] highlight_limit`; [`Highlighter::with_limit`]
+/// sets another.
+pub const PLAIN_TEXT_LINES: usize = 20_000;
 
 /// Diff lines [`FileDiff::compute_in_stages`] colours before handing the diff over the first
 /// time: several screens of the review, so the first view is coloured at once.
@@ -132,7 +135,7 @@ pub struct FileDiff {
     pub path: String,
     pub status: FileStatus,
     pub hunks: Vec<Hunk>,
-    /// Syntax colours and word emphasis were applied (false past [`PLAIN_TEXT_LINES`]).
+    /// Syntax colours and word emphasis were applied (false past the highlighter's limit).
     pub styled: bool,
 }
 
@@ -145,7 +148,7 @@ impl FileDiff {
     /// The diff from `before` (`None`: a new file) to `after` for `path` (its extension picks
     /// the syntax), coloured by `hl`.
     pub fn compute_with(path: &str, before: Option<&str>, after: &str, hl: &Highlighter) -> Self {
-        let mut diff = Self::compute_plain(path, before, after);
+        let mut diff = Self::compute_plain(path, before, after, hl.limit());
         if diff.styled {
             Painter::new(hl, path, after).paint(&mut diff, usize::MAX);
         }
@@ -153,10 +156,10 @@ impl FileDiff {
     }
 
     /// The diff with word emphasis but no syntax colours yet (paint them with a [`Painter`]
-    /// when [`FileDiff::styled`]).
-    pub fn compute_plain(path: &str, before: Option<&str>, after: &str) -> Self {
+    /// when [`FileDiff::styled`]): plain past `limit` lines on either side.
+    pub fn compute_plain(path: &str, before: Option<&str>, after: &str, limit: usize) -> Self {
         let old = before.unwrap_or("");
-        let styled = line_count(old) <= PLAIN_TEXT_LINES && line_count(after) <= PLAIN_TEXT_LINES;
+        let styled = line_count(old) <= limit && line_count(after) <= limit;
         let mut hunks = hunks::compute(old, after);
         if styled {
             emphasis::emphasize(&mut hunks);
@@ -183,7 +186,7 @@ impl FileDiff {
         hl: &Highlighter,
         mut ready: impl FnMut(FileDiff),
     ) {
-        let mut diff = Self::compute_plain(path, before, after);
+        let mut diff = Self::compute_plain(path, before, after, hl.limit());
         if diff.styled {
             let mut painter = Painter::new(hl, path, after);
             if !painter.paint(&mut diff, FIRST_STAGE_LINES) {
@@ -313,6 +316,13 @@ mod tests {
         let after = before.replace("17\n", "seventeen\n");
         let d = FileDiff::compute("big.rs", Some(&before), &after);
         assert!(!d.styled);
+        // A lower limit (`[interface] highlight_limit`) makes a small file plain too.
+        let hl = Highlighter::default().with_limit(3);
+        let small = FileDiff::compute_with("s.rs", Some("a\nb\nc\n"), "a\nB\nc\nd\n", &hl);
+        assert!(!small.styled);
+        let hl = Highlighter::default().with_limit(4);
+        let small = FileDiff::compute_with("s.rs", Some("a\nb\nc\n"), "a\nB\nc\nd\n", &hl);
+        assert!(small.styled);
         assert!(d
             .hunks
             .iter()

@@ -215,7 +215,7 @@ mod tests {
             .collect::<String>();
         let hl = Highlighter::default();
         let whole = FileDiff::compute_with("a.rs", Some(&before), &after, &hl);
-        let mut stepped = FileDiff::compute_plain("a.rs", Some(&before), &after);
+        let mut stepped = FileDiff::compute_plain("a.rs", Some(&before), &after, hl.limit());
         let mut p = Painter::new(&hl, "a.rs", &after);
         let mut rounds = 0;
         while !p.paint(&mut stepped, 13) {
@@ -261,7 +261,7 @@ mod tests {
     #[test]
     fn unknown_syntax_finishes_at_once_and_stays_plain() {
         let hl = Highlighter::default();
-        let mut d = FileDiff::compute_plain("x.unknownext", Some("a\n"), "b\n");
+        let mut d = FileDiff::compute_plain("x.unknownext", Some("a\n"), "b\n", hl.limit());
         let mut p = Painter::new(&hl, "x.unknownext", "b\n");
         assert!(p.paint(&mut d, 1));
         assert!(d

@@ -5,17 +5,14 @@
 //! Tolerant by design: lines it does not understand are skipped, never an error; a binary
 //! file becomes a [`FileStatus::Binary`] entry without hunks.
 
-use super::{
-    emphasis, DiffLine, FileDiff, FileStatus, Highlighter, Hunk, LineKind, Segment,
-    PLAIN_TEXT_LINES,
-};
+use super::{emphasis, DiffLine, FileDiff, FileStatus, Highlighter, Hunk, LineKind, Segment};
 
-/// The files of a patch, in order, styled with `hl` unless the patch is over
-/// [`PLAIN_TEXT_LINES`] lines.
+/// The files of a patch, in order, styled with `hl` unless the patch is over its limit
+/// ([`Highlighter::limit`]) lines.
 pub fn parse(patch: &str, hl: &Highlighter) -> Vec<FileDiff> {
     let mut files: Vec<FileDiff> = Vec::new();
     let mut lines = patch.lines().peekable();
-    let styled = patch.lines().count() <= PLAIN_TEXT_LINES;
+    let styled = patch.lines().count() <= hl.limit();
     while let Some(line) = lines.next() {
         if let Some(rest) = line.strip_prefix("diff --git ") {
             files.push(FileDiff {

@@ -4,7 +4,10 @@
 //! the words that changed. One function per line kind, as in delta. In a review, the line
 //! cursor's gutter is highlighted and a line's comment is shown in the rows under it.
 
+use crate::diff::generated::Generated;
 use crate::diff::{DiffLine, FileDiff, FileStatus, Hunk, LineKind};
+use crate::tui::diff_gaps::{self, GapMarks};
+use crate::tui::keymap::{self, Action, Context};
 use crate::tui::line_comments::LineComments;
 use crate::tui::theme::{rgb, Theme};
 use crate::tui::wrap;
@@ -26,6 +29,11 @@ pub struct HunkMarks<'a> {
     /// Lines selected (first and last index, as the cursor counts them), marked as the
     /// cursor is.
     pub selection: Option<(usize, usize)>,
+    /// A lock or generated file not opened yet: the diff is one row saying so.
+    pub folded: Option<Generated>,
+    /// The unchanged lines between hunks, shown as `… N lines …` rows or opened (a review's
+    /// window only; absent: not shown, as in the transcript).
+    pub gaps: Option<GapMarks<'a>>,
 }
 
 impl HunkMarks<'_> {
@@ -61,13 +69,24 @@ pub fn header(file: &FileDiff, theme: &Theme) -> Line<'static> {
         Span::styled(format!("-{}", file.removed()), theme.fg(theme.removed)),
     ];
     if !file.styled && file.status != FileStatus::Binary {
-        spans.push(Span::styled("  (large: plain text)", theme.dim()));
+        spans.push(Span::styled(
+            "  (over [interface] highlight_limit lines: no syntax colours)",
+            theme.dim(),
+        ));
     }
     Line::from(spans)
 }
 
 /// The whole diff of a file for a width.
 pub fn render(file: &FileDiff, theme: &Theme, width: usize, marks: HunkMarks<'_>) -> RenderedDiff {
+    if let Some(g) = marks.folded {
+        let w = folded(file, g, theme, 0, usize::MAX);
+        return RenderedDiff {
+            lines: w.lines,
+            hunk_starts: w.hunk_starts,
+            line_starts: w.line_starts,
+        };
+    }
     let mut lines = Vec::new();
     let mut hunk_starts = Vec::new();
     let mut line_starts = Vec::new();
@@ -151,6 +170,9 @@ pub fn render_window(
     first: usize,
     count: usize,
 ) -> DiffWindow {
+    if let Some(g) = marks.folded {
+        return folded(file, g, theme, first, count);
+    }
     let num_w = number_width(file);
     let mut win = RowWindow::new(first, count);
     let mut hunk_starts = Vec::new();
@@ -161,6 +183,9 @@ pub fn render_window(
         });
     }
     for (i, hunk) in file.hunks.iter().enumerate() {
+        if let Some(gaps) = marks.gaps {
+            gap_rows(&mut win, file, i, gaps, theme, width, num_w);
+        }
         hunk_starts.push(win.row);
         win.emit(1, || vec![hunk_header(hunk, i, theme, marks)]);
         let deselected = marks
@@ -186,6 +211,62 @@ pub fn render_window(
         lines: win.lines,
         hunk_starts,
         line_starts,
+    }
+}
+
+/// The rows of the gap before hunk `h` (see [`diff_gaps`]): one folded row, or its lines.
+pub(super) fn gap_rows(
+    win: &mut RowWindow,
+    file: &FileDiff,
+    h: usize,
+    gaps: GapMarks<'_>,
+    theme: &Theme,
+    width: usize,
+    num_w: usize,
+) {
+    if diff_gaps::is_folded(file, h, gaps) {
+        win.emit(1, || vec![diff_gaps::folded_row(file, h, theme)]);
+        return;
+    }
+    for dl in diff_gaps::lines(file, h, gaps) {
+        let rows = line_rows(&dl, theme, width, num_w);
+        win.emit(rows, || diff_line(&dl, theme, width, num_w, false, false));
+    }
+}
+
+/// A folded lock or generated file: one row (`Cargo.lock: 120 lines changed (lock file) Enter
+/// opens`) in place of its hunks, every hunk and line starting on it (the cursor stays there).
+pub fn folded(
+    file: &FileDiff,
+    g: Generated,
+    theme: &Theme,
+    first: usize,
+    count: usize,
+) -> DiffWindow {
+    let mut win = RowWindow::new(first, count);
+    let changed = file.added() + file.removed();
+    let lines = if changed == 1 { "line" } else { "lines" };
+    win.emit(1, || {
+        vec![Line::from(vec![
+            Span::styled(format!("  {}: ", file.path), theme.fg(theme.accent)),
+            Span::styled(
+                format!("{changed} {lines} changed ({})", g.label()),
+                theme.dim(),
+            ),
+            Span::styled(
+                format!(
+                    " {} opens",
+                    keymap::keys_of(Context::Folded, Action::Unfold)
+                ),
+                theme.accent(),
+            ),
+        ])]
+    });
+    DiffWindow {
+        total: win.row,
+        lines: win.lines,
+        hunk_starts: vec![0; file.hunks.len()],
+        line_starts: vec![0; file.line_count()],
     }
 }
 
@@ -404,6 +485,8 @@ mod tests {
             cursor: Some(4),
             comments: Some(&comments),
             selection: None,
+            folded: None,
+            gaps: None,
         };
         for width in [30, 60, 200] {
             let whole = render(&file, &theme, width, marks);

@@ -84,6 +84,9 @@ pub fn render_window<'f>(
     first: usize,
     count: usize,
 ) -> DiffWindow {
+    if let Some(g) = marks.folded {
+        return diff_lines::folded(file, g, theme, first, count);
+    }
     let num_w = diff_lines::number_width(file);
     let left_w = width.saturating_sub(1) / 2;
     let right_w = width.saturating_sub(1 + left_w);
@@ -98,6 +101,9 @@ pub fn render_window<'f>(
     for r in rows(file) {
         let (hunk, left, right) = match r {
             Row::Header(h, hunk) => {
+                if let Some(gaps) = marks.gaps {
+                    gap_rows(&mut win, file, h, gaps, theme, (left_w, right_w), num_w);
+                }
                 hunk_starts.push(win.row);
                 win.emit(1, || vec![diff_lines::hunk_header(hunk, h, theme, marks)]);
                 continue;
@@ -137,6 +143,37 @@ pub fn render_window<'f>(
         lines: win.lines,
         hunk_starts,
         line_starts,
+    }
+}
+
+/// The rows of the gap before hunk `h`: one folded row across both sides, or its unchanged
+/// lines on both sides.
+fn gap_rows(
+    win: &mut diff_lines::RowWindow,
+    file: &FileDiff,
+    h: usize,
+    gaps: crate::tui::diff_gaps::GapMarks<'_>,
+    theme: &Theme,
+    (left_w, right_w): (usize, usize),
+    num_w: usize,
+) {
+    use crate::tui::diff_gaps;
+    if diff_gaps::is_folded(file, h, gaps) {
+        win.emit(1, || vec![diff_gaps::folded_row(file, h, theme)]);
+        return;
+    }
+    for dl in diff_gaps::lines(file, h, gaps) {
+        let side = |w: usize, number: Option<usize>| Side {
+            line: Some(&dl),
+            number,
+            cursor: false,
+            width: w,
+            num_w,
+            deselected: false,
+        };
+        let (l, r) = (side(left_w, dl.old_no), side(right_w, dl.new_no));
+        let height = l.rows(theme).max(r.rows(theme));
+        win.emit(height, || pair_rows(&l, &r, theme, height));
     }
 }
 
@@ -325,6 +362,8 @@ mod tests {
             cursor: Some(3),
             comments: Some(&comments),
             selection: None,
+            folded: None,
+            gaps: None,
         };
         let whole = render_window(&file, &theme, 60, marks, 0, usize::MAX);
         let rows: Vec<String> = whole.lines.iter().map(text).collect();

@@ -17,6 +17,8 @@ pub mod actions;
 pub mod app;
 pub mod attempts;
 pub mod clipboard;
+pub mod diff_cursor;
+pub mod diff_gaps;
 pub mod diff_lines;
 pub mod diff_split;
 pub mod fuzzy;
@@ -138,6 +140,8 @@ pub struct TuiOptions {
     pub keys: KeyScheme,
     /// How a change under review is drawn at the start (`[interface] diff`; `t` switches).
     pub diff: DiffLayout,
+    /// `[interface] highlight_limit`: past this many lines a diff has no syntax colours.
+    pub highlight_limit: usize,
     /// How and when to get the person's attention while the terminal is out of focus.
     pub notify: (NotifyMethod, Vec<NotifyEvent>),
     /// `[interface] notify_command`: run on each event of `notify`.

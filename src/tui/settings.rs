@@ -139,6 +139,9 @@ pub struct InterfaceSettings {
     /// How diffs are drawn: `auto` (the default: split from 140 columns), `unified` or
     /// `split`.
     pub diff: DiffLayout,
+    /// Past this many lines (20,000 by default) a file's diff is drawn without syntax colours
+    /// or word emphasis, and its header says so.
+    pub highlight_limit: usize,
     /// How to notify: `auto` (the default), `bel`, `osc9`, `osc777` or `off`.
     pub notify_method: NotifyMethod,
     /// Which events notify (when the terminal has lost focus): `review_waiting`,
@@ -189,6 +192,7 @@ impl Default for InterfaceSettings {
             reasoning: ReasoningView::default(),
             keys: KeyScheme::default(),
             diff: DiffLayout::default(),
+            highlight_limit: crate::diff::PLAIN_TEXT_LINES,
             notify_method: NotifyMethod::default(),
             notify: default_notify(),
             notify_command: Vec::new(),
@@ -252,6 +256,10 @@ mod tests {
     #[test]
     fn the_diff_layout_parses_and_auto_splits_from_140_columns() {
         assert_eq!(InterfaceSettings::default().diff, DiffLayout::Auto);
+        assert_eq!(InterfaceSettings::default().highlight_limit, 20_000);
+        let s: InterfaceSettings = toml::from_str("highlight_limit = 500").unwrap();
+        assert_eq!(s.highlight_limit, 500);
+        assert!(toml::from_str::<InterfaceSettings>("highlight_limit = -1").is_err());
         let s: InterfaceSettings = toml::from_str("diff = \"split\"").unwrap();
         assert_eq!(s.diff, DiffLayout::Split);
         assert!(toml::from_str::<InterfaceSettings>("diff = \"sideways\"").is_err());

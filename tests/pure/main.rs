@@ -27,6 +27,7 @@ mod rewind;
 mod setup_script;
 mod tui_approvals;
 mod tui_attempts;
+mod tui_big_changes;
 mod tui_chat_keys;
 mod tui_check;
 mod tui_composer;

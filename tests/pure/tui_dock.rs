@@ -106,8 +106,9 @@ fn docked_at_120x40_the_panel_is_as_tall_as_the_change() {
     let bottom = (top + 1..rows.len())
         .find(|&r| rows[r].starts_with('└'))
         .unwrap();
-    // Header, two hunk headers, 11 diff lines, two borders: no empty rows in the panel.
-    assert_eq!(bottom - top + 1, 16, "{screen}");
+    // Header, two hunk headers, the unchanged lines between them folded to one row, 11 diff
+    // lines, two borders: no empty rows in the panel.
+    assert_eq!(bottom - top + 1, 17, "{screen}");
     assert!(screen.contains("but the code subtracts"), "{screen}");
 }
 

@@ -5,7 +5,7 @@
 //! pane that the arrow keys move.
 //!
 //! Owns the dock's keys (`act_dock`) and the wheel's routing during a review; does not own the
-//! decisions (`app::keys::act_review`) nor the drawing (`views::dock`).
+//! decisions (`app::keys::review`, `App::act_review`) nor the drawing (`views::dock`).
 
 use super::{App, Effect, Mode, Review};
 use crate::tui::keymap::Action;

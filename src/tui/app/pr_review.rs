@@ -113,6 +113,8 @@ pub struct PatchReview {
     pub field: Option<(Field, TextInput)>,
     /// A line under the title (what the last key did, when it did nothing visible).
     pub note: Option<String>,
+    /// Lock and generated files opened (they start folded to one line).
+    pub unfolded: BTreeSet<String>,
 }
 
 impl PatchReview {
@@ -136,6 +138,7 @@ impl PatchReview {
             comments: ReviewComments::default(),
             field: None,
             note: None,
+            unfolded: BTreeSet::new(),
         };
         p.show(0);
         p
@@ -205,8 +208,24 @@ impl PatchReview {
             Some((Field::SavePath, _)) => vec![Context::SavePath, Context::Anywhere],
             Some((Field::Comment(_), _)) => vec![Context::Comment, Context::Anywhere],
             Some((Field::Summary(_), _)) => vec![Context::ReviewSummary, Context::Anywhere],
+            None if self.pane == ListPane::Diff && self.folded().is_some() => vec![
+                Context::Folded,
+                Context::Patch,
+                Context::Browse,
+                Context::Anywhere,
+            ],
             None => vec![Context::Patch, Context::Browse, Context::Anywhere],
         }
+    }
+
+    /// Why the shown file is folded to one line, while it is: a lock or generated file not
+    /// opened.
+    pub fn folded(&self) -> Option<crate::diff::generated::Generated> {
+        let f = self.shown()?;
+        if self.unfolded.contains(&f.path) {
+            return None;
+        }
+        crate::diff::generated::kind(f)
     }
 
     pub fn field_mut(&mut self) -> Option<&mut TextInput> {
@@ -251,20 +270,17 @@ impl PatchReview {
 
     /// Move the line cursor by `delta`; the view follows it.
     pub fn move_line(&mut self, delta: isize) {
-        let n = self.lines().count();
-        if n == 0 {
+        let Some(line) = crate::tui::diff_cursor::step(self.line, delta, self.lines().count())
+        else {
             return;
-        }
-        self.line = (self.line as isize + delta).clamp(0, n as isize - 1) as usize;
-        let starts = self.line_starts.borrow();
-        if let Some(&row) = starts.get(self.line) {
-            let page = self.page.get().max(1);
-            if row < self.scroll {
-                self.scroll = row;
-            } else if row >= self.scroll + page {
-                self.scroll = row + 1 - page;
-            }
-        }
+        };
+        self.line = line;
+        self.scroll = crate::tui::diff_cursor::follow(
+            &self.line_starts.borrow(),
+            self.line,
+            self.scroll,
+            self.page.get(),
+        );
     }
 
     pub fn scroll_by(&mut self, delta: isize) {
@@ -338,6 +354,11 @@ impl PatchReview {
                     ListPane::Files => ListPane::Diff,
                     ListPane::Diff => ListPane::Files,
                 };
+            }
+            A::Unfold => {
+                if let Some(f) = self.shown() {
+                    self.unfolded.insert(f.path.clone());
+                }
             }
             A::OpenFile => {
                 self.show(self.list);

@@ -8,6 +8,7 @@ use crate::protocol::{ApprovalKind, ApprovalRequest, HunkNote, ReviewDecision};
 use crate::tui::line_comments::LineComments;
 use crate::tui::text_input::TextInput;
 use crate::tui::Direction;
+use crate::tui::{diff_cursor, diff_gaps};
 use std::cell::Cell as Slot;
 use std::sync::Arc;
 
@@ -47,6 +48,8 @@ impl Review {
                 opened: None,
                 note: None,
                 dock: Default::default(),
+                unfolded: false,
+                open_gaps: Vec::new(),
                 req,
             }),
             ApprovalKind::Command {
@@ -121,6 +124,10 @@ pub struct ChangeReview {
     pub note: Option<String>,
     /// Where the panel is and what has the focus.
     pub dock: super::DockView,
+    /// A lock or generated file was opened (it starts folded to one line).
+    pub unfolded: bool,
+    /// Per hunk: the unchanged lines before it are shown (they start folded to `… N lines …`).
+    pub open_gaps: Vec<bool>,
 }
 
 /// What the feedback field of a change review says to the model.
@@ -154,6 +161,53 @@ pub enum ChangeVerdict {
 }
 
 impl ChangeReview {
+    /// The folded gap the line cursor is beside (its hunk's index): on a hunk's first line the
+    /// gap before it, on its last line the gap after it. Enter opens it.
+    pub fn gap_at_cursor(&self) -> Option<usize> {
+        let d = self.diff.as_deref()?;
+        let gaps = self.gap_marks();
+        let mut start = 0;
+        for (h, hunk) in d.hunks.iter().enumerate() {
+            let end = start + hunk.lines.len();
+            if self.line == start && diff_gaps::is_folded(d, h, gaps) {
+                return Some(h);
+            }
+            if self.line + 1 == end && diff_gaps::is_folded(d, h + 1, gaps) {
+                return Some(h + 1);
+            }
+            start = end;
+        }
+        None
+    }
+
+    /// Which gaps are open, and the text that shows them.
+    pub fn gap_marks(&self) -> diff_gaps::GapMarks<'_> {
+        diff_gaps::GapMarks {
+            open: &self.open_gaps,
+            text: Some(&self.after),
+        }
+    }
+
+    /// Enter on something folded: open the lock or generated file, else the gap beside the
+    /// cursor.
+    pub fn unfold(&mut self) {
+        if self.folded().is_some() {
+            self.unfolded = true;
+        } else if let Some(h) = self.gap_at_cursor() {
+            if let Some(open) = self.open_gaps.get_mut(h) {
+                *open = true;
+            }
+        }
+    }
+
+    /// Why the diff is folded to one line, while it is: a lock or generated file not opened.
+    pub fn folded(&self) -> Option<crate::diff::generated::Generated> {
+        if self.unfolded {
+            return None;
+        }
+        crate::diff::generated::kind(self.diff.as_deref()?)
+    }
+
     /// Show `diff`. A diff replacing one with the same hunks (the fully coloured stage of the
     /// same change) keeps the hunk selection, focus and scroll position.
     pub fn set_diff(&mut self, diff: Arc<FileDiff>) {
@@ -168,6 +222,7 @@ impl ChangeReview {
         let hunks = diff.hunks.len();
         self.diff = Some(diff);
         if !same_hunks {
+            self.open_gaps = vec![false; hunks];
             self.selected = vec![true; hunks];
             self.focus = 0;
             self.scroll = 0;
@@ -197,20 +252,19 @@ impl ChangeReview {
     /// Move the line cursor by `delta` lines; the focus follows it to its hunk, and the view
     /// scrolls to keep it in sight.
     pub fn move_line(&mut self, delta: isize) {
-        let n = self.lines().count();
-        if n == 0 {
+        let Some(line) = diff_cursor::step(self.line, delta, self.lines().count()) else {
             return;
-        }
-        self.line = (self.line as isize + delta).clamp(0, n as isize - 1) as usize;
+        };
+        self.line = line;
         let hunk = self.lines().nth(self.line).map(|(hunk, _)| hunk);
         if let Some(hunk) = hunk {
             self.focus = hunk;
         }
-        self.scroll = follow(
+        self.scroll = diff_cursor::follow(
             &self.line_starts.borrow(),
             self.line,
             self.scroll,
-            &self.page,
+            self.page.get(),
         );
     }
 
@@ -390,21 +444,6 @@ fn first_change<'a>(lines: impl Iterator<Item = (usize, &'a DiffLine)>, group: u
         }
     }
     first.unwrap_or(0)
-}
-
-/// The scroll position that shows row `line_starts[line]`: `scroll` if it is in the page.
-fn follow(line_starts: &[usize], line: usize, scroll: usize, page: &Slot<usize>) -> usize {
-    let Some(&row) = line_starts.get(line) else {
-        return scroll;
-    };
-    let page = page.get().max(1);
-    if row < scroll {
-        row
-    } else if row >= scroll + page {
-        row + 1 - page
-    } else {
-        scroll
-    }
 }
 
 /// Applying `text` (the proposal, or the person's edit of it), with what the person says.

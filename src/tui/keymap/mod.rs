@@ -23,6 +23,9 @@ pub enum Context {
     Replay,
     /// Reviewing a file change.
     Diff,
+    /// A review shows a folded lock or generated file, or the line cursor is beside folded
+    /// unchanged lines.
+    Folded,
     /// Reviewing a command.
     Command,
     /// The session patch.
@@ -70,6 +73,9 @@ impl Context {
             Context::Chat => "Transcript, with the message line in front (the default keys)",
             Context::Replay => "Replay",
             Context::Diff => "Reviewing a file change",
+            Context::Folded => {
+                "Something folded in a review (a lock or generated file, unchanged lines)"
+            }
             Context::Command => "Reviewing a command",
             Context::Patch => "Session patch",
             Context::Input => "Message line",
@@ -119,6 +125,8 @@ pub enum Action {
     Copy,
     /// Approve the selected hunks, telling the model why the others were dropped.
     ApprovePartly,
+    /// Open a lock or generated file a review shows folded.
+    Unfold,
     /// Comment on the line under the cursor of a diff.
     Comment,
     /// Approve a command with a rule for the commands that start like it.

@@ -241,6 +241,12 @@ fn draw_diff(frame: &mut Frame<'_>, area: Rect, app: &App, p: &PatchReview) {
         cursor: Some(p.line),
         comments: Some(&comments),
         selection: p.selection(),
+        folded: p.folded(),
+        // The session patch has no file text: its gaps are shown, not opened.
+        gaps: Some(crate::tui::diff_gaps::GapMarks {
+            open: &[],
+            text: None,
+        }),
         ..Default::default()
     };
     let render = if app.diff_layout.is_split(area.width) {

@@ -45,6 +45,8 @@ fn marks(c: &ChangeReview) -> HunkMarks<'_> {
         cursor: Some(c.line),
         comments: Some(&c.comments),
         selection: None,
+        folded: c.folded(),
+        gaps: Some(c.gap_marks()),
     }
 }
 
