@@ -22,6 +22,9 @@ pub enum TasksCommand {
     /// Mine a repository's history into SWE-bench task lines: each commit that changes code
     /// and tests, validated by running its tests before and after its change in the sandbox.
     Mine(MineArgs),
+    /// Make tasks by mutation: small bugs put into the repository's Python functions, kept
+    /// when some of its tests fail and some pass (`super::tasks_mutate`).
+    Mutate(super::tasks_mutate::MutateArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -63,6 +66,7 @@ pub struct MineArgs {
 pub(super) fn run(args: &TasksArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     match &args.command {
         TasksCommand::Mine(a) => mine(a, settings),
+        TasksCommand::Mutate(a) => super::tasks_mutate::run(a, settings),
     }
 }
 
