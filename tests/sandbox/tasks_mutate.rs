@@ -202,7 +202,9 @@ async fn six_is_mutated_into_verified_tasks() {
         .env("LILYPAD_SESSION_DIR", tmp.path().join("sessions"))
         .env_remove("LILYPAD_MODEL")
         .env_remove("LILYPAD_SCRIPT_DELAY_MS")
-        .args(["run", "--sandbox", "docker", "--parallel", "3", "--tasks"])
+        // The turn that writes six.py is long: past the default cap on a turn's tokens.
+        .args(["run", "--sandbox", "docker", "--parallel", "3"])
+        .args(["--max-turn-tokens", "1000000", "--tasks"])
         .arg(&out)
         .arg("--engine")
         .arg(format!("script:{}", script.display()))
