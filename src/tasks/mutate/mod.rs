@@ -293,3 +293,44 @@ fn ordered(listed: Vec<Listed>) -> Vec<Listed> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    fn listed(src: &str) -> Vec<Listed> {
+        let text = std::sync::Arc::new(src.to_string());
+        parse::mutants("m.py", src)
+            .unwrap()
+            .into_iter()
+            .map(|mutant| Listed {
+                hash: hash_of(&mutant),
+                mutant,
+                source: text.clone(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_function_comes_before_any_function_s_second_mutant() {
+        let src = "def a(x):\n    return x + 1 + 2 + 3\n\n\ndef b(x):\n    return x < 4\n\n\n\
+                   def c(x):\n    if x:\n        return 5\n    return 6\n";
+        let all = listed(src);
+        let total = all.len();
+        let order = ordered(all);
+        assert_eq!(order.len(), total);
+        let first: BTreeSet<&str> = order[..3]
+            .iter()
+            .map(|l| l.mutant.function.as_str())
+            .collect();
+        assert_eq!(first, BTreeSet::from(["a", "b", "c"]));
+        // The same order every time, and ids of ten hex digits.
+        let again: Vec<String> = ordered(listed(src)).into_iter().map(|l| l.hash).collect();
+        let hashes: Vec<String> = order.iter().map(|l| l.hash.clone()).collect();
+        assert_eq!(hashes, again);
+        assert!(hashes
+            .iter()
+            .all(|h| h.len() == 10 && h.chars().all(|c| c.is_ascii_hexdigit())));
+    }
+}
