@@ -89,6 +89,7 @@ pub enum Command {
     /// List the pulled models (`models rm NAME[:TAG]` removes one).
     Models(super::models::ModelsArgs),
     /// Make task sets from repositories: `tasks mine REPO` turns a history into SWE-bench
-    /// task lines, validated by their tests in the sandbox.
+    /// task lines, validated by their tests in the sandbox; `tasks mutate REPO` makes them
+    /// from small bugs its tests catch.
     Tasks(super::tasks::TasksArgs),
 }

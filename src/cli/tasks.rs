@@ -4,12 +4,8 @@
 
 use super::options::SandboxArgs;
 use crate::config::Settings;
-use crate::sandbox::SandboxKind;
-use crate::tasks::{self, MineOptions, Mined, TestRunner};
-use anyhow::Context;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
 pub struct TasksArgs {
@@ -22,6 +18,9 @@ pub enum TasksCommand {
     /// Mine a repository's history into SWE-bench task lines: each commit that changes code
     /// and tests, validated by running its tests before and after its change in the sandbox.
     Mine(MineArgs),
+    /// Make tasks by mutation: small bugs put into the repository's Python functions, kept
+    /// when some of its tests fail and some pass (`super::tasks_mutate`).
+    Mutate(super::tasks_mutate::MutateArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -69,84 +68,9 @@ pub struct MineArgs {
 
 pub(super) fn run(args: &TasksArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     match &args.command {
-        TasksCommand::Mine(a) => mine(a, settings),
+        TasksCommand::Mine(a) => super::tasks_mine::run(a, settings),
+        TasksCommand::Mutate(a) => super::tasks_mutate::run(a, settings),
     }
-}
-
-fn mine(a: &MineArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
-    let opts = MineOptions {
-        repo: a.repo.clone(),
-        since: a.since.clone(),
-        limit: a.limit,
-        jobs: usize::from(a.jobs),
-        max_files: a.max_files,
-        runner: TestRunner {
-            settings: settings.sandbox.clone(),
-            kind: a.sandbox.kind.map(SandboxKind::from),
-            test_cmd: a.test_cmd.clone(),
-            timeout: Duration::from_secs(a.test_timeout),
-            pool: None,
-        },
-        describer: match a.describe {
-            true => Some(std::sync::Arc::new(
-                crate::launch::describe::ModelDescriber::from_settings(
-                    a.engine.as_ref(),
-                    settings,
-                )?,
-            ) as _),
-            false => None,
-        },
-    };
-    let rejects_path = tasks::rejects_path(&a.out);
-    let create = |p: &PathBuf| {
-        std::fs::File::create(p)
-            .map(std::io::BufWriter::new)
-            .with_context(|| format!("creating {}", p.display()))
-    };
-    let (mut out, mut rejects) = (create(&a.out)?, create(&rejects_path)?);
-    let progress = |m: &Mined| match m {
-        Mined::Task(t) => eprintln!(
-            "task    {}  fail-to-pass {}  pass-to-pass {}",
-            t.instance_id,
-            t.fail_to_pass().map(|v| v.len()).unwrap_or(0),
-            t.pass_to_pass().map(|v| v.len()).unwrap_or(0)
-        ),
-        Mined::Rejected(r) => eprintln!("reject  {}  {}: {}", r.instance_id, r.reason, r.detail),
-    };
-    let rt = tokio::runtime::Runtime::new()?;
-    let summary = rt
-        .block_on(tasks::mine(&opts, &mut out, &mut rejects, &progress))
-        .with_context(|| format!("mining {}", a.repo.display()))?;
-    let skipped: Vec<String> = summary
-        .skipped
-        .iter()
-        .map(|(k, n)| format!("{k} {n}"))
-        .collect();
-    let rejected: Vec<String> = summary
-        .rejected
-        .iter()
-        .map(|(k, n)| format!("{k} {n}"))
-        .collect();
-    println!(
-        "{} commits: {} candidates (skipped: {}); {} tasks in {}, {} rejected in {} ({})",
-        summary.commits,
-        summary.candidates,
-        if skipped.is_empty() {
-            "none".into()
-        } else {
-            skipped.join(", ")
-        },
-        summary.tasks,
-        a.out.display(),
-        summary.candidates - summary.tasks,
-        rejects_path.display(),
-        if rejected.is_empty() {
-            "none".into()
-        } else {
-            rejected.join(", ")
-        },
-    );
-    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]
@@ -192,7 +116,7 @@ mod tests {
         assert_eq!(m.sandbox.image.as_deref(), Some("py:1"));
         assert!(Cli::try_parse_from(["lilypad", "tasks", "mine", "r", "--jobs", "0"]).is_err());
         assert_eq!(
-            tasks::rejects_path(&m.out),
+            crate::tasks::rejects_path(&m.out),
             PathBuf::from("t.rejects.jsonl")
         );
     }

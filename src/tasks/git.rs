@@ -25,9 +25,21 @@ pub enum GitError {
 
 /// Run `git ARGS` in `dir`, giving it `stdin`; its standard output.
 pub fn run(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Result<Vec<u8>, GitError> {
+    run_env(dir, args, stdin, &[])
+}
+
+/// [`run`] with the environment variables `env` set for git (a scratch `GIT_INDEX_FILE`, a
+/// commit's dates).
+pub fn run_env(
+    dir: &Path,
+    args: &[&str],
+    stdin: Option<&[u8]>,
+    env: &[(&str, &str)],
+) -> Result<Vec<u8>, GitError> {
     let mut cmd = Command::new("git");
     cmd.args(["--literal-pathspecs", "-c", "core.quotepath=false"])
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .stdin(if stdin.is_some() {
             Stdio::piped()

@@ -3,7 +3,9 @@
 //! sandbox at the base with the test patch, then with the gold patch too ([`validate`], the
 //! results read from pytest's JUnit XML by [`junit`]); a candidate with a test that goes from
 //! failing to passing becomes a SWE-bench instance line ([`output`], its problem statement from
-//! [`statement`]), any other a line of the rejects file with its reason. See docs/tasks.md.
+//! [`statement`]), any other a line of the rejects file with its reason. Tasks are also made
+//! by mutation (`lilypad tasks mutate`, [`mutate`]): small bugs put into the code, kept when
+//! the repository's own tests catch them. See docs/tasks.md.
 //!
 //! Owns: the pipeline ([`mine`]): listing, classifying, validating `jobs` candidates at once,
 //! and writing each result in the history's order as soon as it is known. Does not own: the
@@ -14,6 +16,7 @@ pub mod files;
 pub mod git;
 pub mod history;
 pub mod junit;
+pub mod mutate;
 pub mod output;
 pub mod score;
 pub mod statement;

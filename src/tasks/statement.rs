@@ -46,7 +46,15 @@ pub fn statement(commit: &Commit, fail_to_pass: &[String], base: &Report) -> Str
         out.push_str("\n\n");
         out.push_str(commit.body.trim());
     }
-    out.push_str("\n\nThese tests fail and should pass once this is done:\n");
+    out.push_str(&failures(fail_to_pass, base));
+    out
+}
+
+/// The failing tests' part of a statement: a heading, then each of `fail_to_pass` (the first
+/// [`TESTS_SHOWN`]) with what pytest said of it in the run `base` (also the statement of a
+/// mutant, `super::mutate`).
+pub fn failures(fail_to_pass: &[String], base: &Report) -> String {
+    let mut out = String::from("\n\nThese tests fail and should pass once this is done:\n");
     for id in fail_to_pass.iter().take(TESTS_SHOWN) {
         out.push_str(&format!("\n- {id}\n"));
         let said = what_pytest_said(id, base);

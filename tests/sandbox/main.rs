@@ -22,3 +22,4 @@ mod sandbox_kube;
 mod sandbox_pull;
 mod sandbox_suite;
 mod tasks_mine;
+mod tasks_mutate;

@@ -1,0 +1,142 @@
+//! `lilypad tasks mutate REPO`: tasks made by putting small bugs into a repository's Python
+//! functions (`crate::tasks::mutate`), kept when its own tests catch them, validated in the
+//! sandbox `run` would use (the same flags). Writes the tasks and, beside them, the dropped
+//! mutants with their reasons.
+
+use super::options::SandboxArgs;
+use crate::config::Settings;
+use crate::sandbox::SandboxKind;
+use crate::tasks::mutate::{self, MutateOptions};
+use crate::tasks::{self, Mined, TestRunner};
+use anyhow::Context;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Debug, clap::Args)]
+pub struct MutateArgs {
+    /// The git repository to mutate (at its HEAD); kept mutants are written into it as
+    /// commits under refs/lilypad/mutants/
+    #[arg(value_name = "REPO")]
+    pub repo: PathBuf,
+    /// Where to write the tasks (JSONL); the dropped mutants go to OUT.rejects.jsonl beside it
+    #[arg(
+        short = 'o',
+        long = "out",
+        value_name = "FILE",
+        default_value = "mutants.jsonl"
+    )]
+    pub out: PathBuf,
+    /// Stop once N tasks are kept
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Run at most N mutants
+    #[arg(long, value_name = "N", default_value_t = 500)]
+    pub max_mutants: usize,
+    /// Mutants validated at the same time, each in its own sandbox
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub jobs: u16,
+    /// The pytest command the test files and the run's options are appended to
+    #[arg(long, value_name = "CMD", default_value = "python3 -m pytest")]
+    pub test_cmd: String,
+    /// Longest one test run may take, in seconds (a mutant's run also stops at ten times the
+    /// base run, at least 60 s)
+    #[arg(long, value_name = "SECS", default_value_t = 900)]
+    pub test_timeout: u64,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+}
+
+pub(super) fn run(a: &MutateArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+    let opts = MutateOptions {
+        repo: a.repo.clone(),
+        limit: a.limit,
+        max_mutants: a.max_mutants,
+        jobs: usize::from(a.jobs),
+        runner: TestRunner {
+            settings: settings.sandbox.clone(),
+            kind: a.sandbox.kind.map(SandboxKind::from),
+            test_cmd: a.test_cmd.clone(),
+            timeout: Duration::from_secs(a.test_timeout),
+            pool: None,
+        },
+    };
+    let rejects_path = tasks::rejects_path(&a.out);
+    let create = |p: &PathBuf| {
+        std::fs::File::create(p)
+            .map(std::io::BufWriter::new)
+            .with_context(|| format!("creating {}", p.display()))
+    };
+    let (mut out, mut rejects) = (create(&a.out)?, create(&rejects_path)?);
+    let progress = |m: &Mined| match m {
+        Mined::Task(t) => eprintln!(
+            "task    {}  fail-to-pass {}  pass-to-pass {}",
+            t.instance_id,
+            t.fail_to_pass().map(|v| v.len()).unwrap_or(0),
+            t.pass_to_pass().map(|v| v.len()).unwrap_or(0)
+        ),
+        Mined::Rejected(r) => eprintln!("reject  {}  {}: {}", r.instance_id, r.reason, r.subject),
+    };
+    let rt = tokio::runtime::Runtime::new()?;
+    let s = rt
+        .block_on(mutate::mutate(&opts, &mut out, &mut rejects, &progress))
+        .with_context(|| format!("mutating {}", a.repo.display()))?;
+    let rejected: Vec<String> = s.rejected.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    println!(
+        "{} modules, {} mutants, {} tests passing at HEAD; {} mutants run: {} tasks in {}, {} rejected in {} ({})",
+        s.modules,
+        s.mutants,
+        s.passing,
+        s.validated,
+        s.tasks,
+        a.out.display(),
+        s.validated - s.tasks,
+        rejects_path.display(),
+        if rejected.is_empty() {
+            "none".into()
+        } else {
+            rejected.join(", ")
+        },
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::args::{Cli, Command};
+    use super::super::tasks::{TasksArgs, TasksCommand};
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn mutate_takes_its_flags_and_the_sandbox_flags_of_run() {
+        let cli = Cli::try_parse_from([
+            "lilypad",
+            "tasks",
+            "mutate",
+            "repo",
+            "-o",
+            "m.jsonl",
+            "--limit",
+            "5",
+            "--jobs",
+            "4",
+            "--sandbox",
+            "docker",
+            "--image",
+            "py:1",
+        ])
+        .unwrap();
+        let Some(Command::Tasks(TasksArgs {
+            command: TasksCommand::Mutate(m),
+        })) = cli.command
+        else {
+            panic!("not tasks mutate: {:?}", cli.command)
+        };
+        assert_eq!(m.repo, PathBuf::from("repo"));
+        assert_eq!(m.out, PathBuf::from("m.jsonl"));
+        assert_eq!((m.limit, m.jobs, m.max_mutants), (Some(5), 4, 500));
+        assert_eq!(m.sandbox.image.as_deref(), Some("py:1"));
+        assert!(Cli::try_parse_from(["lilypad", "tasks", "mutate", "r", "--jobs", "0"]).is_err());
+    }
+}
