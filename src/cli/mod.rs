@@ -31,6 +31,7 @@ mod serve;
 mod sessions;
 mod sweep;
 mod tasks;
+mod tasks_filter;
 mod tiny_model;
 mod tool;
 
@@ -144,6 +145,7 @@ fn sandbox_flags(cli: &Cli) -> &options::SandboxArgs {
         Some(Command::Sweep(a)) => &a.sandbox,
         Some(Command::Tasks(a)) => match &a.command {
             tasks::TasksCommand::Mine(m) => &m.sandbox,
+            tasks::TasksCommand::Filter(f) => &f.session.sandbox,
         },
         Some(_) => &cli.session.sandbox,
     }
@@ -157,6 +159,7 @@ fn session_repo(cli: &Cli) -> Option<&std::path::PathBuf> {
         Some(Command::Resume(a)) => a.session.repo.as_ref(),
         Some(Command::Tasks(a)) => match &a.command {
             tasks::TasksCommand::Mine(m) => Some(&m.repo),
+            tasks::TasksCommand::Filter(f) => f.session.repo.as_ref(),
         },
         Some(_) => None,
     }

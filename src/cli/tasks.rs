@@ -1,6 +1,7 @@
 //! `lilypad tasks`: task sets made from repositories. `tasks mine REPO` writes a repository's
 //! history as SWE-bench task lines (`crate::tasks`) and the dropped candidates with their
-//! reasons beside them, validating in the sandbox `run` would use (the same flags).
+//! reasons beside them, validating in the sandbox `run` would use (the same flags); `tasks
+//! filter` (`super::tasks_filter`) keeps the tasks a model solves sometimes.
 
 use super::options::SandboxArgs;
 use crate::config::Settings;
@@ -22,6 +23,9 @@ pub enum TasksCommand {
     /// Mine a repository's history into SWE-bench task lines: each commit that changes code
     /// and tests, validated by running its tests before and after its change in the sandbox.
     Mine(MineArgs),
+    /// Attempt every mined task K times with the configured engine, write each task's solve
+    /// rate, and keep the tasks solved sometimes but not always (resumable).
+    Filter(super::tasks_filter::FilterArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -63,6 +67,7 @@ pub struct MineArgs {
 pub(super) fn run(args: &TasksArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     match &args.command {
         TasksCommand::Mine(a) => mine(a, settings),
+        TasksCommand::Filter(a) => super::tasks_filter::run(a, settings),
     }
 }
 

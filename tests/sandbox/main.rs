@@ -21,4 +21,5 @@ mod sandbox_image;
 mod sandbox_kube;
 mod sandbox_pull;
 mod sandbox_suite;
+mod tasks_filter;
 mod tasks_mine;

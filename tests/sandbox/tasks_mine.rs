@@ -20,8 +20,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-/// The image with pytest: built (or found built) from a Dockerfile FROM `base`.
-async fn pytest_image(base: &str, wheels: &Path, scratch: &Path) -> String {
+/// The image with pytest: built (or found built) from a Dockerfile FROM `base`; also
+/// `super::tasks_filter`'s.
+pub async fn pytest_image(base: &str, wheels: &Path, scratch: &Path) -> String {
     let ctx = scratch.join("image");
     std::fs::create_dir_all(ctx.join("wheels")).unwrap();
     for w in std::fs::read_dir(wheels).unwrap() {
