@@ -83,6 +83,9 @@ pub(super) fn run(a: &FilterArgs, settings: &Settings) -> anyhow::Result<ExitCod
         .out
         .clone()
         .unwrap_or_else(|| FilterPaths::default_kept(&a.tasks));
+    if std::fs::canonicalize(&kept).ok() == std::fs::canonicalize(&a.tasks).ok() {
+        anyhow::bail!("-o {} is the tasks file itself: the kept tasks need a file of their own, or the next round has only them to filter", kept.display());
+    }
     let base_seed = resolved.base_seed.unwrap_or(0);
     let plan = FilterPlan {
         set,
