@@ -31,6 +31,7 @@ mod serve;
 mod sessions;
 mod sweep;
 mod tasks;
+mod tasks_filter;
 mod tasks_mine;
 mod tasks_mutate;
 mod tiny_model;
@@ -147,6 +148,7 @@ fn sandbox_flags(cli: &Cli) -> &options::SandboxArgs {
         Some(Command::Tasks(a)) => match &a.command {
             tasks::TasksCommand::Mine(m) => &m.sandbox,
             tasks::TasksCommand::Mutate(m) => &m.sandbox,
+            tasks::TasksCommand::Filter(f) => &f.session.sandbox,
         },
         Some(_) => &cli.session.sandbox,
     }
@@ -161,6 +163,7 @@ fn session_repo(cli: &Cli) -> Option<&std::path::PathBuf> {
         Some(Command::Tasks(a)) => match &a.command {
             tasks::TasksCommand::Mine(m) => Some(&m.repo),
             tasks::TasksCommand::Mutate(m) => Some(&m.repo),
+            tasks::TasksCommand::Filter(f) => f.session.repo.as_ref(),
         },
         Some(_) => None,
     }

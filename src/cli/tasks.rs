@@ -1,6 +1,7 @@
 //! `lilypad tasks`: task sets made from repositories. `tasks mine REPO` writes a repository's
 //! history as SWE-bench task lines (`crate::tasks`) and the dropped candidates with their
-//! reasons beside them, validating in the sandbox `run` would use (the same flags).
+//! reasons beside them, validating in the sandbox `run` would use (the same flags); `tasks
+//! filter` (`super::tasks_filter`) keeps the tasks a model solves sometimes.
 
 use super::options::SandboxArgs;
 use crate::config::Settings;
@@ -21,6 +22,9 @@ pub enum TasksCommand {
     /// Make tasks by mutation: small bugs put into the repository's Python functions, kept
     /// when some of its tests fail and some pass (`super::tasks_mutate`).
     Mutate(super::tasks_mutate::MutateArgs),
+    /// Attempt every mined task K times with the configured engine, write each task's solve
+    /// rate, and keep the tasks solved sometimes but not always (resumable).
+    Filter(super::tasks_filter::FilterArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -70,6 +74,7 @@ pub(super) fn run(args: &TasksArgs, settings: &Settings) -> anyhow::Result<ExitC
     match &args.command {
         TasksCommand::Mine(a) => super::tasks_mine::run(a, settings),
         TasksCommand::Mutate(a) => super::tasks_mutate::run(a, settings),
+        TasksCommand::Filter(a) => super::tasks_filter::run(a, settings),
     }
 }
 

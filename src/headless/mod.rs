@@ -7,6 +7,7 @@
 pub mod atif;
 pub mod attempts;
 pub mod batch;
+pub mod filter;
 pub mod harbor;
 pub mod kind;
 pub mod leaf;

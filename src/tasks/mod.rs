@@ -7,12 +7,16 @@
 //! by mutation (`lilypad tasks mutate`, [`mutate`]): small bugs put into the code, kept when
 //! the repository's own tests catch them. See docs/tasks.md.
 //!
+//! Which mined tasks a training round keeps, by the rate a model solves them at, is
+//! [`filter`]'s rule (the attempts themselves run in `crate::headless::filter`).
+//!
 //! Owns: the pipeline ([`mine`]): listing, classifying, validating `jobs` candidates at once,
 //! and writing each result in the history's order as soon as it is known. Does not own: the
 //! sandboxes (`crate::sandbox`), the command line (`crate::cli`), or running mined tasks
 //! (`crate::headless`, which reads the lines as SWE-bench instances).
 
 pub mod files;
+pub mod filter;
 pub mod git;
 pub mod history;
 pub mod junit;

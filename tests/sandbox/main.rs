@@ -21,5 +21,6 @@ mod sandbox_image;
 mod sandbox_kube;
 mod sandbox_pull;
 mod sandbox_suite;
+mod tasks_filter;
 mod tasks_mine;
 mod tasks_mutate;
