@@ -495,9 +495,12 @@ def replica_checks(client, mode):
             f"conversation {i}: {(reasoning, content, usage.prompt_tokens)!r} after the failure, "
             f"{replies[i]!r} before"
         )
-        if usage.prompt_tokens_details.cached_tokens == 0:
+        # A conversation that moved lost its memory: at most its saved head (the system
+        # prompt and tools, loaded from disk: docs/models.md, "The warm head") is cached, not
+        # its turns; one that stayed reads only its last token or so.
+        if usage.prompt_tokens_details.cached_tokens + 20 < usage.prompt_tokens:
             moved.append(i)
-    # Conversations spread over both replicas: some lived on replica 0 and moved, read in full
+    # Conversations spread over both replicas: some lived on replica 0 and moved, read again
     # on replica 1; the others kept their memory.
     assert 0 < len(moved) < 6, f"moved {moved}"
     for i in moved:
