@@ -47,7 +47,11 @@ impl Served {
         // Small batches, as the other tests of the tiny model use. Few kept conversations per
         // replica, so that the memory they hold (a bounded cache) is full before warm-up ends
         // and RSS growth after it means a leak, not the cache filling.
-        let text = "[serve]\nmax_queue = 256\n\n[engine]\nbatch = 128\nubatch = 64\nsequences = 8\nconversation_slots = 16\n";
+        // The engine's saved prompt heads go to the soak's own directory, not the person's.
+        let heads = toml::Value::String(l.dir.join("heads").to_string_lossy().into_owned());
+        let text = format!(
+            "[serve]\nmax_queue = 256\n\n[engine]\nbatch = 128\nubatch = 64\nsequences = 8\nconversation_slots = 16\nprefix_cache_dir = {heads}\n"
+        );
         std::fs::write(&config, text).map_err(|source| SoakError::Io {
             what: "writing the server's config file",
             source,
