@@ -99,18 +99,12 @@ pub fn run(
 
 /// Bytes of the head files in `dir`.
 fn head_bytes(dir: &Path) -> Result<u64, FirstTokenError> {
-    let err = |source| FirstTokenError::Heads {
-        dir: dir.display().to_string(),
-        source,
-    };
-    let mut total = 0;
-    for entry in std::fs::read_dir(dir).map_err(err)? {
-        let entry = entry.map_err(err)?;
-        if entry.file_name().to_string_lossy().ends_with(".head") {
-            total += entry.metadata().map_err(err)?.len();
-        }
-    }
-    Ok(total)
+    crate::engine::llama::saved_heads(dir)
+        .map(|(_, bytes)| bytes)
+        .map_err(|source| FirstTokenError::Heads {
+            dir: dir.display().to_string(),
+            source,
+        })
 }
 
 impl Outcome {

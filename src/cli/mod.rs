@@ -34,6 +34,7 @@ mod tasks;
 mod tasks_filter;
 mod tasks_mine;
 mod tasks_mutate;
+mod tasks_out;
 mod tiny_model;
 mod tool;
 

@@ -7,7 +7,6 @@ use crate::config::Settings;
 use crate::sandbox::SandboxKind;
 use crate::tasks::{self, MineOptions, Mined, TestRunner};
 use anyhow::Context;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -35,54 +34,22 @@ pub(super) fn run(a: &MineArgs, settings: &Settings) -> anyhow::Result<ExitCode>
             false => None,
         },
     };
-    let rejects_path = tasks::rejects_path(&a.out);
-    let create = |p: &PathBuf| {
-        std::fs::File::create(p)
-            .map(std::io::BufWriter::new)
-            .with_context(|| format!("creating {}", p.display()))
-    };
-    let (mut out, mut rejects) = (create(&a.out)?, create(&rejects_path)?);
-    let progress = |m: &Mined| match m {
-        Mined::Task(t) => eprintln!(
-            "task    {}  fail-to-pass {}  pass-to-pass {}",
-            t.instance_id,
-            t.fail_to_pass().map(|v| v.len()).unwrap_or(0),
-            t.pass_to_pass().map(|v| v.len()).unwrap_or(0)
-        ),
-        Mined::Rejected(r) => eprintln!("reject  {}  {}: {}", r.instance_id, r.reason, r.detail),
-    };
+    let (mut out, mut rejects, rejects_path) = super::tasks_out::create(&a.out)?;
+    let progress = |m: &Mined| super::tasks_out::progress(m, |r| &r.detail);
     let rt = tokio::runtime::Runtime::new()?;
     let summary = rt
         .block_on(tasks::mine(&opts, &mut out, &mut rejects, &progress))
         .with_context(|| format!("mining {}", a.repo.display()))?;
-    let skipped: Vec<String> = summary
-        .skipped
-        .iter()
-        .map(|(k, n)| format!("{k} {n}"))
-        .collect();
-    let rejected: Vec<String> = summary
-        .rejected
-        .iter()
-        .map(|(k, n)| format!("{k} {n}"))
-        .collect();
     println!(
         "{} commits: {} candidates (skipped: {}); {} tasks in {}, {} rejected in {} ({})",
         summary.commits,
         summary.candidates,
-        if skipped.is_empty() {
-            "none".into()
-        } else {
-            skipped.join(", ")
-        },
+        super::tasks_out::counts(&summary.skipped),
         summary.tasks,
         a.out.display(),
         summary.candidates - summary.tasks,
         rejects_path.display(),
-        if rejected.is_empty() {
-            "none".into()
-        } else {
-            rejected.join(", ")
-        },
+        super::tasks_out::counts(&summary.rejected),
     );
     Ok(ExitCode::SUCCESS)
 }

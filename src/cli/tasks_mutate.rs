@@ -7,7 +7,7 @@ use super::options::SandboxArgs;
 use crate::config::Settings;
 use crate::sandbox::SandboxKind;
 use crate::tasks::mutate::{self, MutateOptions};
-use crate::tasks::{self, Mined, TestRunner};
+use crate::tasks::{Mined, TestRunner};
 use anyhow::Context;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -61,27 +61,12 @@ pub(super) fn run(a: &MutateArgs, settings: &Settings) -> anyhow::Result<ExitCod
             pool: None,
         },
     };
-    let rejects_path = tasks::rejects_path(&a.out);
-    let create = |p: &PathBuf| {
-        std::fs::File::create(p)
-            .map(std::io::BufWriter::new)
-            .with_context(|| format!("creating {}", p.display()))
-    };
-    let (mut out, mut rejects) = (create(&a.out)?, create(&rejects_path)?);
-    let progress = |m: &Mined| match m {
-        Mined::Task(t) => eprintln!(
-            "task    {}  fail-to-pass {}  pass-to-pass {}",
-            t.instance_id,
-            t.fail_to_pass().map(|v| v.len()).unwrap_or(0),
-            t.pass_to_pass().map(|v| v.len()).unwrap_or(0)
-        ),
-        Mined::Rejected(r) => eprintln!("reject  {}  {}: {}", r.instance_id, r.reason, r.subject),
-    };
+    let (mut out, mut rejects, rejects_path) = super::tasks_out::create(&a.out)?;
+    let progress = |m: &Mined| super::tasks_out::progress(m, |r| &r.subject);
     let rt = tokio::runtime::Runtime::new()?;
     let s = rt
         .block_on(mutate::mutate(&opts, &mut out, &mut rejects, &progress))
         .with_context(|| format!("mutating {}", a.repo.display()))?;
-    let rejected: Vec<String> = s.rejected.iter().map(|(k, n)| format!("{k} {n}")).collect();
     println!(
         "{} modules, {} mutants, {} tests passing at HEAD; {} mutants run: {} tasks in {}, {} rejected in {} ({})",
         s.modules,
@@ -92,11 +77,7 @@ pub(super) fn run(a: &MutateArgs, settings: &Settings) -> anyhow::Result<ExitCod
         a.out.display(),
         s.validated - s.tasks,
         rejects_path.display(),
-        if rejected.is_empty() {
-            "none".into()
-        } else {
-            rejected.join(", ")
-        },
+        super::tasks_out::counts(&s.rejected),
     );
     Ok(ExitCode::SUCCESS)
 }
