@@ -62,7 +62,7 @@ impl Outcome {
         vec![Figure {
             bench: "mine".into(),
             name: format!(
-                "validation runs per hour, {} candidates, one at a time",
+                "validation runs per hour, {} candidates (over all rounds), one at a time",
                 self.candidates
             ),
             value: h,
@@ -157,11 +157,14 @@ fn by_hand(
     Ok(())
 }
 
-/// Mine `candidates` commits through the harness, then do the same by hand.
+/// Mine `candidates` commits through the harness and do the same by hand, `rounds` times,
+/// the two sides taking turns to go first (so a machine whose load drifts during the bench
+/// weighs on both alike); each side's time is its sum over the rounds.
 pub async fn run(
     image: &str,
     settings: &SandboxSettings,
     candidates: usize,
+    rounds: usize,
 ) -> Result<Outcome, MineBenchError> {
     let scratch = tempfile::tempdir().map_err(io("a scratch folder"))?;
     let repo = scratch.path().join("repo");
@@ -181,19 +184,10 @@ pub async fn run(
             test_cmd: TEST_CMD.into(),
             timeout: Duration::from_secs(300),
             pool: None,
+            closing: Default::default(),
         },
         describer: None,
     };
-    let t = Instant::now();
-    let summary =
-        crate::tasks::mine(&opts, &mut std::io::sink(), &mut std::io::sink(), &|_| {}).await?;
-    let harness_seconds = t.elapsed().as_secs_f64();
-    if summary.tasks != candidates {
-        return Err(MineBenchError::Unequal {
-            found: summary.tasks,
-            expected: candidates,
-        });
-    }
     let commits = history::commits(&repo, None)?;
     let found: Vec<history::Candidate> = commits
         .iter()
@@ -202,16 +196,35 @@ pub async fn run(
         .into_iter()
         .filter_map(Result::ok)
         .collect();
-    let hand = scratch.path().join("by-hand");
-    std::fs::create_dir_all(&hand).map_err(io("a scratch folder"))?;
-    let t = Instant::now();
-    for c in &found {
-        by_hand(&repo, c, image, &hand)?;
+    let (mut harness_seconds, mut by_hand_seconds) = (0.0, 0.0);
+    for round in 0..rounds.max(1) {
+        for side in [round % 2, 1 - round % 2] {
+            let t = Instant::now();
+            if side == 0 {
+                let summary =
+                    crate::tasks::mine(&opts, &mut std::io::sink(), &mut std::io::sink(), &|_| {})
+                        .await?;
+                if summary.tasks != candidates {
+                    return Err(MineBenchError::Unequal {
+                        found: summary.tasks,
+                        expected: candidates,
+                    });
+                }
+                harness_seconds += t.elapsed().as_secs_f64();
+            } else {
+                let hand = scratch.path().join(format!("by-hand-{round}"));
+                std::fs::create_dir_all(&hand).map_err(io("a scratch folder"))?;
+                for c in &found {
+                    by_hand(&repo, c, image, &hand)?;
+                }
+                by_hand_seconds += t.elapsed().as_secs_f64();
+            }
+        }
     }
     Ok(Outcome {
-        candidates,
+        candidates: candidates * rounds.max(1),
         harness_seconds,
-        by_hand_seconds: t.elapsed().as_secs_f64(),
+        by_hand_seconds,
     })
 }
 
@@ -227,10 +240,12 @@ pub(super) fn bench(
         );
         return Ok(());
     };
-    let n = if quick { 2 } else { 8 };
-    eprintln!("bench mine: {n} candidates through the harness and by hand in {image}...");
+    let (n, rounds) = if quick { (2, 1) } else { (8, 3) };
+    eprintln!(
+        "bench mine: {n} candidates, {rounds} rounds, through the harness and by hand in {image}..."
+    );
     let rt = tokio::runtime::Runtime::new().map_err(super::suite::io("starting the runtime"))?;
-    let o = rt.block_on(run(&image, settings, n))?;
+    let o = rt.block_on(run(&image, settings, n, rounds))?;
     report.figures.extend(o.figures());
     Ok(())
 }

@@ -23,6 +23,7 @@ pub(super) fn run(a: &MineArgs, settings: &Settings) -> anyhow::Result<ExitCode>
             test_cmd: a.test_cmd.clone(),
             timeout: Duration::from_secs(a.test_timeout),
             pool: None,
+            closing: Default::default(),
         },
         describer: match a.describe {
             true => Some(std::sync::Arc::new(

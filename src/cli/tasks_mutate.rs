@@ -59,6 +59,7 @@ pub(super) fn run(a: &MutateArgs, settings: &Settings) -> anyhow::Result<ExitCod
             test_cmd: a.test_cmd.clone(),
             timeout: Duration::from_secs(a.test_timeout),
             pool: None,
+            closing: Default::default(),
         },
     };
     let (mut out, mut rejects, rejects_path) = super::tasks_out::create(&a.out)?;

@@ -102,6 +102,7 @@ pub async fn verify(
         test_cmd: check.tests.test_cmd.clone(),
         timeout: Duration::from_secs(VERIFIER_SECS),
         pool: None,
+        closing: Default::default(),
     };
     let scored = score(
         &check.repository,

@@ -160,6 +160,8 @@ pub async fn mine(
         ..opts.clone()
     };
     let mined = write_results(&pooled, &candidates, tasks, rejects, progress, &mut summary).await;
+    // Every run's sandbox is gone before the command ends, whatever happened.
+    pooled.runner.closing.wait().await;
     drop(pooled);
     if let Some(pool) = pool.and_then(|p| std::sync::Arc::try_unwrap(p).ok()) {
         pool.close().await;

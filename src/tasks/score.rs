@@ -114,7 +114,9 @@ pub async fn score(
         test_cmd: tests.test_cmd.clone(),
         ..runner.clone()
     };
-    let run = run_tests(&checkout, &files, &runner).await?;
+    let run = run_tests(&checkout, &files, &runner).await;
+    runner.closing.wait().await;
+    let run = run?;
     let why_not = match &run.report {
         Err(why) => format!("the tests did not run: {why}"),
         Ok(report) => {

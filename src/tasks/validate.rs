@@ -39,6 +39,42 @@ pub struct TestRunner {
     /// Pods made ahead of need, as a batch's are, when the runs go to Kubernetes
     /// ([`super::mine`] starts it; `None` for the other kinds).
     pub pool: Option<std::sync::Arc<crate::sandbox::SandboxPool>>,
+    /// The sandboxes of finished runs, still being removed (shared by the runner's clones).
+    pub closing: Closing,
+}
+
+/// Sandboxes of finished runs being removed in the background: a run's result does not wait
+/// for its container to go (removing one takes a tenth to a third of a second, a good share
+/// of a short test run), and [`Closing::wait`] waits for every removal started so far. Whoever
+/// makes a runner waits before returning, so that no container outlives the command.
+#[derive(Debug, Clone, Default)]
+pub struct Closing(std::sync::Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>);
+
+impl Closing {
+    /// Close `sandbox` in the background (on the current runtime).
+    fn close(&self, sandbox: std::sync::Arc<dyn crate::sandbox::Sandbox>) {
+        let handle = tokio::spawn(async move {
+            if let Err(e) = sandbox.close().await {
+                tracing::warn!(error = %e, "a test sandbox did not close");
+            }
+        });
+        self.handles().push(handle);
+    }
+
+    fn handles(&self) -> std::sync::MutexGuard<'_, Vec<tokio::task::JoinHandle<()>>> {
+        // A poisoned lock only means a panic elsewhere mid-push; the list is still valid.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Wait until every sandbox handed to [`Self::close`] so far is removed.
+    pub async fn wait(&self) {
+        let handles = std::mem::take(&mut *self.handles());
+        for h in handles {
+            if let Err(e) = h.await {
+                tracing::warn!(error = %e, "removing a test sandbox stopped");
+            }
+        }
+    }
 }
 
 impl TestRunner {
@@ -310,9 +346,7 @@ pub async fn run_tests(
         Ok((out, xml, sandbox.about().image_digest))
     }
     .await;
-    if let Err(e) = sandbox.close().await {
-        tracing::warn!(error = %e, "a test sandbox did not close");
-    }
+    runner.closing.close(sandbox);
     let (out, xml, digest) = outcome?;
     let mut all = out.stdout.head.clone();
     all.extend_from_slice(&out.stderr.head);

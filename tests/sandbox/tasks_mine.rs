@@ -342,6 +342,7 @@ async fn a_history_is_mined_into_exactly_the_expected_tasks() {
         test_cmd: t_sub.test_cmd.clone(),
         timeout: Duration::from_secs(300),
         pool: None,
+        closing: Default::default(),
     };
     let tests = TaskTests {
         test_patch: t_sub.test_patch.clone(),

@@ -163,6 +163,7 @@ async fn six_is_mutated_into_verified_tasks() {
         test_cmd: tasks[0].test_cmd.clone(),
         timeout: Duration::from_secs(300),
         pool: None,
+        closing: Default::default(),
     };
     let checks = tasks.iter().flat_map(|t| {
         let tests = TaskTests {

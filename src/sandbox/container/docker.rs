@@ -176,6 +176,23 @@ pub async fn connect() -> Result<DockerClient, SandboxError> {
     Ok(DockerClient(docker))
 }
 
+/// How often a process sweeps as it starts sandboxes: the first start sweeps, then one a
+/// minute at most (a batch or `tasks mine` starts one a second; the dead sessions a sweep
+/// finds do not come that often).
+const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// True when this sandbox start should sweep (see [`SWEEP_EVERY`]), and notes that it did.
+fn sweep_due() -> bool {
+    static LAST: std::sync::Mutex<Option<std::time::Instant>> = std::sync::Mutex::new(None);
+    // A poisoned lock only means a panic elsewhere mid-update; the time is still valid.
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    let due = last.is_none_or(|t| t.elapsed() >= SWEEP_EVERY);
+    if due {
+        *last = Some(std::time::Instant::now());
+    }
+    due
+}
+
 /// Remove the containers of dead Lilypad sessions on this host (label sweep).
 pub async fn sweep_leftovers(docker: &DockerClient) -> Result<usize, SandboxError> {
     let docker = &docker.0;
@@ -364,9 +381,11 @@ impl ContainerRuntime for DockerRuntime {
         session: &str,
     ) -> Result<Self, SandboxError> {
         let client = connect().await?;
-        let swept = sweep_leftovers(&client).await?;
-        if swept > 0 {
-            tracing::info!(swept, "removed containers of dead Lilypad sessions");
+        if sweep_due() {
+            let swept = sweep_leftovers(&client).await?;
+            if swept > 0 {
+                tracing::info!(swept, "removed containers of dead Lilypad sessions");
+            }
         }
         let docker = client.0;
         let image_digest = match docker.inspect_image(&s.image).await {

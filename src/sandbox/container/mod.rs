@@ -3,7 +3,8 @@
 //! [`ContainerSandbox`]; a [`ContainerRuntime`] supplies what differs between them.
 //!
 //! Owns: the [`Sandbox`] impl of every container sandbox (commands and file operations over
-//! the runtime's exec, see `ops`), the session's exec counter (each command's kill marker is
+//! the runtime's exec, see `ops`), the shell each image runs commands with (asked once per
+//! image and process), the session's exec counter (each command's kill marker is
 //! `{session}-{n}`), the closed flag, and clean-up: [`Sandbox::close`] removes the container,
 //! and a sandbox dropped unclosed removes it from a fresh tokio runtime.
 //!
@@ -83,7 +84,17 @@ impl<R: ContainerRuntime> ContainerSandbox<R> {
     }
 
     async fn prepare(runtime: &R, ws: &Workspace) -> Result<Vec<String>, SandboxError> {
-        let shell = ops::detect_shell(runtime).await?;
+        let digest = runtime.image_digest();
+        let shell = match digest.and_then(known_shell) {
+            Some(shell) => shell,
+            None => {
+                let shell = ops::detect_shell(runtime).await?;
+                if let Some(d) = digest {
+                    remember_shell(d, &shell);
+                }
+                shell
+            }
+        };
         runtime.copy_in(ws).await?;
         Ok(shell)
     }
@@ -150,6 +161,27 @@ impl<R: ContainerRuntime> Sandbox for ContainerSandbox<R> {
             return Ok(());
         }
         self.runtime.remove().await
+    }
+}
+
+/// The shells found in images this process has started, by image digest: an image's shell
+/// does not change, and asking costs every sandbox an exec (a short test run in `tasks mine`
+/// is a few of them). The first sandbox of an image asks, which also checks that exec works.
+static SHELLS: std::sync::Mutex<Vec<(String, Vec<String>)>> = std::sync::Mutex::new(Vec::new());
+
+fn known_shell(digest: &str) -> Option<Vec<String>> {
+    // A poisoned lock only means a panic elsewhere mid-push; the list is still valid.
+    let shells = SHELLS.lock().unwrap_or_else(|e| e.into_inner());
+    shells
+        .iter()
+        .find(|(d, _)| d == digest)
+        .map(|(_, shell)| shell.clone())
+}
+
+fn remember_shell(digest: &str, shell: &[String]) {
+    let mut shells = SHELLS.lock().unwrap_or_else(|e| e.into_inner());
+    if !shells.iter().any(|(d, _)| d == digest) {
+        shells.push((digest.to_string(), shell.to_vec()));
     }
 }
 

@@ -19,7 +19,9 @@
 //! Does not own: copying the directory out of the image (`crate::sandbox::image::extract`).
 
 use super::git::Git;
-use super::{byproducts, init_checkout, leftovers, Record, WorkDir, Workspace, BASELINE_REF};
+use super::{
+    byproducts, init_checkout, init_store, leftovers, Record, WorkDir, Workspace, BASELINE_REF,
+};
 use crate::sandbox::SandboxError;
 use std::ffi::OsStr;
 use std::fs;
@@ -52,7 +54,7 @@ impl Workspace {
         }
         let store = super::temp_dir(&leftovers::own_prefix(leftovers::STORE))?;
         let s = store.path();
-        Git::new(s).run(&["init", "-q", "--bare"])?;
+        init_store(s)?;
         byproducts::write_exclude(s)?;
         let own_git = work.join(".git");
         let has_git = own_git.is_dir();
@@ -88,7 +90,7 @@ impl Workspace {
         ])?;
         Git::new(s).run(&["update-ref", BASELINE_REF, &commit])?;
         if !has_git {
-            init_checkout(&work, s)?;
+            init_checkout(&work, s, &commit)?;
         }
         let ignored_at_start = ignored_dirs(&g)?;
         Ok(Self {

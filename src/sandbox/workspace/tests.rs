@@ -197,6 +197,9 @@ fn the_copy_is_a_clean_neutral_checkout_of_its_own() {
     let ws = Workspace::create(repo.path()).unwrap();
     let w = ws.work_dir();
     assert_eq!(model_git(w, &["status", "--porcelain"]), "");
+    // The `.git` Lilypad writes itself is one git finds whole and consistent.
+    model_git(w, &["fsck", "--strict", "--no-progress", "--no-dangling"]);
+    assert_eq!(model_git(w, &["config", "core.bare"]).trim(), "false");
     assert_eq!(model_git(w, &["branch", "--show-current"]).trim(), "main");
     assert_eq!(model_git(w, &["rev-parse", "HEAD"]).trim(), ws.baseline());
     assert_eq!(

@@ -98,6 +98,18 @@ pub async fn mutate(
     rejects: &mut dyn Write,
     progress: &(dyn Fn(&Mined) + Sync),
 ) -> Result<MutateSummary, MutateError> {
+    let result = mutate_all(opts, tasks, rejects, progress).await;
+    // Every run's sandbox is gone before the command ends, whatever happened.
+    opts.runner.closing.wait().await;
+    result
+}
+
+async fn mutate_all(
+    opts: &MutateOptions,
+    tasks: &mut dyn Write,
+    rejects: &mut dyn Write,
+    progress: &(dyn Fn(&Mined) + Sync),
+) -> Result<MutateSummary, MutateError> {
     let repo = opts.repo.clone();
     let (base, files, listed, modules) = tokio::task::spawn_blocking(move || {
         let base = repo::resolve(&repo, "HEAD")?;
