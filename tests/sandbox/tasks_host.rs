@@ -134,14 +134,19 @@ fn assert_checkout_holds_only(repo: &Path, base: &str, hidden: &[&str]) {
             .current_dir(at)
             .output()
             .unwrap();
-        assert!(!found.status.success(), "{sha} is in the checkout of {base}");
+        assert!(
+            !found.status.success(),
+            "{sha} is in the checkout of {base}"
+        );
     }
     assert_eq!(git(at, &["status", "--porcelain"]), "");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_history_is_mined_and_scored_in_the_host_sandbox() {
-    let Some(test_cmd) = host_pytest() else { return };
+    let Some(test_cmd) = host_pytest() else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("calc");
     std::fs::create_dir_all(&repo).unwrap();
@@ -161,7 +166,9 @@ async fn a_history_is_mined_and_scored_in_the_host_sandbox() {
         "Fix sub",
     );
     git(&repo, &["tag", "v1"]);
-    let fixed_blob = git(&repo, &["rev-parse", "HEAD:pkg/calc.py"]).trim().to_string();
+    let fixed_blob = git(&repo, &["rev-parse", "HEAD:pkg/calc.py"])
+        .trim()
+        .to_string();
 
     let out = tmp.path().join("mined.jsonl");
     let run = Command::new(env!("CARGO_BIN_EXE_lilypad"))
@@ -228,7 +235,9 @@ impl Describer for RecordingDescriber {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mutants_are_described_and_their_checkouts_hold_no_fix() {
-    let Some(test_cmd) = host_pytest() else { return };
+    let Some(test_cmd) = host_pytest() else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("calc");
     std::fs::create_dir_all(&repo).unwrap();
@@ -242,7 +251,9 @@ async fn mutants_are_described_and_their_checkouts_hold_no_fix() {
         ],
         "calc",
     );
-    let fixed_blob = git(&repo, &["rev-parse", "HEAD:pkg/calc.py"]).trim().to_string();
+    let fixed_blob = git(&repo, &["rev-parse", "HEAD:pkg/calc.py"])
+        .trim()
+        .to_string();
 
     // Through the command line, the scripted engine writing the statements: its two turns'
     // replies (after the reasoning) are the two tasks' statements, in order. The two mutants
