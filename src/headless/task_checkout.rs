@@ -9,9 +9,10 @@
 //!
 //! The sandbox copies this checkout's files, never its `.git`, and gives its workspace a git
 //! directory of its own (`crate::sandbox::workspace`); this module makes sure the checkout on
-//! the host leaks nothing either. What it cannot hide is the clone itself: a host sandbox
-//! without bubblewrap (or one whose clone lies outside the hidden paths) can still read the
-//! user's repository where it is.
+//! the host leaks nothing either. What it cannot hide is the clone itself: the host sandbox
+//! reads the host's files (all of them uncontained, the host read-only under bubblewrap, which
+//! hides only secrets and the checkout's own git directory), so an agent there can read the
+//! clone where it lies; Docker and Kubernetes sandboxes see only the workspace.
 //!
 //! Owns: those git commands. Does not own: finding the clone (`super::sources`).
 
@@ -38,21 +39,27 @@ pub fn checkout_at(id: &str, clone: &Path, commit: &str) -> Result<TaskRepo, Sou
     let target = tmp.path().join("repo");
     std::fs::create_dir(&target)
         .map_err(|e| fail(format!("creating {}: {e}", target.display())))?;
-    let git = |args: &[&str]| -> Result<(), SourceError> {
+    let git = |dir: &Path, args: &[&str]| -> Result<String, SourceError> {
         let out = Command::new("git")
             .args(["-c", "advice.detachedHead=false"])
             .args(args)
-            .current_dir(&target)
+            .current_dir(dir)
             .output()
             .map_err(|e| fail(format!("running git: {e}")))?;
         if out.status.success() {
-            Ok(())
+            Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
         } else {
             Err(fail(
                 String::from_utf8_lossy(&out.stderr).trim().to_string(),
             ))
         }
     };
+    // A commit is fetched by its full sha: an abbreviated one (or a ref's name) is resolved
+    // in the clone first.
+    let spec = format!("{commit}^{{commit}}");
+    let sha = git(&clone, &["rev-parse", "--verify", "--quiet", &spec])
+        .map_err(|_| fail("the clone has no such commit".into()))?;
+    let git = |args: &[&str]| git(&target, args);
     // No template: no sample hooks, nothing but what git needs.
     git(&["init", "-q", "--template="])?;
     git(&["config", "core.logAllRefUpdates", "false"])?;
@@ -67,8 +74,8 @@ pub fn checkout_at(id: &str, clone: &Path, commit: &str) -> Result<TaskRepo, Sou
         "--no-write-fetch-head",
         "--depth=1",
         &clone_s,
-        commit,
+        &sha,
     ])?;
-    git(&["checkout", "-q", "--detach", commit])?;
+    git(&["checkout", "-q", "--detach", &sha])?;
     Ok(TaskRepo::in_temp(target, tmp))
 }

@@ -214,6 +214,14 @@ async fn a_history_is_mined_and_scored_in_the_host_sandbox() {
 
     // The attempt's checkout: the base, and neither the fix nor the branch or tag naming it.
     assert_checkout_holds_only(&repo, &base, &[&fix, &fixed_blob]);
+    // An abbreviated sha is the same commit; one the clone lacks is refused, naming it.
+    let short = checkout_at("t", &repo, &base[..10]).unwrap();
+    assert_eq!(git(&short.path, &["rev-parse", "HEAD"]).trim(), base);
+    let missing = checkout_at("t", &repo, &"0".repeat(40)).err().unwrap();
+    assert!(
+        missing.to_string().contains("the clone has no such commit"),
+        "{missing}"
+    );
 }
 
 /// A describer that records what it is shown and answers a fixed text (a mock of the model).
