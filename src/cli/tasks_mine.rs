@@ -25,15 +25,7 @@ pub(super) fn run(a: &MineArgs, settings: &Settings) -> anyhow::Result<ExitCode>
             pool: None,
             closing: Default::default(),
         },
-        describer: match a.describe {
-            true => Some(std::sync::Arc::new(
-                crate::launch::describe::ModelDescriber::from_settings(
-                    a.engine.as_ref(),
-                    settings,
-                )?,
-            ) as _),
-            false => None,
-        },
+        describer: super::tasks_out::describer(a.describe, a.engine.as_ref(), settings)?,
     };
     let (mut out, mut rejects, rejects_path) = super::tasks_out::create(&a.out)?;
     let progress = |m: &Mined| super::tasks_out::progress(m, |r| &r.detail);

@@ -43,6 +43,13 @@ pub struct MutateArgs {
     /// base run, at least 60 s)
     #[arg(long, value_name = "SECS", default_value_t = 900)]
     pub test_timeout: u64,
+    /// Have the model write each statement as an issue, from the fix's diff (the mutation
+    /// undone) and the failing output, told not to reveal the fix (default: the failures)
+    #[arg(long)]
+    pub describe: bool,
+    /// The model that describes: `llama` (default), `script:FILE` or `remote`
+    #[arg(long, value_name = "ENGINE", requires = "describe")]
+    pub engine: Option<crate::launch::EngineFlag>,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }
@@ -61,6 +68,7 @@ pub(super) fn run(a: &MutateArgs, settings: &Settings) -> anyhow::Result<ExitCod
             pool: None,
             closing: Default::default(),
         },
+        describer: super::tasks_out::describer(a.describe, a.engine.as_ref(), settings)?,
     };
     let (mut out, mut rejects, rejects_path) = super::tasks_out::create(&a.out)?;
     let progress = |m: &Mined| super::tasks_out::progress(m, |r| &r.subject);
@@ -119,6 +127,28 @@ mod tests {
         assert_eq!(m.out, PathBuf::from("m.jsonl"));
         assert_eq!((m.limit, m.jobs, m.max_mutants), (Some(5), 4, 500));
         assert_eq!(m.sandbox.image.as_deref(), Some("py:1"));
+        assert!(!m.describe && m.engine.is_none());
         assert!(Cli::try_parse_from(["lilypad", "tasks", "mutate", "r", "--jobs", "0"]).is_err());
+        // `--engine` names the model that describes: only with `--describe`.
+        assert!(
+            Cli::try_parse_from(["lilypad", "tasks", "mutate", "r", "--engine", "llama"]).is_err()
+        );
+        let cli = Cli::try_parse_from([
+            "lilypad",
+            "tasks",
+            "mutate",
+            "r",
+            "--describe",
+            "--engine",
+            "script:s.txt",
+        ])
+        .unwrap();
+        let Some(Command::Tasks(TasksArgs {
+            command: TasksCommand::Mutate(m),
+        })) = cli.command
+        else {
+            panic!("not tasks mutate: {:?}", cli.command)
+        };
+        assert!(m.describe && m.engine.is_some());
     }
 }

@@ -1,7 +1,10 @@
 //! What `tasks mine` and `tasks mutate` share on the command line: their two output files (the
 //! tasks, and the rejects beside them), a line on stderr per task or reject as it ends, and
-//! counts by reason in words.
+//! counts by reason in words; the model that writes statements under `--describe`.
 
+use crate::config::Settings;
+use crate::launch::EngineFlag;
+use crate::tasks::statement::Describer;
 use crate::tasks::{self, Mined};
 use anyhow::Context;
 use std::collections::BTreeMap;
@@ -18,6 +21,20 @@ pub(super) fn create(out: &Path) -> anyhow::Result<(BufWriter<File>, BufWriter<F
             .with_context(|| format!("creating {}", p.display()))
     };
     Ok((create(out)?, create(&rejects)?, rejects))
+}
+
+/// The model that writes the statements with `--describe` (`engine`, else the configured
+/// one); `None` without it.
+pub(super) fn describer(
+    describe: bool,
+    engine: Option<&EngineFlag>,
+    settings: &Settings,
+) -> anyhow::Result<Option<std::sync::Arc<dyn Describer>>> {
+    if !describe {
+        return Ok(None);
+    }
+    let model = crate::launch::describe::ModelDescriber::from_settings(engine, settings)?;
+    Ok(Some(std::sync::Arc::new(model)))
 }
 
 /// The stderr line of `m`; a reject says `why` of it (its detail, or its subject).

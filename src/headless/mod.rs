@@ -22,6 +22,7 @@ pub mod rollout;
 pub mod single;
 pub mod sources;
 mod spread;
+pub mod task_checkout;
 pub mod verify;
 pub mod wandb;
 pub mod weights;

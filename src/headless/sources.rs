@@ -17,12 +17,12 @@
 
 use super::kind::{BatchTask, Place, PrepareError, TaskKind};
 use super::mined::MinedTask;
+pub use super::task_checkout::checkout_at;
 use crate::config::Settings;
 use crate::tasks::score::TaskTests;
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -321,57 +321,6 @@ pub fn line_repo(
         return Ok(plain(clone));
     };
     checkout_at(id, &clone, commit)
-}
-
-/// A checkout of `clone` at `commit` in a temporary folder, removed with the returned
-/// repository.
-pub fn checkout_at(id: &str, clone: &Path, commit: &str) -> Result<TaskRepo, SourceError> {
-    let clone = clone.to_path_buf();
-    let fail = |why: String| SourceError::Checkout {
-        id: id.to_string(),
-        commit: commit.to_string(),
-        clone: clone.clone(),
-        why,
-    };
-    let tmp = tempfile::Builder::new()
-        .prefix("lilypad-task-")
-        .tempdir()
-        .map_err(|e| fail(e.to_string()))?;
-    let target = tmp.path().join("repo");
-    // A shared clone borrows the objects of the local one: nothing is copied but the files of
-    // the commit, and the user's clone is only read.
-    let git = |args: &[&str], cwd: Option<&Path>| -> Result<(), SourceError> {
-        let mut c = Command::new("git");
-        c.args(["-c", "advice.detachedHead=false"]).args(args);
-        if let Some(d) = cwd {
-            c.current_dir(d);
-        }
-        let out = c.output().map_err(|e| fail(format!("running git: {e}")))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(fail(
-                String::from_utf8_lossy(&out.stderr).trim().to_string(),
-            ))
-        }
-    };
-    let (clone_s, target_s) = (clone.to_string_lossy(), target.to_string_lossy());
-    git(
-        &[
-            "clone",
-            "-q",
-            "--shared",
-            "--no-checkout",
-            &clone_s,
-            &target_s,
-        ],
-        None,
-    )?;
-    git(&["checkout", "-q", "--detach", commit], Some(&target))?;
-    Ok(TaskRepo {
-        path: target,
-        _checkout: Some(tmp),
-    })
 }
 
 #[cfg(test)]

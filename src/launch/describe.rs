@@ -1,7 +1,9 @@
-//! `tasks mine --describe`: the configured model writes each mined task's problem statement as
-//! the issue a user would have filed before the fix, from the fix's diff and the tests'
-//! failing output, told not to reveal the fix (R2E-Gym writes its issues from the change the
-//! same way). One turn, no tools, the session's sampling; the reply's text after its
+//! `tasks mine --describe` and `tasks mutate --describe`: the configured model writes each
+//! task's problem statement as the issue a user would have filed before the fix, from the
+//! fix's diff (a mined commit's code change, or a mutation undone), the commit's message when
+//! there is one, and the tests' failing output, told not to reveal the fix (R2E-Gym writes its
+//! issues from the change the same way). A mutant is shown nothing a mined task is not: no
+//! message, and never its operator or place. One turn, no tools, the session's sampling; the reply's text after its
 //! reasoning is the statement.
 //!
 //! Owns: the instructions, the request and reading the reply. Does not own: the model
@@ -17,8 +19,8 @@ use std::sync::Arc;
 
 /// What the model is told (the system message).
 const INSTRUCTIONS: &str = "You turn a bug fix back into the bug report that asked for it. \
-You are given a commit's message, its diff, and the output of the tests that failed before \
-the commit. Write the issue a user of the project would have opened before anyone fixed it: \
+You are given the diff of a fix, the message of its commit when there is one, and the \
+output of the tests that failed before the fix. Write the issue a user of the project would have opened before anyone fixed it: \
 what they ran, what happened, what they expected instead, with a short example when one \
 helps. Write in plain Markdown, in the user's voice. Never describe or hint at the fix: do \
 not quote the changed lines, do not name the test files or tests, do not say which function \
@@ -69,7 +71,8 @@ pub enum DescribeError {
     Empty,
 }
 
-/// The user message: the commit's words, its diff (cut at [`DIFF_BYTES`]) and the failures.
+/// The user message: the commit's words (when there are any), the diff (cut at
+/// [`DIFF_BYTES`]) and the failures.
 fn message(e: &Evidence) -> String {
     let mut diff = e.patch.as_str();
     let mut cut = "";
@@ -81,9 +84,13 @@ fn message(e: &Evidence) -> String {
         diff = &diff[..at];
         cut = "\n[the rest of the diff is left out]";
     }
+    let message = match &e.message {
+        Some(m) => format!("Commit message:\n{m}\n\n"),
+        None => String::new(),
+    };
     format!(
-        "Commit message:\n{}\n\nDiff of the fix (never reveal it):\n```diff\n{diff}{cut}\n```\n\nBefore the fix the tests failed like this:\n{}",
-        e.message, e.failing
+        "{message}Diff of the fix (never reveal it):\n```diff\n{diff}{cut}\n```\n\nBefore the fix the tests failed like this:\n{}",
+        e.failing
     )
 }
 
@@ -136,7 +143,7 @@ mod tests {
     #[test]
     fn the_message_holds_the_evidence_and_a_long_diff_is_cut() {
         let e = Evidence {
-            message: "Fix sub".into(),
+            message: Some("Fix sub".into()),
             patch: "-    return a + b\n+    return a - b\n".into(),
             failing: "- tests/test_calc.py::test_sub\n    E assert 8 == 2".into(),
         };
@@ -148,6 +155,16 @@ mod tests {
             ..e
         };
         assert!(message(&long).contains("[the rest of the diff is left out]"));
+        // A mutant's evidence has no message: no heading for one either.
+        let mutant = Evidence {
+            message: None,
+            ..long
+        };
+        let m = message(&mutant);
+        assert!(
+            m.starts_with("Diff of the fix") && !m.contains("Commit message"),
+            "{m}"
+        );
     }
 
     #[test]

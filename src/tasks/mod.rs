@@ -53,9 +53,9 @@ pub enum MineError {
     #[error("writing a line: {0}")]
     Json(#[from] serde_json::Error),
     /// `--describe`'s model failed (no statement is made up in its place).
-    #[error("describing the task of {commit}")]
+    #[error("describing the task {task}")]
     Describe {
-        commit: String,
+        task: String,
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
@@ -195,7 +195,14 @@ async fn write_results(
                 let plain = statement::statement(&c.commit, &v.fail_to_pass, &v.base);
                 let problem_statement = match &opts.describer {
                     None => plain,
-                    Some(d) => describe(d.clone(), c, plain).await?,
+                    Some(d) => {
+                        let evidence = statement::Evidence {
+                            message: Some(message_of(&c.commit)),
+                            patch: c.patch.clone(),
+                            failing: plain,
+                        };
+                        describe(d.clone(), &instance_id, evidence).await?
+                    }
                 };
                 Mined::Task(Box::new(TaskLine {
                     instance_id,
@@ -248,24 +255,24 @@ fn write_line(
         })
 }
 
-/// `describer`'s statement for candidate `c` (on a blocking thread: a model generates).
+/// A commit's subject, then its body when it has one.
+fn message_of(commit: &history::Commit) -> String {
+    match commit.body.trim() {
+        "" => commit.subject.trim().to_string(),
+        body => format!("{}\n\n{body}", commit.subject.trim()),
+    }
+}
+
+/// `describer`'s statement of the task `task` from `evidence` (on a blocking thread: a model
+/// generates); also a mutant's (`mutate`).
 async fn describe(
     describer: std::sync::Arc<dyn statement::Describer>,
-    c: &history::Candidate,
-    plain: String,
+    task: &str,
+    evidence: statement::Evidence,
 ) -> Result<String, MineError> {
-    let message = match c.commit.body.trim() {
-        "" => c.commit.subject.trim().to_string(),
-        body => format!("{}\n\n{body}", c.commit.subject.trim()),
-    };
-    let evidence = statement::Evidence {
-        message,
-        patch: c.patch.clone(),
-        failing: plain,
-    };
     let written = tokio::task::spawn_blocking(move || describer.describe(&evidence)).await?;
     written.map_err(|source| MineError::Describe {
-        commit: c.commit.short.clone(),
+        task: task.to_string(),
         source,
     })
 }

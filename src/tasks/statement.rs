@@ -22,15 +22,18 @@ const TESTS_SHOWN: usize = 10;
 /// What a describer reads to write a task's statement as an issue would.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Evidence {
-    /// The commit's subject and body.
-    pub message: String,
-    /// The gold patch (which the statement must not reveal).
+    /// The commit's subject and body; `None` for a mutant (its bug was made, not committed,
+    /// and the mutation's own description would name the fix's place).
+    pub message: Option<String>,
+    /// The gold patch (which the statement must not reveal): a mined commit's code change, or
+    /// a mutation undone.
     pub patch: String,
-    /// The statement made without a model: the failing tests and what pytest said.
+    /// The failing tests and what pytest said of them (a mined task's statement made without
+    /// a model, the commit message included; a mutant's failures).
     pub failing: String,
 }
 
-/// Writes a mined task's problem statement (`tasks mine --describe`).
+/// Writes a task's problem statement (`tasks mine --describe`, `tasks mutate --describe`).
 pub trait Describer: Send + Sync + std::fmt::Debug {
     /// The statement for `evidence`; an error says why none was written.
     fn describe(

@@ -5,7 +5,8 @@
 //! times), or a [`Rejection`] that says why the candidate is dropped.
 //!
 //! Only the test patch's pytest modules run, as `TEST_CMD -p no:cacheprovider --rootdir=.
-//! --continue-on-collection-errors --junitxml=XML FILES...` in the repository's folder: one
+//! --continue-on-collection-errors --junitxml=.git/lilypad-junit.xml FILES...` in the
+//! repository's folder (the report's place: [`REPORT_PATH`]): one
 //! module that cannot be imported before the fix (the test imports what the fix adds) leaves
 //! the others running. Tests that do not run with the gold patch (no XML, a module that cannot
 //! be collected, nothing collected, the time limit) drop the candidate.
@@ -21,8 +22,13 @@ use crate::sandbox::{ExecExit, ExecRequest, SandboxKind, SandboxSettings};
 use std::path::Path;
 use std::time::Duration;
 
-/// Where the report is written inside the sandbox (outside the repository).
-pub const JUNIT_PATH: &str = "/tmp/lilypad-junit.xml";
+/// Where the report is written, relative to the sandbox's root (the folder the tests run in):
+/// inside the workspace's own `.git`, which every sandbox kind has (a fresh one Lilypad made,
+/// or an adopted repository's) and reads back from its root, the contained host sandbox too,
+/// whose `/tmp` is private to its commands. A file there is in no test id, no patch or diff
+/// and no turn record (they never include `.git`), and it goes with the sandbox. pytest makes
+/// the folder when it is missing.
+pub const REPORT_PATH: &str = ".git/lilypad-junit.xml";
 /// Bytes of each of a run's streams kept (its last lines are a rejection's reason).
 const KEEP_BYTES: usize = 1 << 20;
 
@@ -288,7 +294,7 @@ pub async fn apply(checkout: &Path, patch: &str) -> Result<Result<(), String>, M
 pub fn command(test_cmd: &str, files: &[String]) -> String {
     let quoted: Vec<String> = files.iter().map(|f| shell_quote(f)).collect();
     format!(
-        "{test_cmd} -p no:cacheprovider --rootdir=. --continue-on-collection-errors --junitxml={JUNIT_PATH} {}",
+        "{test_cmd} -p no:cacheprovider --rootdir=. --continue-on-collection-errors --junitxml={REPORT_PATH} {}",
         quoted.join(" ")
     )
 }
@@ -338,7 +344,8 @@ pub async fn run_tests(
                 stream: None,
             })
             .await?;
-        let xml = match sandbox.read(JUNIT_PATH).await {
+        let report = format!("{}/{REPORT_PATH}", sandbox.root().trim_end_matches('/'));
+        let xml = match sandbox.read(&report).await {
             Ok(x) => Some(x),
             Err(crate::sandbox::SandboxError::NotFound { .. }) => None,
             Err(e) => return Err(e),
@@ -411,7 +418,7 @@ mod tests {
         assert_eq!(
             c,
             "python3 -m pytest -p no:cacheprovider --rootdir=. --continue-on-collection-errors \
-             --junitxml=/tmp/lilypad-junit.xml tests/test_a.py 'tests/it'\\''s.py'"
+             --junitxml=.git/lilypad-junit.xml tests/test_a.py 'tests/it'\\''s.py'"
         );
         assert_eq!(last_lines("a\n\nb\nc\n", 2), "b | c");
     }

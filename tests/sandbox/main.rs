@@ -22,5 +22,6 @@ mod sandbox_kube;
 mod sandbox_pull;
 mod sandbox_suite;
 mod tasks_filter;
+mod tasks_host;
 mod tasks_mine;
 mod tasks_mutate;

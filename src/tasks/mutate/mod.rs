@@ -4,7 +4,9 @@
 //! listed ([`ops`]); the test suite runs once at HEAD and once per mutant in the sandbox
 //! ([`check`]); a mutant some of whose tests fail while others pass, and whose failing tests
 //! no earlier kept mutant fails exactly, becomes a SWE-bench instance: its base is a commit of
-//! the mutant ([`repo`]), its gold patch the mutation undone, its statement the failing tests.
+//! the mutant ([`repo`]), its gold patch the mutation undone, its statement the failing tests
+//! (with `--describe`, an issue the model writes from the gold patch and the failures, as
+//! mining's: `super::statement::Describer`).
 //! See docs/tasks.md.
 //!
 //! Which mutants run, in which order: every function's mutations are ordered by a hash of
@@ -23,8 +25,9 @@ pub mod parse;
 pub mod repo;
 
 use super::output::{RejectLine, RepoName, TaskLine};
+use super::statement::{self, Describer};
 use super::validate::TestRunner;
-use super::{write_line, MineError, Mined};
+use super::{describe, write_line, MineError, Mined};
 use futures_util::StreamExt;
 use parse::Mutant;
 use sha1::{Digest, Sha1};
@@ -65,6 +68,8 @@ pub struct MutateOptions {
     /// The runner; its timeout bounds each run (a mutant's run is also bounded by ten times
     /// the base run, at least a minute: a mutant can loop forever).
     pub runner: TestRunner,
+    /// Writes the problem statements (`--describe`); `None`: the failing tests alone.
+    pub describer: Option<std::sync::Arc<dyn Describer>>,
 }
 
 /// What a mutation run did, by count.
@@ -210,6 +215,19 @@ async fn mutate_all(
                 })
                 .await
                 .map_err(MineError::from)??;
+                let problem_statement = match &opts.describer {
+                    None => plain_statement(&k),
+                    // What mining shows its model, less the commit message a mutant has not:
+                    // the fix's diff and the failures; never the operator or its place.
+                    Some(d) => {
+                        let evidence = statement::Evidence {
+                            message: None,
+                            patch: patch.clone(),
+                            failing: statement::failures(&k.failing, &k.report),
+                        };
+                        describe(d.clone(), &instance_id, evidence).await?
+                    }
+                };
                 summary.tasks += 1;
                 Mined::Task(Box::new(TaskLine {
                     instance_id,
@@ -217,7 +235,7 @@ async fn mutate_all(
                     base_commit: commit.clone(),
                     patch,
                     test_patch: String::new(),
-                    problem_statement: statement(&k),
+                    problem_statement,
                     fail_to_pass: serde_json::to_string(&k.failing).map_err(MineError::from)?,
                     pass_to_pass: serde_json::to_string(&k.passing).map_err(MineError::from)?,
                     created_at: created_at.clone(),
@@ -251,11 +269,11 @@ async fn mutate_all(
 }
 
 /// A mutant's task statement: the failing tests and what pytest said, never the mutation.
-fn statement(k: &check::Kept) -> String {
+fn plain_statement(k: &check::Kept) -> String {
     let mut out = String::from(
         "Some of the test suite fails: the code it tests has a bug. Fix the code, not the tests.",
     );
-    out.push_str(&super::statement::failures(&k.failing, &k.report));
+    out.push_str(&statement::failures(&k.failing, &k.report));
     out
 }
 
