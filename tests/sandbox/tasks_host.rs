@@ -115,6 +115,7 @@ fn host_runner(test_cmd: &str) -> TestRunner {
         test_cmd: test_cmd.to_string(),
         timeout: Duration::from_secs(300),
         pool: None,
+        closing: Default::default(),
     }
 }
 
