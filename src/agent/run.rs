@@ -202,6 +202,10 @@ impl Agent {
                         self.set_policy(policy);
                         continue;
                     }
+                    Some(Op::RecordComments { comments }) => {
+                        self.emit(Event::CommentsRecorded { comments });
+                        continue;
+                    }
                     Some(Op::Interrupt | Op::Step | Op::Review { .. }) => continue,
                 },
             };
@@ -538,6 +542,11 @@ impl Agent {
             // At once: the next call is settled under it.
             Some(Op::SetApprovalPolicy { policy }) => {
                 self.set_policy(policy);
+                None
+            }
+            // At once: nothing the model reads changes.
+            Some(Op::RecordComments { comments }) => {
+                self.emit(Event::CommentsRecorded { comments });
                 None
             }
             // Once the task has ended.

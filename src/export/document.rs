@@ -6,7 +6,7 @@
 //! Owns: building it from a session's header and events. Does not own: reading the log
 //! (`crate::session`), or drawing it (`super::markdown`, `super::html`).
 
-use crate::protocol::{ApprovalKind, Event, FinishReason, Message, Resolution};
+use crate::protocol::{ApprovalKind, Event, FinishReason, Message, RecordedComment, Resolution};
 use crate::session::{ProjectDocRecord, Provenance, SessionHeader};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -33,6 +33,9 @@ pub struct Document {
     pub finish: Option<FinishReason>,
     /// The final answer, if the last task gave one.
     pub final_answer: Option<String>,
+    /// Review comments the person kept without sending them to the model (the session
+    /// review's "comment" end), in the order they were recorded.
+    pub review_comments: Vec<RecordedComment>,
     /// The session patch as saved beside the log (`git diff` form); `None` when none was saved.
     pub patch: Option<String>,
     pub provenance: Option<Provenance>,
@@ -222,6 +225,14 @@ pub fn build(header: &SessionHeader, events: &[Event], patch: Option<String>) ->
         turns,
         finish,
         final_answer,
+        review_comments: events
+            .iter()
+            .filter_map(|e| match e {
+                Event::CommentsRecorded { comments } => Some(comments.iter().cloned()),
+                _ => None,
+            })
+            .flatten()
+            .collect(),
         patch,
         provenance: header.provenance.clone(),
     }

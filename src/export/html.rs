@@ -98,6 +98,17 @@ pub(super) fn render(doc: &Document) -> String {
             markdown_html(a.trim())
         ));
     }
+    if !doc.review_comments.is_empty() {
+        out.push_str("<h2>Review comments (recorded, not sent to the model)</h2>\n<ol>\n");
+        for c in &doc.review_comments {
+            out.push_str(&format!(
+                "<li><code>{}</code>{}</li>\n",
+                esc(&c.place),
+                pre(&c.text)
+            ));
+        }
+        out.push_str("</ol>\n");
+    }
     out.push_str("<h2>Final patch</h2>\n");
     match doc.patch.as_deref() {
         Some(p) if !p.trim().is_empty() => {

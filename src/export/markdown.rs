@@ -49,6 +49,13 @@ pub(super) fn render(doc: &Document) -> String {
         out.push_str(a.trim());
         out.push('\n');
     }
+    if !doc.review_comments.is_empty() {
+        out.push_str("\n## Review comments (recorded, not sent to the model)\n\n");
+        for c in &doc.review_comments {
+            out.push_str(&format!("1. `{}`\n\n", c.place.replace('`', "'")));
+            out.push_str(&indent(&fence("text", &c.text), "   "));
+        }
+    }
     out.push_str("\n## Final patch\n\n");
     match doc.patch.as_deref() {
         Some(p) if !p.trim().is_empty() => out.push_str(&fence("diff", p)),
@@ -61,6 +68,16 @@ pub(super) fn render(doc: &Document) -> String {
     out.push_str("\n## Provenance\n\n");
     out.push_str(&fence("json", &super::provenance_json(doc)));
     out
+}
+
+/// `text` with `prefix` before each non-empty line (a block inside a list item).
+fn indent(text: &str, prefix: &str) -> String {
+    text.lines()
+        .map(|l| match l.is_empty() {
+            true => "\n".to_string(),
+            false => format!("{prefix}{l}\n"),
+        })
+        .collect()
 }
 
 fn render_turn(turn: &Turn) -> String {

@@ -95,6 +95,10 @@ pub fn render_line(e: &Event) -> String {
         } => format!(
             "rewound from step {from_turn} to the end of step {turn} ({messages} messages kept; files restored)"
         ),
+        Event::CommentsRecorded { comments } => format!(
+            "review comments recorded (not sent to the model):\n{}",
+            crate::protocol::RecordedComment::numbered(comments)
+        ),
         Event::Error { message } => format!("error: {message}"),
         Event::SessionEnded => String::new(),
     }

@@ -55,8 +55,33 @@ pub enum Op {
     /// its answer, and the next call is settled under the new policy. Answered with
     /// [`Event::ApprovalPolicyChanged`], which the session log keeps.
     SetApprovalPolicy { policy: ApprovalPolicy },
+    /// Keep the person's review comments in the session without sending them to the model
+    /// (the session review's "comment" end, `C`). Answered with
+    /// [`Event::CommentsRecorded`], which the session log keeps; no turn is taken.
+    RecordComments { comments: Vec<RecordedComment> },
     /// End the session.
     Shutdown,
+}
+
+/// A review comment kept without being sent ([`Op::RecordComments`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedComment {
+    /// Where it points, in the words the model would read: `inventory.py:29 (new) "return
+    /// ..."`, `inventory.py (the file)`, or `the whole review`.
+    pub place: String,
+    pub text: String,
+}
+
+impl RecordedComment {
+    /// `comments` as a numbered list, one a line: `1. PLACE: TEXT`.
+    pub fn numbered(comments: &[RecordedComment]) -> String {
+        comments
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{}. {}: {}", i + 1, c.place, c.text))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
 }
 
 /// Where a turn ended in the conversation: what the agent keeps per turn so that it can go
@@ -382,6 +407,10 @@ pub enum Event {
     /// raising a category to auto); `policy` is the whole policy in force from now on.
     ApprovalPolicyChanged {
         policy: ApprovalPolicy,
+    },
+    /// Review comments the person kept without sending them ([`Op::RecordComments`]).
+    CommentsRecorded {
+        comments: Vec<RecordedComment>,
     },
     /// Something went wrong that the person should see (the session continues if it can).
     Error {

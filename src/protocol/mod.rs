@@ -11,8 +11,8 @@ mod usage;
 pub use approval::{ApprovalPolicy, Policy, PolicyOverride, PolicyParseError};
 pub use conversation::{conversation_key, session_id};
 pub use events::{
-    ApprovalKind, ApprovalRequest, DroppedResult, Event, FinishReason, HunkNote, Op, RequestId,
-    Resolution, ReviewDecision, ToolCategory, TurnEnd, REJECTED_RESULT,
+    ApprovalKind, ApprovalRequest, DroppedResult, Event, FinishReason, HunkNote, Op,
+    RecordedComment, RequestId, Resolution, ReviewDecision, ToolCategory, TurnEnd, REJECTED_RESULT,
 };
 pub use openai::{message_json, message_openai, ArgumentsAs};
 pub use tool_name::ToolName;

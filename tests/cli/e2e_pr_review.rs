@@ -1,7 +1,8 @@
 //! End to end through a real terminal (tmux, 120x40) and the real binary on the scripted
 //! engine (a mock of the model): a session edits two files; at the session patch the person
 //! leaves pending comments on both (editing one before submitting), requests changes with a
-//! summary, and the agent goes on from the one message the session log records.
+//! summary, and the agent goes on from the one message the session log records; a comment
+//! recorded without sending reaches the log and the transcript, not the model.
 
 use super::e2e_demo::{have_tmux, session_log, Tmux};
 use std::time::{Duration, Instant};
@@ -136,10 +137,25 @@ fn request_changes_sends_every_pending_comment_as_one_message() {
     t.wait_for(&["request changes: a summary"]);
     t.keys(&["-l", "then run the tests"]);
     t.keys(&["Enter"]);
-    // The next turn ends with the session patch in front again; Esc shows the transcript.
+    // The next turn ends with the session patch in front again. A comment recorded without
+    // sending (`C`) goes to the session log and the transcript, not to the model.
     t.wait_for(&["step 4/150", "Session patch"]);
+    t.keys(&["m"]);
+    t.wait_for(&["comment on this line ›"]);
+    t.keys(&["-l", "keep a printing wrapper"]);
+    t.keys(&["Enter"]);
+    t.wait_for(&["└ keep a printing wrapper (pending)"]);
+    t.keys(&["C"]);
+    t.wait_for(&["record the comments: a summary"]);
+    t.keys(&["-l", "for later"]);
+    t.keys(&["Enter"]);
     t.keys(&["Escape"]);
-    t.wait_for(&["changes requested: 3 comments", "Addressed your review."]);
+    t.wait_for(&[
+        "changes requested: 3 comments",
+        "Addressed your review.",
+        "review comments recorded (not sent to the model)",
+        "keep a printing wrapper",
+    ]);
     t.keys(&["C-c"]);
     let start = Instant::now();
     while !done.exists() {
@@ -168,6 +184,46 @@ fn request_changes_sends_every_pending_comment_as_one_message() {
         3. inventory.py:3 (new) \"return [i for i in items if i.count <= threshold]\": at most means <=\n\n\
         then run the tests";
     assert_eq!(*reviews[0], want);
+    // The recorded comments are in the log, with their places, and reached no message.
+    let recorded: Vec<&serde_json::Value> = log
+        .iter()
+        .filter(|e| e["event"] == "comments_recorded")
+        .collect();
+    assert_eq!(recorded.len(), 1, "{log:#?}");
+    let comments = recorded[0]["comments"].as_array().unwrap();
+    let texts: Vec<&str> = comments.iter().filter_map(|c| c["text"].as_str()).collect();
+    assert_eq!(
+        texts,
+        ["for later", "keep a printing wrapper"],
+        "{comments:#?}"
+    );
+    assert!(
+        comments[1]["place"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("app.py:5 (")),
+        "{comments:#?}"
+    );
+    assert!(
+        !messages.iter().any(|m| m.contains("printing wrapper")),
+        "{messages:#?}"
+    );
+    // The export keeps them too.
+    let md = std::process::Command::new(env!("CARGO_BIN_EXE_lilypad"))
+        .args(["export", "--last", "--session-dir"])
+        .arg(&sessions)
+        .env("XDG_CONFIG_HOME", tmp.path().join("config"))
+        .env("XDG_DATA_HOME", tmp.path().join("data"))
+        .env("XDG_STATE_HOME", tmp.path().join("state"))
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&md.stdout);
+    let at = md
+        .find("## Review comments (recorded, not sent to the model)")
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(
+        md[at..].contains("keep a printing wrapper") && md[at..].contains("`the whole change`"),
+        "{md}"
+    );
     // The agent went on from it: its next answer is the script's next turn.
     assert!(
         log.iter().any(|e| e["event"] == "task_finished"

@@ -6,7 +6,7 @@
 use super::tui_views::{app, draw, feed, session_start, text};
 use crossterm::event::{KeyCode, KeyEvent};
 use lilypad::diff::patch;
-use lilypad::protocol::{Event, FinishReason, Op};
+use lilypad::protocol::{Event, FinishReason, Op, RecordedComment};
 use lilypad::tui::app::{App, Effect, Mode};
 
 const RAW: &str = "diff --git a/calc.py b/calc.py\nindex 1111111..2222222 100644\n--- a/calc.py\n+++ b/calc.py\n@@ -1,3 +1,3 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n \ndiff --git a/NEWS.md b/NEWS.md\nnew file mode 100644\n--- /dev/null\n+++ b/NEWS.md\n@@ -0,0 +1 @@\n+- add adds\n";
@@ -80,7 +80,22 @@ fn c_records_the_comments_without_sending_them() {
     let mut a = reviewing();
     draw(&a);
     press(&mut a, "Mlooks fine\n");
-    assert!(press(&mut a, "Cfor the record\n").is_empty());
+    // Nothing goes to the model: the agent is asked to keep them in the session log.
+    assert_eq!(
+        press(&mut a, "Cfor the record\n"),
+        vec![Effect::Send(Op::RecordComments {
+            comments: vec![
+                RecordedComment {
+                    place: "the whole change".into(),
+                    text: "for the record".into(),
+                },
+                RecordedComment {
+                    place: "calc.py (the file)".into(),
+                    text: "looks fine".into(),
+                },
+            ],
+        })]
+    );
     let Mode::Patch(p) = &a.mode else {
         panic!("the review stays in front")
     };

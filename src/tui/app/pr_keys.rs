@@ -5,7 +5,7 @@
 
 use super::pr_review::{End, Outcome, PatchReview};
 use super::{App, Effect, Mode, PatchDecision};
-use crate::protocol::Op;
+use crate::protocol::{Op, RecordedComment};
 use crate::tui::keymap::{keys_of, Action, Context};
 use crate::tui::text_input::TextInput;
 use crate::tui::transcript::Level;
@@ -63,21 +63,16 @@ impl App {
                 Vec::new()
             }
             Outcome::Request(text) => self.request_changes(text),
-            Outcome::Recorded(done) => {
-                let list: Vec<String> = done
+            // The session log keeps them; the transcript shows them when the agent says so.
+            Outcome::Recorded(done) => vec![Effect::Send(Op::RecordComments {
+                comments: done
                     .iter()
-                    .enumerate()
-                    .map(|(i, c)| format!("{}. {}: {}", i + 1, c.anchor.describe(), c.text))
-                    .collect();
-                self.transcript.notice(
-                    Level::Info,
-                    format!(
-                        "review comments recorded (not sent to the model):\n{}",
-                        list.join("\n")
-                    ),
-                );
-                Vec::new()
-            }
+                    .map(|c| RecordedComment {
+                        place: c.anchor.describe(),
+                        text: c.text.clone(),
+                    })
+                    .collect(),
+            })],
         }
     }
 

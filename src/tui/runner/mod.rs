@@ -582,15 +582,25 @@ impl Loop {
                     self.held.push(op);
                 }
                 Effect::Send(op) => {
-                    let sent = self.slots[slot]
-                        .link
-                        .as_ref()
-                        .map(|b| b.ops.send(op).is_ok());
-                    if sent == Some(false) || self.slots[slot].ended {
-                        self.slots[slot].app.transcript.notice(
-                            super::transcript::Level::Error,
-                            "the agent is no longer running",
-                        );
+                    let s = &self.slots[slot];
+                    let unsent = match (&s.link, s.ended) {
+                        (_, true) => Some(op),
+                        (Some(b), false) => b.ops.send(op).err().map(|e| e.0),
+                        (None, false) => None,
+                    };
+                    if let Some(op) = unsent {
+                        let mut text = String::from("the agent is no longer running");
+                        // Words the person wrote are shown rather than lost.
+                        if let Op::RecordComments { comments } = &op {
+                            text.push_str(&format!(
+                                "; these review comments were not recorded:\n{}",
+                                crate::protocol::RecordedComment::numbered(comments)
+                            ));
+                        }
+                        self.slots[slot]
+                            .app
+                            .transcript
+                            .notice(super::transcript::Level::Error, text);
                     }
                 }
                 Effect::ComputeDiff {

@@ -206,6 +206,13 @@ impl Transcript {
                     policy.short_spec()
                 ),
             ),
+            Event::CommentsRecorded { comments } => self.notice(
+                Level::Info,
+                format!(
+                    "review comments recorded (not sent to the model):\n{}",
+                    crate::protocol::RecordedComment::numbered(comments)
+                ),
+            ),
             Event::Rewound {
                 turn, from_turn, ..
             } => {
