@@ -8,7 +8,9 @@
 //! --continue-on-collection-errors --junitxml=.git/lilypad-junit.xml FILES...` in the
 //! repository's folder (the report's place: [`REPORT_PATH`]): one
 //! module that cannot be imported before the fix (the test imports what the fix adds) leaves
-//! the others running. Tests that do not run with the gold patch (no XML, a module that cannot
+//! the others running. pytest's own output goes to the run's standard error and the report is
+//! printed on its standard output when pytest ends, so it comes back with the run (one command
+//! per run; a report too long to keep is read from the sandbox after). Tests that do not run with the gold patch (no XML, a module that cannot
 //! be collected, nothing collected, the time limit) drop the candidate.
 //!
 //! Owns: the checkouts, the runs and the comparison. Does not own: which commits are
@@ -290,11 +292,14 @@ pub async fn apply(checkout: &Path, patch: &str) -> Result<Result<(), String>, M
     }
 }
 
-/// The command of one run over `files`.
+/// The command of one run over `files`: pytest's output to standard error, then the report
+/// (if pytest wrote one) on standard output, and pytest's exit status.
 pub fn command(test_cmd: &str, files: &[String]) -> String {
     let quoted: Vec<String> = files.iter().map(|f| shell_quote(f)).collect();
     format!(
-        "{test_cmd} -p no:cacheprovider --rootdir=. --continue-on-collection-errors --junitxml={REPORT_PATH} {}",
+        "rm -f {REPORT_PATH}; {{ {test_cmd} -p no:cacheprovider --rootdir=. \
+         --continue-on-collection-errors --junitxml={REPORT_PATH} {}; }} 1>&2; s=$?; \
+         cat {REPORT_PATH} 2>/dev/null; exit $s",
         quoted.join(" ")
     )
 }
@@ -344,20 +349,24 @@ pub async fn run_tests(
                 stream: None,
             })
             .await?;
-        let report = format!("{}/{REPORT_PATH}", sandbox.root().trim_end_matches('/'));
-        let xml = match sandbox.read(&report).await {
-            Ok(x) => Some(x),
-            Err(crate::sandbox::SandboxError::NotFound { .. }) => None,
-            Err(e) => return Err(e),
+        let xml = if out.stdout.truncated() {
+            // Longer than what a run keeps: read from where pytest wrote it.
+            let report = format!("{}/{REPORT_PATH}", sandbox.root().trim_end_matches('/'));
+            match sandbox.read(&report).await {
+                Ok(x) => Some(x),
+                Err(crate::sandbox::SandboxError::NotFound { .. }) => None,
+                Err(e) => return Err(e),
+            }
+        } else {
+            Some(out.stdout.head.clone()).filter(|x| !x.is_empty())
         };
         Ok((out, xml, sandbox.about().image_digest))
     }
     .await;
     runner.closing.close(sandbox);
     let (out, xml, digest) = outcome?;
-    let mut all = out.stdout.head.clone();
-    all.extend_from_slice(&out.stderr.head);
-    let tail = last_lines(&String::from_utf8_lossy(&all), 5);
+    // pytest's words are on standard error (standard output is the report).
+    let tail = last_lines(&String::from_utf8_lossy(&out.stderr.head), 5);
     let exit_code = match out.exit {
         ExecExit::TimedOut => None,
         ExecExit::Exited(c) => Some(c),
@@ -417,8 +426,9 @@ mod tests {
         );
         assert_eq!(
             c,
-            "python3 -m pytest -p no:cacheprovider --rootdir=. --continue-on-collection-errors \
-             --junitxml=.git/lilypad-junit.xml tests/test_a.py 'tests/it'\\''s.py'"
+            "rm -f .git/lilypad-junit.xml; { python3 -m pytest -p no:cacheprovider --rootdir=. \
+             --continue-on-collection-errors --junitxml=.git/lilypad-junit.xml tests/test_a.py \
+             'tests/it'\\''s.py'; } 1>&2; s=$?; cat .git/lilypad-junit.xml 2>/dev/null; exit $s"
         );
         assert_eq!(last_lines("a\n\nb\nc\n", 2), "b | c");
     }
