@@ -276,11 +276,7 @@ fn line_rows(dl: &DiffLine, theme: &Theme, width: usize, num_w: usize) -> usize 
     // Gutter "OLD NEW " plus the sign.
     let mut w = 2 * num_w + 3;
     for seg in &dl.segments {
-        w += if seg.text.contains('\t') {
-            expand_tabs(&seg.text).width()
-        } else {
-            seg.text.width()
-        };
+        w += cells(&seg.text);
     }
     if dl.no_newline {
         w += NO_NEWLINE.width();
@@ -442,6 +438,16 @@ fn diff_line(
         }
     }
     wrapped
+}
+
+/// The cells `s` takes once its tabs are expanded, without building the expanded text when it
+/// has none (the common case: this runs for every line of a diff at every frame).
+pub(crate) fn cells(s: &str) -> usize {
+    if s.contains('\t') {
+        expand_tabs(s).width()
+    } else {
+        s.width()
+    }
 }
 
 pub(crate) fn expand_tabs(s: &str) -> String {

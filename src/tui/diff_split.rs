@@ -196,7 +196,7 @@ impl Side<'_> {
         };
         let mut w = self.num_w + 2;
         for seg in &dl.segments {
-            w += diff_lines::expand_tabs(&seg.text).width();
+            w += diff_lines::cells(&seg.text);
         }
         if dl.no_newline {
             w += diff_lines::NO_NEWLINE.width();
