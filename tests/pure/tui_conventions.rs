@@ -163,7 +163,7 @@ fn the_mouse_wheel_scrolls_the_transcript_and_the_review() {
     draw(&r);
     let scroll = |r: &lilypad::tui::App| match &r.mode {
         lilypad::tui::app::Mode::Review(lilypad::tui::app::Review::Change(c)) => {
-            (c.scroll, c.dock.panel.get().y)
+            (c.cursor.scroll, c.dock.panel.get().y)
         }
         other => panic!("{other:?}"),
     };

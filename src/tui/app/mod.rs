@@ -184,6 +184,9 @@ pub struct App {
     pub diff_layout: crate::tui::DiffLayout,
     /// Esc was pressed on an empty message line: a second Esc asks which turn to rewind to.
     pub(crate) esc_armed: bool,
+    /// Leaving with review comments not sent was warned about by this key's action: the
+    /// same again goes ahead (any other key forgets the warning).
+    pub(crate) unsent_warned: Option<crate::tui::keymap::Action>,
     /// The command palette, while the message line starts with the `/` that opened it.
     pub palette: Option<pickers::Palette>,
     /// The file picker, while the cursor is in the word of the `@` that opened it.
@@ -235,6 +238,7 @@ impl App {
             keys: crate::tui::KeyScheme::Modal,
             diff_layout: crate::tui::DiffLayout::default(),
             esc_armed: false,
+            unsent_warned: None,
             palette: None,
             picker: None,
             prompts: Vec::new(),

@@ -15,6 +15,7 @@ use crate::diff::combine::{self, CombineError, Piece};
 use crate::diff::FileDiff;
 use crate::protocol::{Event, FinishReason};
 use crate::tui::actions::ActionError;
+use crate::tui::diff_cursor::DiffCursor;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// What one attempt has reported, beyond what its App shows.
@@ -48,6 +49,8 @@ pub struct Pieces {
     pub pieces: Vec<Piece>,
     pub taken: Vec<bool>,
     pub focus: usize,
+    /// The focused piece's diff: its scroll and what its last drawing measured.
+    pub diff: DiffCursor,
 }
 
 impl Pieces {
@@ -247,6 +250,7 @@ impl Board {
             focus: old.focus.min(pieces.len().saturating_sub(1)),
             pieces,
             taken,
+            diff: old.diff,
         });
     }
 
@@ -255,9 +259,15 @@ impl Board {
             return Vec::new();
         };
         let n = p.pieces.len();
+        let focus = p.focus;
         match key.code {
             KeyCode::Up | KeyCode::Char('k') => p.focus = p.focus.saturating_sub(1),
             KeyCode::Down | KeyCode::Char('j') => p.focus = (p.focus + 1).min(n.saturating_sub(1)),
+            KeyCode::PageUp | KeyCode::PageDown => {
+                let page = p.diff.page() as isize;
+                p.diff
+                    .scroll_by(if key.code == KeyCode::PageUp { -page } else { page });
+            }
             KeyCode::Char(' ') if n > 0 => {
                 p.taken[p.focus] = !p.taken[p.focus];
                 let clash = p.conflicts_of(p.focus);
@@ -279,6 +289,12 @@ impl Board {
             KeyCode::Char('a') => return self.apply_taken(),
             KeyCode::Esc | KeyCode::Char('q') => self.view = BoardView::Cards,
             _ => {}
+        }
+        // Another piece: its diff from the top.
+        if let BoardView::Pieces(p) = &mut self.view {
+            if p.focus != focus {
+                p.diff.reset(0);
+            }
         }
         Vec::new()
     }

@@ -5,6 +5,7 @@
 use super::{card, Board, BoardView, Pieces};
 use crate::diff::{FileDiff, FileStatus};
 use crate::tui::app::App;
+use crate::tui::diff_cursor::Drawing;
 use crate::tui::diff_lines;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::truncate;
@@ -41,7 +42,7 @@ pub fn draw(frame: &mut Frame<'_>, board: &Board, apps: &[&App], theme: &Theme) 
             "←/→ choose · enter open its transcript (b back) · a apply its patch · p take pieces · q quit"
         }
         BoardView::Pieces(_) => {
-            "↑/↓ move · space take/drop · t take all of its attempt · a apply what is taken · esc back"
+            "↑/↓ move · space take/drop · t take all of its attempt · a apply what is taken · PgUp/PgDn scroll the diff · esc back"
         }
     };
     frame.render_widget(
@@ -143,7 +144,18 @@ fn pieces(frame: &mut Frame<'_>, area: Rect, board: &Board, p: &Pieces, t: &Them
         },
         None => file.clone(),
     };
+    // Only the rows in view are built; PgUp/PgDn scroll them.
     let mut out = vec![diff_lines::header(&shown, t)];
-    out.extend(diff_lines::render(&shown, t, diff.width as usize, Default::default()).lines);
+    let (width, rows) = (diff.width as usize, diff.height.saturating_sub(1) as usize);
+    let sized = diff_lines::render_window(&shown, t, width, Default::default(), 0, 0);
+    let top = p.diff.top(sized.total, rows);
+    out.extend(diff_lines::render_window(&shown, t, width, Default::default(), top, rows).lines);
+    p.diff.drawn(Drawing {
+        line_starts: sized.line_starts,
+        hunk_starts: sized.hunk_starts,
+        page: rows.max(1),
+        rows: sized.total,
+        width: diff.width,
+    });
     frame.render_widget(Paragraph::new(out), diff);
 }

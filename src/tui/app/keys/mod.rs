@@ -17,6 +17,7 @@ mod session;
 mod transcript;
 
 use super::review::FeedbackFor;
+use super::pr_keys::Unsent;
 use super::{App, Effect, Mode, Overlay, Review};
 use crate::tui::keymap::{lookup, Action, Context};
 use crate::tui::text_input::TextInput;
@@ -154,6 +155,9 @@ impl App {
         if action != Some(Action::EscapeOrRewind) {
             self.esc_armed = false;
         }
+        if action != self.unsent_warned {
+            self.unsent_warned = None;
+        }
         match action {
             Some(action) => {
                 let fx = self.act(action, contexts[0]);
@@ -232,14 +236,12 @@ impl App {
                     Vec::new()
                 }
             },
-            A::Quit => match self.quit_question() {
-                Some(q) => {
-                    self.overlay = Some(Overlay::ConfirmQuit(q));
-                    Vec::new()
-                }
-                None => self.quit_now(),
+            A::Quit => match self.warn_unsent(A::Quit) {
+                Unsent::Warned => Vec::new(),
+                Unsent::Again => self.quit_now(),
+                Unsent::None => self.ask_to_quit(),
             },
-            A::Yes => {
+                        A::Yes => {
                 self.overlay = None;
                 self.quit_now()
             }

@@ -1,6 +1,7 @@
 //! Keys that act on the session itself: the approval policy (Shift-Tab), the person's own
 //! commands (`!cmd`, the check), Ctrl-C, the full context's question and rewinding to a turn.
 
+use super::super::pr_keys::Unsent;
 use super::super::{AgentState, App, Effect, Overlay};
 use crate::protocol::Op;
 use crate::tui::keymap::Action;
@@ -80,6 +81,15 @@ impl App {
             ));
             return vec![Effect::Send(Op::Interrupt)];
         }
+        match self.warn_unsent(Action::InterruptOrQuit) {
+            Unsent::Warned => Vec::new(),
+            Unsent::Again => self.quit_now(),
+            Unsent::None => self.ask_to_quit(),
+        }
+    }
+
+    /// Quit, asking first when work would be lost.
+    pub(super) fn ask_to_quit(&mut self) -> Vec<Effect> {
         match self.quit_question() {
             Some(q) => {
                 self.overlay = Some(Overlay::ConfirmQuit(q));
