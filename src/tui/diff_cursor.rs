@@ -28,8 +28,10 @@ pub struct DiffCursor {
     line_starts: RefCell<Vec<usize>>,
     /// First row of each hunk in the last drawing.
     hunk_starts: RefCell<Vec<usize>>,
-    /// Rows in view in the last drawing.
+    /// Rows a page move steps in the last drawing.
     page: Cell<usize>,
+    /// Rows in view in the last drawing.
+    view: Cell<usize>,
     /// Rows of the whole diff in the last drawing (scrolling goes no further).
     rows: Cell<usize>,
     /// Columns the last drawing decided the layout at (split or unified).
@@ -47,8 +49,10 @@ impl Default for DiffCursor {
 pub struct Drawing {
     pub line_starts: Vec<usize>,
     pub hunk_starts: Vec<usize>,
-    /// Rows in view.
+    /// Rows a page move steps (the rows in view, or a little less to keep some in sight).
     pub page: usize,
+    /// Rows in view.
+    pub view: usize,
     /// Rows of the whole diff.
     pub rows: usize,
     /// Columns the layout (split or unified) was decided at.
@@ -72,6 +76,7 @@ impl DiffCursor {
             line_starts: RefCell::default(),
             hunk_starts: RefCell::default(),
             page: Cell::new(FIRST_PAGE),
+            view: Cell::new(FIRST_PAGE),
             rows: Cell::new(usize::MAX),
             width: Cell::new(0),
         }
@@ -82,12 +87,13 @@ impl DiffCursor {
     pub fn reset(&mut self, line: usize) {
         *self = Self {
             page: Cell::new(self.page.get()),
+            view: Cell::new(self.view.get()),
             width: Cell::new(self.width.get()),
             ..Self::new(line)
         };
     }
 
-    /// Rows in view in the last drawing (at least one).
+    /// Rows a page move steps, from the last drawing (at least one).
     pub fn page(&self) -> usize {
         self.page.get().max(1)
     }
@@ -97,6 +103,7 @@ impl DiffCursor {
         *self.line_starts.borrow_mut() = d.line_starts;
         *self.hunk_starts.borrow_mut() = d.hunk_starts;
         self.page.set(d.page);
+        self.view.set(d.view);
         self.rows.set(d.rows);
         self.width.set(d.width);
     }
@@ -151,7 +158,7 @@ impl DiffCursor {
     /// Scroll the view `delta` rows without moving the cursor (the wheel), no further than
     /// the diff's last page.
     pub fn scroll_by(&mut self, delta: isize) {
-        let last = self.rows.get().saturating_sub(self.page());
+        let last = self.rows.get().saturating_sub(self.view.get());
         self.scroll = ((self.scroll as isize + delta).max(0) as usize).min(last);
     }
 
@@ -241,6 +248,7 @@ mod tests {
             line_starts: (0..20).map(|i| i * 2).collect(),
             hunk_starts: vec![0, 20],
             page: 5,
+            view: 5,
             rows: 40,
             width: 120,
         });

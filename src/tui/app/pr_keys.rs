@@ -248,7 +248,7 @@ impl App {
         self.unsent_warned = Some(action);
         let key = self.key_now(action);
         let then = match action {
-            Action::Cancel => "leaves the review, the comments kept pending",
+            Action::Cancel => "leaves, the comments kept pending",
             _ => "quits and loses them",
         };
         let comments = if n == 1 { "comment" } else { "comments" };
@@ -257,7 +257,7 @@ impl App {
                 let request = keys_of(Context::Patch, Action::RequestChanges);
                 let record = keys_of(Context::Patch, Action::CommentReview);
                 p.note = Some(format!(
-                    "{n} review {comments} not sent: {request} requests changes, {record} records them · {key} again {then}"
+                    "{n} {comments} not sent ({request} request changes · {record} record) · {key} again {then}"
                 ));
             }
             _ => {

@@ -154,6 +154,7 @@ fn pieces(frame: &mut Frame<'_>, area: Rect, board: &Board, p: &Pieces, t: &Them
         line_starts: sized.line_starts,
         hunk_starts: sized.hunk_starts,
         page: rows.max(1),
+        view: rows,
         rows: sized.total,
         width: diff.width,
     });

@@ -262,6 +262,7 @@ fn draw_diff(frame: &mut Frame<'_>, area: Rect, app: &App, p: &PatchReview) {
         line_starts: sized.line_starts,
         hunk_starts: sized.hunk_starts,
         page: rows.saturating_sub(1).max(1),
+        view: rows,
         rows: total,
         width: area.width,
     });

@@ -149,6 +149,7 @@ pub(super) fn draw_change(frame: &mut Frame<'_>, area: Rect, app: &App, c: &Chan
         hunk_starts: sized.hunk_starts.iter().map(|s| s + before).collect(),
         line_starts: sized.line_starts.iter().map(|s| s + before).collect(),
         page: h.saturating_sub(2).max(1),
+        view: h,
         rows: total,
         width: c.dock.width.get(),
     });
