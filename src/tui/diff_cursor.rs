@@ -299,7 +299,9 @@ mod tests {
         let lines = || d.hunks.iter().flat_map(|h| h.lines.iter());
         let mut c = DiffCursor::new(1);
         match c.marked(lines()) {
-            Some(Marked::Line(l)) => assert_eq!((l.kind, l.text()), (LineKind::Removed, "y".into())),
+            Some(Marked::Line(l)) => {
+                assert_eq!((l.kind, l.text()), (LineKind::Removed, "y".into()))
+            }
             other => panic!("{other:?}"),
         }
         c.toggle_range();

@@ -248,7 +248,10 @@ fn the_session_review_folds_a_lock_file_until_enter() {
     }
     key(&mut a, KeyCode::Enter);
     let screen = text(&draw_at(&a, 120, 40));
-    assert!(screen.contains("└ on the file: pin it (pending)"), "{screen}");
+    assert!(
+        screen.contains("└ on the file: pin it (pending)"),
+        "{screen}"
+    );
     assert!(key(&mut a, KeyCode::Enter).is_empty());
     assert_eq!(a.contexts()[0], Context::Patch);
     let screen = text(&draw_at(&a, 120, 40));

@@ -113,7 +113,9 @@ fn quitting_with_comments_not_sent_warns_once_and_the_second_press_quits() {
     assert!(press(&mut a, "q").is_empty());
     let screen = text(&draw(&a));
     assert!(
-        screen.contains("1 comment not sent (r request changes · C record) · q again quits and loses them"),
+        screen.contains(
+            "1 comment not sent (r request changes · C record) · q again quits and loses them"
+        ),
         "{screen}"
     );
     // Another key forgets the warning: `q` warns again.
@@ -123,7 +125,8 @@ fn quitting_with_comments_not_sent_warns_once_and_the_second_press_quits() {
     let fx = press(&mut a, "q");
     assert!(fx.contains(&Effect::Quit), "{fx:?}");
     assert!(
-        !fx.iter().any(|e| matches!(e, Effect::Send(Op::UserMessage { .. }))),
+        !fx.iter()
+            .any(|e| matches!(e, Effect::Send(Op::UserMessage { .. }))),
         "{fx:?}"
     );
 
@@ -136,7 +139,9 @@ fn quitting_with_comments_not_sent_warns_once_and_the_second_press_quits() {
     assert!(press(&mut a, "q").is_empty());
     let screen = text(&draw(&a));
     assert!(
-        screen.contains("1 review comment not sent (p then r sends them) · q again quits and loses them"),
+        screen.contains(
+            "1 review comment not sent (p then r sends them) · q again quits and loses them"
+        ),
         "{screen}"
     );
     assert!(press(&mut a, "q").contains(&Effect::Quit));
@@ -145,7 +150,10 @@ fn quitting_with_comments_not_sent_warns_once_and_the_second_press_quits() {
     let mut a = reviewing();
     draw(&a);
     assert!(press(&mut a, "q").is_empty());
-    assert!(matches!(a.overlay, Some(lilypad::tui::app::Overlay::ConfirmQuit(_))));
+    assert!(matches!(
+        a.overlay,
+        Some(lilypad::tui::app::Overlay::ConfirmQuit(_))
+    ));
 }
 
 #[test]

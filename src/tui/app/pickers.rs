@@ -11,7 +11,7 @@
 
 use super::{App, Effect};
 use crate::tui::fuzzy;
-use crate::tui::keymap::{self, Action, Binding};
+use crate::tui::keymap::{self, Binding};
 use crate::tui::prompts::PromptFile;
 use crate::tui::transcript::Level;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -226,113 +226,10 @@ impl App {
         }
         self.refresh_pickers();
     }
-
-    /// A key of the palette's own.
-    pub(super) fn act_palette(&mut self, action: Action) -> Vec<Effect> {
-        let n = self.palette_entries().len();
-        let Some(selected) = self.palette.as_ref().map(|p| p.selected) else {
-            return Vec::new();
-        };
-        let choose = |to| Some(Palette { selected: to });
-        match action {
-            Action::PrevEntry => self.palette = choose(step(selected, n, false)),
-            Action::NextEntry => self.palette = choose(step(selected, n, true)),
-            Action::Cancel => self.palette = None,
-            Action::Complete => {
-                let chosen = self
-                    .palette_entries()
-                    .get(selected)
-                    .map(|e| (e.name().to_string(), matches!(e, Entry::Prompt(_))));
-                let Some((name, prompt)) = chosen else {
-                    return Vec::new();
-                };
-                let args = self
-                    .palette_query()
-                    .and_then(|(_, a)| a)
-                    .unwrap_or_default();
-                let space = if prompt && args.is_empty() { " " } else { "" };
-                let text = format!("/{name}{space}{args}");
-                self.input.set_text(&text);
-                self.refresh_pickers();
-            }
-            Action::Submit => return self.run_palette_entry(),
-            _ => {}
-        }
-        Vec::new()
-    }
-
-    /// Enter in the palette: run the chosen command or send the chosen prompt file; with
-    /// nothing chosen, send the text as it is.
-    fn run_palette_entry(&mut self) -> Vec<Effect> {
-        let selected = self.palette.as_ref().map_or(0, |p| p.selected);
-        let chosen = match self.palette_entries().get(selected) {
-            Some(Entry::Command(bd)) => Ok(*bd),
-            Some(Entry::Prompt(p)) => Err(Some((*p).clone())),
-            None => Err(None),
-        };
-        self.palette = None;
-        match chosen {
-            Ok(bd) => {
-                self.input.take();
-                self.pastes.clear();
-                self.act(bd.action, bd.context)
-            }
-            Err(Some(prompt)) => {
-                let text = self.message_text();
-                let args = text
-                    .strip_prefix('/')
-                    .and_then(|t| t.find(char::is_whitespace).map(|i| &t[i..]))
-                    .unwrap_or_default();
-                let expanded = prompt.expand(args);
-                if expanded.trim().is_empty() {
-                    self.transcript.notice(
-                        Level::Warning,
-                        format!("the prompt file {} has no text to send", prompt.name),
-                    );
-                    return Vec::new();
-                }
-                self.pastes.clear();
-                self.input.set_text(&expanded);
-                self.act_transcript(Action::Submit)
-            }
-            Err(None) => self.act_transcript(Action::Submit),
-        }
-    }
-
-    /// A key of the file picker's own.
-    pub(super) fn act_picker(&mut self, action: Action) -> Vec<Effect> {
-        let n = self.path_matches().len();
-        let Some(picker) = self.picker.as_mut() else {
-            return Vec::new();
-        };
-        match action {
-            Action::PrevEntry => picker.selected = step(picker.selected, n, false),
-            Action::NextEntry => picker.selected = step(picker.selected, n, true),
-            Action::Cancel => self.picker = None,
-            Action::Submit => {
-                let selected = picker.selected;
-                let chosen = self.path_matches().get(selected).cloned();
-                let typed = self.picker_query().map_or(0, |q| q.chars().count() + 1);
-                self.picker = None;
-                if let Some(path) = chosen {
-                    let path = if path.contains(char::is_whitespace) {
-                        format!("\"{path}\"")
-                    } else {
-                        path
-                    };
-                    self.input.delete_back(typed);
-                    self.input.insert_str(&format!("{path} "));
-                }
-                self.refresh_pickers();
-            }
-            _ => {}
-        }
-        Vec::new()
-    }
 }
 
 /// The entry after (`forward`) or before `selected` in a list of `n`, round the ends.
-fn step(selected: usize, n: usize, forward: bool) -> usize {
+pub(super) fn step(selected: usize, n: usize, forward: bool) -> usize {
     let n = n.max(1);
     if forward {
         (selected + 1) % n

@@ -14,10 +14,10 @@
 //! by path and line numbers, so they survive a scope switch and a new export of the patch.
 
 use crate::diff::{DiffLine, FileDiff, Hunk, LineKind};
+use crate::tui::diff_cursor::{DiffCursor, Marked};
 use crate::tui::keymap::{Action, Context};
 use crate::tui::review_comments::{Anchor, LineRef, ReviewComment, ReviewComments};
 use crate::tui::text_input::TextInput;
-use crate::tui::diff_cursor::{DiffCursor, Marked};
 use std::collections::BTreeSet;
 
 /// Which changes the review shows.

@@ -5,11 +5,11 @@
 
 use crate::diff::{apply_hunks, DiffLine, FileDiff, LineKind};
 use crate::protocol::{ApprovalKind, ApprovalRequest, HunkNote, ReviewDecision};
+use crate::tui::diff_cursor::DiffCursor;
+use crate::tui::diff_gaps;
 use crate::tui::line_comments::LineComments;
 use crate::tui::text_input::TextInput;
 use crate::tui::Direction;
-use crate::tui::diff_cursor::DiffCursor;
-use crate::tui::diff_gaps;
 use std::sync::Arc;
 
 /// What the person is deciding on.
@@ -686,6 +686,9 @@ mod tests {
         );
         // A different change starts over.
         c.set_diff(Arc::new(FileDiff::compute("f.rs", Some("a\n"), "b\n")));
-        assert_eq!((c.selected.clone(), c.focus, c.cursor.scroll), (vec![true], 0, 0));
+        assert_eq!(
+            (c.selected.clone(), c.focus, c.cursor.scroll),
+            (vec![true], 0, 0)
+        );
     }
 }

@@ -1,9 +1,12 @@
-//! The message line's keys: pastes (long ones folded), the history of messages sent and its
-//! search (Ctrl-R), word and line motions, the draft in $EDITOR, and Esc on it (interrupt, or
-//! twice on an empty line: rewind).
+//! The message line's keys ([`Composer`]): sending (a message, or `!cmd`), pastes (long ones
+//! folded), the history of messages sent and its search (Ctrl-R, [`RecallKeys`]), word and
+//! line motions, the draft in $EDITOR, and Esc on it (interrupt, or twice on an empty line:
+//! rewind). With the message line in front, the transcript's keys still work through it.
 
-use super::super::{App, Effect, Mode};
+use super::super::{AgentState, App, Effect, Mode, Overlay};
+use super::transcript::TranscriptKeys;
 use super::FOLD_LINES;
+use crate::protocol::Op;
 use crate::tui::keymap::{Action, Context};
 use crate::tui::text_input::clean_paste;
 use crate::tui::transcript::Level;
@@ -161,32 +164,6 @@ impl App {
         }
     }
 
-    /// The message line's own keys: new lines, history, word and line motions.
-    pub(super) fn act_composer(&mut self, action: Action) -> Vec<Effect> {
-        use Action as A;
-        match action {
-            A::Newline => self.input.newline(),
-            A::HistoryPrev => self.line_or_history(Direction::Back),
-            A::HistoryNext => self.line_or_history(Direction::Forward),
-            A::DeleteWordBack => self.input.delete_word_back(),
-            A::KillToLineEnd => self.input.kill_to_line_end(),
-            A::WordLeft => self.input.word_left(),
-            A::WordRight => self.input.word_right(),
-            A::LineStart => self.input.line_start(),
-            A::LineEnd => self.input.line_end(),
-            A::SearchHistory => {
-                self.recall = Some(crate::tui::history::Recall {
-                    draft: self.input.text().to_string(),
-                    ..Default::default()
-                });
-                self.recall_step(false);
-            }
-            A::EditDraft => return vec![Effect::EditDraft(self.message_text())],
-            _ => {}
-        }
-        Vec::new()
-    }
-
     /// The editor opened with Ctrl-G is closed: what was saved is the message line's text
     /// (the file's last line end dropped), or on failure the line stays as it was.
     pub fn on_draft_edited(&mut self, result: Result<String, crate::tui::actions::ActionError>) {
@@ -212,7 +189,7 @@ impl App {
     pub(super) fn escape_or_rewind(&mut self) -> Vec<Effect> {
         if self.status.state.is_busy() {
             self.esc_armed = false;
-            return self.act_transcript(Action::Interrupt);
+            return TranscriptKeys(self).handle(Action::Interrupt);
         }
         if !self.input.text().is_empty() {
             self.esc_armed = false;
@@ -224,4 +201,104 @@ impl App {
         self.esc_armed = true;
         Vec::new()
     }
+}
+
+/// The message line in front (focused in the modal keys, or the chat keys' transcript).
+pub(super) struct Composer<'a>(pub(super) &'a mut App);
+
+impl Composer<'_> {
+    /// The message line's own keys; any other action is the transcript's.
+    pub(super) fn handle(self, action: Action) -> Vec<Effect> {
+        use Action as A;
+        let app = self.0;
+        match action {
+            A::Newline => app.input.newline(),
+            A::HistoryPrev => app.line_or_history(Direction::Back),
+            A::HistoryNext => app.line_or_history(Direction::Forward),
+            A::DeleteWordBack => app.input.delete_word_back(),
+            A::KillToLineEnd => app.input.kill_to_line_end(),
+            A::WordLeft => app.input.word_left(),
+            A::WordRight => app.input.word_right(),
+            A::LineStart => app.input.line_start(),
+            A::LineEnd => app.input.line_end(),
+            A::SearchHistory => {
+                app.recall = Some(crate::tui::history::Recall {
+                    draft: app.input.text().to_string(),
+                    ..Default::default()
+                });
+                app.recall_step(false);
+            }
+            A::EditDraft => return vec![Effect::EditDraft(app.message_text())],
+            A::EscapeOrRewind => return app.escape_or_rewind(),
+            A::Submit => return app.send_message(),
+            A::Cancel => app.input_focus = false,
+            _ => return TranscriptKeys(app).handle(action),
+        }
+        Vec::new()
+    }
+}
+
+/// The search of the messages sent (Ctrl-R) in front.
+pub(super) struct RecallKeys<'a>(pub(super) &'a mut App);
+
+impl RecallKeys<'_> {
+    /// Keep the message found, go back to the draft, or find an older match; any other key
+    /// is the message line's.
+    pub(super) fn handle(self, action: Action) -> Vec<Effect> {
+        match action {
+            Action::Submit | Action::Cancel | Action::OlderMatch => {
+                self.0.recall_choice(action);
+                Vec::new()
+            }
+            _ => Composer(self.0).handle(action),
+        }
+    }
+}
+
+impl App {
+    /// Enter on the message line: send the message (or run `!cmd`), or hold it until the
+    /// session has started or the person has chosen how to make room in a full context.
+    pub(in crate::tui::app) fn send_message(&mut self) -> Vec<Effect> {
+        if self.input.text().trim().is_empty() {
+            return Vec::new();
+        }
+        let text = self.message_text().trim().to_string();
+        let state = self.status.state;
+        if let Some(command) = shell_command(&text) {
+            return self.run_shell(&text, command);
+        }
+        if self.context_full && state.accepts_message() {
+            // Sent only once the person has chosen how to make room.
+            self.take_message(&text);
+            self.overlay = Some(Overlay::ContextFull(text));
+            return Vec::new();
+        }
+        if state == AgentState::Starting {
+            // The runner holds it until the session is ready, then sends it like any other
+            // message (after the task given on the command line, if any).
+            self.take_message(&text);
+            self.transcript.notice(
+                Level::Info,
+                format!("queued until the session has started › {text}"),
+            );
+            return vec![Effect::Send(Op::UserMessage { text })];
+        }
+        if !state.accepts_message() && !state.is_busy() {
+            self.transcript.notice(
+                Level::Warning,
+                "the session is not running: the message cannot be sent",
+            );
+            return Vec::new();
+        }
+        // While the agent works or is paused, the agent queues the message for the next turn
+        // boundary (and says so with `MessageQueued`).
+        self.take_message(&text);
+        vec![Effect::Send(Op::UserMessage { text })]
+    }
+}
+
+/// The command of a message `!cmd` (`!` and a command, on one line or more), if it is one.
+pub(super) fn shell_command(text: &str) -> Option<String> {
+    let command = text.strip_prefix('!')?.trim();
+    (!command.is_empty()).then(|| command.to_string())
 }
