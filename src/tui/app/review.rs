@@ -14,6 +14,10 @@ use std::sync::Arc;
 
 /// What the person is deciding on.
 #[derive(Debug)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one review in front at a time, matched on every key and frame: boxing buys nothing"
+)]
 pub enum Review {
     Change(ChangeReview),
     Command(CommandReview),
