@@ -11,7 +11,7 @@
 
 use super::{App, Effect};
 use crate::tui::fuzzy;
-use crate::tui::keymap::{self, Binding};
+use crate::tui::keymap::{self, Action, Binding};
 use crate::tui::prompts::PromptFile;
 use crate::tui::transcript::Level;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -38,6 +38,50 @@ pub struct PathPicker {
     /// large repository is ranked once per key typed, not once per frame.
     ranked_for: Option<String>,
     matches: Vec<String>,
+}
+
+/// What a picker's own key asks of the App, once the picker has moved its choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick {
+    /// The choice moved (or nothing happened).
+    Stay,
+    /// Close the picker, the message line as it is.
+    Close,
+    /// Put the name of entry `i` on the message line (the palette's Tab).
+    Complete(usize),
+    /// Take entry `i`: run the command or send the prompt file; put the path on the line.
+    Take(usize),
+    /// Not one of the picker's keys: the message line's.
+    Pass,
+}
+
+impl Palette {
+    /// An action on the palette of `entries` entries.
+    pub fn handle(&mut self, action: Action, entries: usize) -> Pick {
+        match action {
+            Action::PrevEntry => self.selected = step(self.selected, entries, false),
+            Action::NextEntry => self.selected = step(self.selected, entries, true),
+            Action::Cancel => return Pick::Close,
+            Action::Complete => return Pick::Complete(self.selected),
+            Action::Submit => return Pick::Take(self.selected),
+            _ => return Pick::Pass,
+        }
+        Pick::Stay
+    }
+}
+
+impl PathPicker {
+    /// An action on the file picker showing `matches` paths.
+    pub fn handle(&mut self, action: Action, matches: usize) -> Pick {
+        match action {
+            Action::PrevEntry => self.selected = step(self.selected, matches, false),
+            Action::NextEntry => self.selected = step(self.selected, matches, true),
+            Action::Cancel => return Pick::Close,
+            Action::Submit => return Pick::Take(self.selected),
+            _ => return Pick::Pass,
+        }
+        Pick::Stay
+    }
 }
 
 /// The repository's paths for the file picker, as the runner listed them: read again each
@@ -229,7 +273,7 @@ impl App {
 }
 
 /// The entry after (`forward`) or before `selected` in a list of `n`, round the ends.
-pub(super) fn step(selected: usize, n: usize, forward: bool) -> usize {
+fn step(selected: usize, n: usize, forward: bool) -> usize {
     let n = n.max(1);
     if forward {
         (selected + 1) % n
@@ -243,4 +287,32 @@ pub(super) fn step(selected: usize, n: usize, forward: bool) -> usize {
 pub(super) enum Opens {
     Palette,
     Paths { at: usize },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_picker_moves_its_choice_round_the_ends_and_passes_other_keys_on() {
+        let mut p = Palette::default();
+        assert_eq!(p.handle(Action::PrevEntry, 3), Pick::Stay);
+        assert_eq!(p.selected, 2);
+        p.handle(Action::NextEntry, 3);
+        assert_eq!(p.selected, 0);
+        assert_eq!(p.handle(Action::Complete, 3), Pick::Complete(0));
+        assert_eq!(p.handle(Action::Submit, 3), Pick::Take(0));
+        assert_eq!(p.handle(Action::Cancel, 3), Pick::Close);
+        assert_eq!(p.handle(Action::WordLeft, 3), Pick::Pass);
+        let mut f = PathPicker {
+            at: 0,
+            selected: 0,
+            ranked_for: None,
+            matches: Vec::new(),
+        };
+        f.handle(Action::NextEntry, 2);
+        assert_eq!(f.handle(Action::Submit, 2), Pick::Take(1));
+        // The file picker has no completion: Tab is the message line's.
+        assert_eq!(f.handle(Action::Complete, 2), Pick::Pass);
+    }
 }

@@ -1,9 +1,10 @@
 //! The command palette's keys ([`PaletteKeys`]): choose an entry (↑ ↓), complete its name
 //! (Tab), run it (Enter: a command of the key table in its binding's context, or a prompt
 //! file sent as the message), close it (Esc); any other key is the message line's, where the
-//! palette's query is typed. The palette's entries are `app/pickers.rs`'.
+//! palette's query is typed. The palette's entries and its choice (`Palette::handle`) are
+//! `app/pickers.rs`'.
 
-use super::super::pickers::{step, Entry, Palette};
+use super::super::pickers::{Entry, Pick};
 use super::super::{App, Effect};
 use super::composer::Composer;
 use crate::tui::keymap::Action;
@@ -14,56 +15,51 @@ pub(super) struct PaletteKeys<'a>(pub(super) &'a mut App);
 
 impl PaletteKeys<'_> {
     pub(super) fn handle(self, action: Action) -> Vec<Effect> {
-        match action {
-            Action::Submit
-            | Action::Cancel
-            | Action::Complete
-            | Action::PrevEntry
-            | Action::NextEntry => self.0.act_palette(action),
-            _ => Composer(self.0).handle(action),
+        let app = self.0;
+        let n = app.palette_entries().len();
+        let pick = match app.palette.as_mut() {
+            Some(p) => p.handle(action, n),
+            None => Pick::Pass,
+        };
+        match pick {
+            Pick::Stay => Vec::new(),
+            Pick::Close => {
+                app.palette = None;
+                Vec::new()
+            }
+            Pick::Complete(i) => {
+                app.complete_palette_entry(i);
+                Vec::new()
+            }
+            Pick::Take(i) => app.run_palette_entry(i),
+            Pick::Pass => Composer(app).handle(action),
         }
     }
 }
 
 impl App {
-    /// A key of the palette's own.
-    fn act_palette(&mut self, action: Action) -> Vec<Effect> {
-        let n = self.palette_entries().len();
-        let Some(selected) = self.palette.as_ref().map(|p| p.selected) else {
-            return Vec::new();
+    /// Tab in the palette: entry `i`'s name on the message line, its arguments kept.
+    fn complete_palette_entry(&mut self, i: usize) {
+        let chosen = self
+            .palette_entries()
+            .get(i)
+            .map(|e| (e.name().to_string(), matches!(e, Entry::Prompt(_))));
+        let Some((name, prompt)) = chosen else {
+            return;
         };
-        let choose = |to| Some(Palette { selected: to });
-        match action {
-            Action::PrevEntry => self.palette = choose(step(selected, n, false)),
-            Action::NextEntry => self.palette = choose(step(selected, n, true)),
-            Action::Cancel => self.palette = None,
-            Action::Complete => {
-                let chosen = self
-                    .palette_entries()
-                    .get(selected)
-                    .map(|e| (e.name().to_string(), matches!(e, Entry::Prompt(_))));
-                let Some((name, prompt)) = chosen else {
-                    return Vec::new();
-                };
-                let args = self
-                    .palette_query()
-                    .and_then(|(_, a)| a)
-                    .unwrap_or_default();
-                let space = if prompt && args.is_empty() { " " } else { "" };
-                let text = format!("/{name}{space}{args}");
-                self.input.set_text(&text);
-                self.refresh_pickers();
-            }
-            Action::Submit => return self.run_palette_entry(),
-            _ => {}
-        }
-        Vec::new()
+        let args = self
+            .palette_query()
+            .and_then(|(_, a)| a)
+            .unwrap_or_default();
+        let space = if prompt && args.is_empty() { " " } else { "" };
+        let text = format!("/{name}{space}{args}");
+        self.input.set_text(&text);
+        self.refresh_pickers();
     }
 
-    /// Enter in the palette: run the chosen command or send the chosen prompt file; with
+    /// Enter in the palette on entry `selected`: run the chosen command or send the chosen prompt file; with
     /// nothing chosen, send the text as it is.
-    fn run_palette_entry(&mut self) -> Vec<Effect> {
-        let selected = self.palette.as_ref().map_or(0, |p| p.selected);
+    fn run_palette_entry(&mut self, selected: usize) -> Vec<Effect> {
         let chosen = match self.palette_entries().get(selected) {
             Some(Entry::Command(bd)) => Ok(*bd),
             Some(Entry::Prompt(p)) => Err(Some((*p).clone())),
