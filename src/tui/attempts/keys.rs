@@ -1,41 +1,63 @@
-//! The attempts board's keys, one handler per view: the cards (choose an attempt, open it,
-//! apply its whole patch, open the pieces, quit) and the pieces (choose a piece, take or drop
-//! it, take an attempt's all, scroll the piece's diff, apply what is taken, back). Ctrl-C
-//! ends every attempt from either.
+//! The attempts board's keys, looked up in the one key table (`Context::Board` for the
+//! cards, `Context::Pieces` for the pieces) and handled per view: the cards (choose an
+//! attempt, open it, apply its whole patch, open the pieces, quit) and the pieces (choose a
+//! piece, take or drop it, take an attempt's all, scroll the piece's diff, apply what is
+//! taken, back). Ctrl-C ends every attempt from either.
 
 use super::{Board, BoardEffect, BoardView};
+use crate::tui::keymap::{lookup, Action, Context};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 impl Board {
-    /// `busy`: whether any attempt is still working.
+    /// The context the board's keys are looked up in now.
+    pub fn context(&self) -> Context {
+        match self.view {
+            BoardView::Cards => Context::Board,
+            BoardView::Pieces(_) => Context::Pieces,
+        }
+    }
+
+    /// A key on the board; `busy`: whether any attempt is still working.
     pub fn on_key(&mut self, key: KeyEvent, busy: bool) -> Vec<BoardEffect> {
         if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
             return vec![BoardEffect::Quit];
         }
         let quit_pending = std::mem::take(&mut self.confirm_quit);
+        let Some(action) = lookup(&[self.context()], &key) else {
+            return Vec::new();
+        };
         match &mut self.view {
-            BoardView::Cards => self.card_key(key, busy, quit_pending),
-            BoardView::Pieces(_) => self.pieces_key(key),
+            BoardView::Cards => self.card_key(action, &key, busy, quit_pending),
+            BoardView::Pieces(_) => self.pieces_key(action),
         }
     }
 
-    fn card_key(&mut self, key: KeyEvent, busy: bool, quit_pending: bool) -> Vec<BoardEffect> {
+    fn card_key(
+        &mut self,
+        action: Action,
+        key: &KeyEvent,
+        busy: bool,
+        quit_pending: bool,
+    ) -> Vec<BoardEffect> {
         let n = self.cards.len().max(1);
-        match key.code {
-            KeyCode::Left | KeyCode::Char('h') => self.selected = (self.selected + n - 1) % n,
-            KeyCode::Right | KeyCode::Char('l') | KeyCode::Tab => {
-                self.selected = (self.selected + 1) % n
-            }
-            KeyCode::Char(c @ '1'..='9') => {
-                let i = c as usize - '1' as usize;
-                if i < self.cards.len() {
-                    self.selected = i;
+        match action {
+            Action::PrevEntry => self.selected = (self.selected + n - 1) % n,
+            Action::NextEntry => self.selected = (self.selected + 1) % n,
+            Action::ChooseAttempt => {
+                let digit = match key.code {
+                    KeyCode::Char(c) => c.to_digit(10),
+                    _ => None,
+                };
+                if let Some(i) = digit.and_then(|d| (d as usize).checked_sub(1)) {
+                    if i < self.cards.len() {
+                        self.selected = i;
+                    }
                 }
             }
-            KeyCode::Enter | KeyCode::Char('o') => return vec![BoardEffect::Open(self.selected)],
-            KeyCode::Char('a') => return self.apply_whole(self.selected),
-            KeyCode::Char('p') => self.open_pieces(),
-            KeyCode::Char('q') => {
+            Action::OpenAttempt => return vec![BoardEffect::Open(self.selected)],
+            Action::ApplyPatch => return self.apply_whole(self.selected),
+            Action::TakePieces => self.open_pieces(),
+            Action::Quit => {
                 if quit_pending || (!busy && self.applied.is_some()) {
                     return vec![BoardEffect::Quit];
                 }
@@ -51,24 +73,24 @@ impl Board {
         Vec::new()
     }
 
-    fn pieces_key(&mut self, key: KeyEvent) -> Vec<BoardEffect> {
+    fn pieces_key(&mut self, action: Action) -> Vec<BoardEffect> {
         let BoardView::Pieces(p) = &mut self.view else {
             return Vec::new();
         };
         let n = p.pieces.len();
         let focus = p.focus;
-        match key.code {
-            KeyCode::Up | KeyCode::Char('k') => p.focus = p.focus.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => p.focus = (p.focus + 1).min(n.saturating_sub(1)),
-            KeyCode::PageUp | KeyCode::PageDown => {
+        match action {
+            Action::PrevEntry => p.focus = p.focus.saturating_sub(1),
+            Action::NextEntry => p.focus = (p.focus + 1).min(n.saturating_sub(1)),
+            Action::PageUp | Action::PageDown => {
                 let page = p.diff.page() as isize;
-                p.diff.scroll_by(if key.code == KeyCode::PageUp {
+                p.diff.scroll_by(if action == Action::PageUp {
                     -page
                 } else {
                     page
                 });
             }
-            KeyCode::Char(' ') if n > 0 => {
+            Action::ToggleHunk if n > 0 => {
                 p.taken[p.focus] = !p.taken[p.focus];
                 let clash = p.conflicts_of(p.focus);
                 self.message = (p.taken[p.focus] && !clash.is_empty()).then(|| {
@@ -79,15 +101,15 @@ impl Board {
                     )
                 });
             }
-            KeyCode::Char('t') if n > 0 => {
+            Action::TakeAttempt if n > 0 => {
                 // Take every piece of the focused piece's attempt, and none of the others'.
                 let a = p.pieces[p.focus].attempt;
                 for (i, piece) in p.pieces.iter().enumerate() {
                     p.taken[i] = piece.attempt == a;
                 }
             }
-            KeyCode::Char('a') => return self.apply_taken(),
-            KeyCode::Esc | KeyCode::Char('q') => self.view = BoardView::Cards,
+            Action::ApplyPatch => return self.apply_taken(),
+            Action::Cancel => self.view = BoardView::Cards,
             _ => {}
         }
         // Another piece: its diff from the top.

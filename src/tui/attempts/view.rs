@@ -37,17 +37,15 @@ pub fn draw(frame: &mut Frame<'_>, board: &Board, apps: &[&App], theme: &Theme) 
             news,
         );
     }
-    let keys = match board.view {
-        BoardView::Cards => {
-            "←/→ choose · enter open its transcript (b back) · a apply its patch · p take pieces · q quit"
-        }
-        BoardView::Pieces(_) => {
-            "↑/↓ move · space take/drop · t take all of its attempt · a apply what is taken · PgUp/PgDn scroll the diff · esc back"
-        }
-    };
+    // The keys in force, from the one key table.
+    let keys = crate::tui::keymap::hints(&[board.context()])
+        .into_iter()
+        .map(|(key, hint)| format!("{key} {hint}"))
+        .collect::<Vec<_>>()
+        .join(" · ");
     frame.render_widget(
         Paragraph::new(Line::styled(
-            truncate(keys, hints.width as usize),
+            truncate(&keys, hints.width as usize),
             theme.dim(),
         )),
         hints,

@@ -296,6 +296,9 @@ impl Handler {
             C::PathPicker => Handler::PathPicker,
             C::Chat | C::Input => Handler::Composer,
             C::Transcript | C::Replay | C::Browse | C::Anywhere => Handler::Transcript,
+            // The attempts board answers its own keys (`attempts::Board::on_key`); an App is
+            // never asked for them, and would do nothing with them.
+            C::Board | C::Pieces => Handler::Transcript,
         }
     }
 }
