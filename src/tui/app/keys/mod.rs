@@ -234,13 +234,7 @@ impl App {
         match Handler::of(ctx, &self.mode) {
             Handler::Help => HelpKeys(self).handle(action),
             Handler::Question => Questions(self).handle(action, ctx),
-            Handler::Review => {
-                let docked = matches!(ctx, Context::Diff | Context::Folded | Context::Command);
-                if docked && self.act_dock(action) {
-                    return Vec::new();
-                }
-                self.act_review(action)
-            }
+            Handler::Review => self.act_review(action, ctx),
             Handler::Patch => self.act_patch(action),
             Handler::Search => SearchKeys(self).handle(action),
             Handler::Recall => RecallKeys(self).handle(action),
