@@ -5,7 +5,9 @@
 //! `/`, the picker the word after the `@`, and each closes when the text no longer has that
 //! shape.
 //!
-//! Owns what the pickers list, choose and do. Does not own matching (`crate::tui::fuzzy`),
+//! Owns what the pickers list and how their choice moves ([`Palette::handle`],
+//! [`PathPicker::handle`]); what taking an entry does is `app/keys/palette.rs`' and
+//! `app/keys/path_picker.rs`'. Does not own matching (`crate::tui::fuzzy`),
 //! prompt files (`crate::tui::prompts`), listing the repository (the runner, on
 //! [`super::Effect::ListPaths`]) or drawing (`crate::tui::views`).
 

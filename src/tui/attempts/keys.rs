@@ -2,7 +2,8 @@
 //! cards, `Context::Pieces` for the pieces) and handled per view: the cards (choose an
 //! attempt, open it, apply its whole patch, open the pieces, quit) and the pieces (choose a
 //! piece, take or drop it, take an attempt's all, scroll the piece's diff, apply what is
-//! taken, back). Ctrl-C ends every attempt from either.
+//! taken, back). Ctrl-C ends every attempt from either. Does not own what applying and
+//! combining do (`Board`'s, `diff::combine`) nor the runner's `b` back from an attempt.
 
 use super::{Board, BoardEffect, BoardView};
 use crate::tui::keymap::{lookup, Action, Context};
