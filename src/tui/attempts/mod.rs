@@ -3,8 +3,8 @@
 //! made the same one) and its check's last lines, and the pieces view where the
 //! reviewer builds the patch from one attempt or from hunks taken from several.
 //!
-//! Owns: the board's state and (in `keys`, one handler per view) its keys (no I/O: the runner performs what [`BoardEffect`]s say
-//! and feeds back patches and results). Each attempt's own transcript and reviews live in its
+//! Owns: the board's state and (in `keys`, one handler per view) its keys (no I/O: the
+//! runner performs what [`BoardEffect`]s say and feeds back patches and results). Each attempt's own transcript and reviews live in its
 //! own [`super::App`]; the runner decides which is in front. Does not own: combining hunks
 //! into a patch ([`crate::diff::combine`]) or drawing ([`view`], one column: [`card`]).
 
