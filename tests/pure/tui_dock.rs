@@ -261,7 +261,7 @@ fn unbound_keys_on_the_patch_screen_never_reach_the_message_line() {
         }
         key(&mut app, KeyCode::Char('d'));
         assert!(matches!(app.mode, Mode::Transcript));
-        assert_eq!(app.input.text(), "", "{scheme:?}");
+        assert_eq!(app.composer.input.text(), "", "{scheme:?}");
         let screen = text(&draw_at(&app, 120, 40));
         assert!(
             screen.contains(&format!("patch discarded. {note}")),

@@ -47,7 +47,7 @@ fn esc_keeps_pending_comments_and_slash_request_sends_them_as_one_message() {
     press(&mut a, "jmplus is right\n");
     // A key the review does not bind does nothing, and types nowhere.
     press(&mut a, "yz");
-    assert!(a.input.text().is_empty());
+    assert!(a.composer.input.text().is_empty());
     // With a comment not sent, the first Esc warns and the second leaves.
     press(&mut a, "\x1b");
     assert!(matches!(a.mode, Mode::Patch(_)));

@@ -131,10 +131,11 @@ impl App {
     /// Before a key types on the message line: what it opens once typed (`/` on an empty
     /// line the palette, `@` at a word's start the file picker).
     pub(super) fn picker_opened_by(&self, key: &KeyEvent) -> Option<Opens> {
-        if typed(key, '/') && self.input.text().is_empty() && self.palette.is_none() {
+        if typed(key, '/') && self.composer.input.text().is_empty() && self.palette.is_none() {
             return Some(Opens::Palette);
         }
         let at_word_start = self
+            .composer
             .input
             .before_cursor()
             .chars()
@@ -142,7 +143,7 @@ impl App {
             .is_none_or(char::is_whitespace);
         if typed(key, '@') && at_word_start && self.options.repo.is_some() {
             return Some(Opens::Paths {
-                at: self.input.cursor(),
+                at: self.composer.input.cursor(),
             });
         }
         None
@@ -175,7 +176,7 @@ impl App {
     /// After any change to the message line: close a picker whose text is gone, and keep
     /// each choice within its list.
     pub(super) fn refresh_pickers(&mut self) {
-        if !self.input.text().starts_with('/') || !self.message_line_open() {
+        if !self.composer.input.text().starts_with('/') || !self.message_line_open() {
             self.palette = None;
         }
         if self.palette.is_some() {
@@ -204,7 +205,7 @@ impl App {
     /// The palette's name and arguments: what follows the `/` up to the first whitespace,
     /// and the rest (`None` for the rest while only the name is typed).
     pub fn palette_query(&self) -> Option<(&str, Option<&str>)> {
-        let text = self.input.text().strip_prefix('/')?;
+        let text = self.composer.input.text().strip_prefix('/')?;
         Some(match text.find(char::is_whitespace) {
             Some(i) => (&text[..i], Some(&text[i..])),
             None => (text, None),
@@ -235,7 +236,7 @@ impl App {
     /// one word.
     pub fn picker_query(&self) -> Option<&str> {
         let p = self.picker.as_ref()?;
-        let before = self.input.before_cursor();
+        let before = self.composer.input.before_cursor();
         let (at_byte, at_char) = before.char_indices().nth(p.at)?;
         if at_char != '@' {
             return None;

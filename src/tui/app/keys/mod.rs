@@ -1,6 +1,6 @@
 //! Keys to actions (through the one key table, `tui/keymap`) and the routing of each action
 //! to the handler of the mode in force ([`App::act`]), one type with its own `handle` in one
-//! file each: the message line (`composer`: [`composer::Composer`], and the search of the
+//! file each: the message line (`composer`: [`composer::ComposerKeys`], and the search of the
 //! messages sent, [`composer::RecallKeys`]), the transcript (`transcript`, with `replay`'s
 //! steps), the command palette (`palette`), the file picker (`path_picker`), the transcript
 //! search (`search`), the help and the questions over everything (`overlays`), a file change
@@ -29,7 +29,7 @@ use super::{App, Effect, Mode, Overlay, Review};
 use crate::tui::keymap::{lookup, Action, Context};
 use crate::tui::text_input::TextInput;
 use crate::tui::Direction;
-use composer::{Composer, RecallKeys};
+use composer::{ComposerKeys, RecallKeys};
 use crossterm::event::KeyEvent;
 use overlays::{HelpKeys, Questions};
 use palette::PaletteKeys;
@@ -78,7 +78,7 @@ impl App {
             Mode::Transcript if self.search.as_ref().is_some_and(|s| s.field.is_some()) => {
                 vec![C::Search, C::Anywhere]
             }
-            Mode::Transcript if self.message_line_open() && self.recall.is_some() => {
+            Mode::Transcript if self.message_line_open() && self.composer.recall.is_some() => {
                 vec![C::HistorySearch, C::Anywhere]
             }
             Mode::Transcript if self.message_line_open() && self.picker.is_some() => {
@@ -165,7 +165,7 @@ impl App {
         let contexts = self.contexts();
         let action = lookup(&contexts, &key);
         if action != Some(Action::EscapeOrRewind) {
-            self.esc_armed = false;
+            self.composer.esc_armed = false;
         }
         if action != self.unsent_warned {
             self.unsent_warned = None;
@@ -180,14 +180,14 @@ impl App {
                 if matches!(contexts[0], Context::Input | Context::Chat)
                     && key.code == crossterm::event::KeyCode::Backspace
                     && key.modifiers.is_empty()
-                    && self.delete_folded_paste()
+                    && self.composer.delete_folded_paste()
                 {
                     return Vec::new();
                 }
                 let on_message_line = matches!(
                     contexts[0],
                     Context::Input | Context::Chat | Context::Palette | Context::PathPicker
-                ) && self.recall.is_none();
+                ) && self.composer.recall.is_none();
                 let opens = on_message_line
                     .then(|| self.picker_opened_by(&key))
                     .flatten();
@@ -197,7 +197,7 @@ impl App {
                     }
                 }
                 if contexts[0] == Context::HistorySearch {
-                    self.recall_step(false);
+                    self.composer.recall_step(false);
                 }
                 let fx = match opens {
                     Some(opens) => self.open_picker(opens),
@@ -214,12 +214,12 @@ impl App {
             Mode::Review(r) => r.feedback_mut().as_mut(),
             Mode::Patch(p) => p.field_mut(),
             Mode::Transcript => {
-                if let Some(r) = self.recall.as_mut() {
+                if let Some(r) = self.composer.recall.as_mut() {
                     return Some(&mut r.query);
                 }
                 match self.search.as_mut().and_then(|s| s.field.as_mut()) {
                     Some(f) => Some(f),
-                    None => Some(&mut self.input),
+                    None => Some(&mut self.composer.input),
                 }
             }
         }
@@ -240,7 +240,7 @@ impl App {
             Handler::Recall => RecallKeys(self).handle(action),
             Handler::Palette => PaletteKeys(self).handle(action),
             Handler::PathPicker => PathPickerKeys(self).handle(action),
-            Handler::Composer => Composer(self).handle(action),
+            Handler::Composer => ComposerKeys(self).handle(action),
             Handler::Transcript => TranscriptKeys(self).handle(action),
         }
     }

@@ -6,7 +6,7 @@
 
 use super::super::pickers::{Entry, Pick};
 use super::super::{App, Effect};
-use super::composer::Composer;
+use super::composer::ComposerKeys;
 use crate::tui::keymap::Action;
 use crate::tui::transcript::Level;
 
@@ -32,7 +32,7 @@ impl PaletteKeys<'_> {
                 Vec::new()
             }
             Pick::Take(i) => app.run_palette_entry(i),
-            Pick::Pass => Composer(app).handle(action),
+            Pick::Pass => ComposerKeys(app).handle(action),
         }
     }
 }
@@ -53,7 +53,7 @@ impl App {
             .unwrap_or_default();
         let space = if prompt && args.is_empty() { " " } else { "" };
         let text = format!("/{name}{space}{args}");
-        self.input.set_text(&text);
+        self.composer.input.set_text(&text);
         self.refresh_pickers();
     }
 
@@ -68,12 +68,12 @@ impl App {
         self.palette = None;
         match chosen {
             Ok(bd) => {
-                self.input.take();
-                self.pastes.clear();
+                self.composer.input.take();
+                self.composer.pastes.clear();
                 self.act(bd.action, bd.context)
             }
             Err(Some(prompt)) => {
-                let text = self.message_text();
+                let text = self.composer.message_text();
                 let args = text
                     .strip_prefix('/')
                     .and_then(|t| t.find(char::is_whitespace).map(|i| &t[i..]))
@@ -86,8 +86,8 @@ impl App {
                     );
                     return Vec::new();
                 }
-                self.pastes.clear();
-                self.input.set_text(&expanded);
+                self.composer.pastes.clear();
+                self.composer.input.set_text(&expanded);
                 self.send_message()
             }
             Err(None) => self.send_message(),

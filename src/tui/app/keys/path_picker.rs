@@ -5,7 +5,7 @@
 
 use super::super::pickers::Pick;
 use super::super::{App, Effect};
-use super::composer::Composer;
+use super::composer::ComposerKeys;
 use crate::tui::keymap::Action;
 
 /// The file picker in front (the cursor is in the word of the `@` that opened it).
@@ -23,7 +23,7 @@ impl PathPickerKeys<'_> {
             Pick::Stay | Pick::Complete(_) => {}
             Pick::Close => app.picker = None,
             Pick::Take(i) => app.take_path(i),
-            Pick::Pass => return Composer(app).handle(action),
+            Pick::Pass => return ComposerKeys(app).handle(action),
         }
         Vec::new()
     }
@@ -42,8 +42,8 @@ impl App {
             } else {
                 path
             };
-            self.input.delete_back(typed);
-            self.input.insert_str(&format!("{path} "));
+            self.composer.input.delete_back(typed);
+            self.composer.input.insert_str(&format!("{path} "));
         }
         self.refresh_pickers();
     }

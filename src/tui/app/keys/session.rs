@@ -148,7 +148,7 @@ impl App {
             Action::DropOldResults => Op::DropOldResults { text: Some(text) },
             _ => {
                 // Back to the message line with the text as it was.
-                self.input = TextInput::with_text(&text);
+                self.composer.input = TextInput::with_text(&text);
                 self.input_focus = true;
                 return Vec::new();
             }
