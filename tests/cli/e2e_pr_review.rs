@@ -2,7 +2,9 @@
 //! engine (a mock of the model): a session edits two files; at the session patch the person
 //! leaves pending comments on both (editing one before submitting), requests changes with a
 //! summary, and the agent goes on from the one message the session log records; a comment
-//! recorded without sending reaches the log and the transcript, not the model.
+//! recorded without sending reaches the log and the transcript, not the model. In a second
+//! session `t` splits the session review's diff and back, and `q` with a comment not sent
+//! warns first; the second `q` quits, and nothing was sent.
 
 use super::e2e_demo::{have_tmux, session_log, Tmux};
 use std::time::{Duration, Instant};
@@ -230,6 +232,112 @@ fn request_changes_sends_every_pending_comment_as_one_message() {
             && e["final_answer"]
                 .as_str()
                 .is_some_and(|a| a.contains("Addressed your review."))),
+        "{log:#?}"
+    );
+}
+
+const ONE_EDIT: &str = "=== turn ===
+The test expects a sum.
+</think>
+
+<tool_call>
+<function=Edit>
+<parameter=file_path>
+calc.py
+</parameter>
+<parameter=old_string>
+    return a - b
+</parameter>
+<parameter=new_string>
+    return a + b
+</parameter>
+</function>
+</tool_call>
+=== turn ===
+</think>
+
+Done.
+";
+
+#[test]
+fn t_splits_the_session_review_and_q_with_a_comment_not_sent_warns_first() {
+    if !have_tmux() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is required under CI"
+        );
+        eprintln!("skipped: no tmux");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = super::e2e_resume::calc_repo(tmp.path());
+    let script = tmp.path().join("script.txt");
+    std::fs::write(&script, ONE_EDIT).unwrap();
+    let sessions = tmp.path().join("sessions");
+    let done = tmp.path().join("done");
+    let t = Tmux::start(&format!(
+        "cd '{repo}' && XDG_STATE_HOME='{tmp}/state' XDG_DATA_HOME='{tmp}/data' XDG_CONFIG_HOME='{tmp}/config' '{bin}' --engine 'script:{script}' --sandbox host --session-dir '{sessions}' 'fix add' 2>/dev/null; echo $? > '{done}'; sleep 60",
+        repo = repo.display(),
+        tmp = tmp.path().display(),
+        bin = env!("CARGO_BIN_EXE_lilypad"),
+        script = script.display(),
+        sessions = sessions.display(),
+        done = done.display(),
+    ));
+    t.wait_for(&["Approve this edit?", "+    return a + b"]);
+    t.keys(&["y"]);
+    let both = |screen: &str| {
+        screen
+            .lines()
+            .any(|l| l.contains("return a - b") && l.contains("return a + b"))
+    };
+    // At 120 columns the session review's diff starts unified; `t` splits it, `t` again not.
+    let screen = t.wait_for(&["Session patch", "return a + b"]);
+    assert!(!both(&screen), "unified:\n{screen}");
+    t.keys(&["t"]);
+    let start = Instant::now();
+    while !both(&t.screen()) {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "one row holds the old and the new line:\n{}",
+            t.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    t.keys(&["t"]);
+    let start = Instant::now();
+    while both(&t.screen()) {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "unified again:\n{}",
+            t.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // A pending comment, then `q`: a warning, and the session goes on.
+    t.keys(&["j", "m"]);
+    t.wait_for(&["comment on this line ›"]);
+    t.keys(&["-l", "why plus"]);
+    t.keys(&["Enter"]);
+    t.wait_for(&["└ why plus (pending)", "1 pending"]);
+    t.keys(&["q"]);
+    t.wait_for(&["1 comment not sent", "q again quits and loses them"]);
+    assert!(!done.exists(), "the first q quit:\n{}", t.screen());
+    // The second `q` quits, nothing sent.
+    t.keys(&["q"]);
+    let start = Instant::now();
+    while !done.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "lilypad did not exit:\n{}",
+            t.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let log = session_log(&sessions);
+    assert!(
+        !log.iter().any(|e| e["event"] == "user_message"
+            && e["text"].as_str().is_some_and(|m| m.contains("why plus"))),
         "{log:#?}"
     );
 }

@@ -37,6 +37,7 @@ mod e2e_composer;
 mod e2e_demo;
 mod e2e_dock;
 mod e2e_export;
+mod e2e_fold;
 mod e2e_journey;
 mod e2e_keys;
 mod e2e_pickers;

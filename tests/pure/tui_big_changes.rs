@@ -1,5 +1,6 @@
 //! Big changes in a review: a lock or generated file folds to one line, which Enter opens
-//! (in the change review and the session review); a file over `[interface] highlight_limit`
+//! (in the change review and the session review), and while it is folded j/k, `m` and Space
+//! act on that row, never on hidden lines; a file over `[interface] highlight_limit`
 //! lines is drawn without syntax colours, and its header says so. Snapshot in
 //! `tests/snapshots/tui/` (`UPDATE_SNAPSHOTS=1` rewrites it).
 
@@ -16,7 +17,7 @@ use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::Terminal;
 
-fn draw_at(app: &App, w: u16, h: u16) -> Buffer {
+pub(crate) fn draw_at(app: &App, w: u16, h: u16) -> Buffer {
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
     term.draw(|f| views::draw(f, app)).unwrap();
     term.backend().buffer().clone()
@@ -88,6 +89,44 @@ fn a_lock_file_folds_to_one_line_and_enter_opens_it_before_approving() {
         )),
         "{fx:?}"
     );
+}
+
+#[test]
+fn a_folded_files_row_takes_j_k_m_and_space_not_its_hidden_lines() {
+    let (before, after) = lock_texts();
+    let mut a = reviewing("Cargo.lock", &before, &after);
+    draw_at(&a, 80, 24);
+    let change = |a: &App| match &a.mode {
+        Mode::Review(Review::Change(c)) => (c.cursor.line, c.selected.clone(), c.comments.len()),
+        _ => panic!("not reviewing"),
+    };
+    let (line, selected, _) = change(&a);
+    assert!(selected.iter().all(|s| *s));
+    // j and k stay on the row.
+    key(&mut a, KeyCode::Char('j'));
+    key(&mut a, KeyCode::Char('j'));
+    key(&mut a, KeyCode::Char('k'));
+    assert_eq!(change(&a).0, line);
+    // `m` comments on no hidden line: the note says to open the file first.
+    key(&mut a, KeyCode::Char('m'));
+    assert_eq!(a.contexts()[0], Context::Folded);
+    let screen = text(&draw_at(&a, 80, 24));
+    assert!(
+        screen.contains("this file is folded (lock file): Enter opens it to comment on a line"),
+        "{screen}"
+    );
+    // Space takes or drops the whole file, every hunk of it.
+    key(&mut a, KeyCode::Char(' '));
+    assert!(change(&a).1.iter().all(|s| !s));
+    key(&mut a, KeyCode::Char(' '));
+    assert!(change(&a).1.iter().all(|s| *s));
+    // Opened, the keys act on lines again.
+    key(&mut a, KeyCode::Enter);
+    draw_at(&a, 80, 24);
+    key(&mut a, KeyCode::Char('j'));
+    assert_eq!(change(&a).0, line + 1);
+    key(&mut a, KeyCode::Char('m'));
+    assert_eq!(a.contexts()[0], Context::Comment);
 }
 
 #[test]
@@ -197,6 +236,20 @@ fn the_session_review_folds_a_lock_file_until_enter() {
     let screen = text(&draw_at(&a, 120, 40));
     assert!(
         screen.contains("yarn.lock: 2 lines changed (lock file) Enter opens"),
+        "{screen}"
+    );
+    // Folded, `m` comments on the file (the row shown), and j leaves the cursor there.
+    key(&mut a, KeyCode::Char('j'));
+    key(&mut a, KeyCode::Char('m'));
+    let screen = text(&draw_at(&a, 120, 40));
+    assert!(screen.contains("comment on this file ›"), "{screen}");
+    for c in "pin it".chars() {
+        key(&mut a, KeyCode::Char(c));
+    }
+    key(&mut a, KeyCode::Enter);
+    let screen = text(&draw_at(&a, 120, 40));
+    assert!(
+        screen.contains("└ on the file: pin it (pending)"),
         "{screen}"
     );
     assert!(key(&mut a, KeyCode::Enter).is_empty());

@@ -39,7 +39,7 @@ fn typing_while_the_agent_works_queues_the_message() {
     assert_eq!(a.contexts()[0], Context::Chat);
     // `p` and `q` are letters here, not the patch or quit.
     typed(&mut a, "please stop, quit that");
-    assert_eq!(a.input.text(), "please stop, quit that");
+    assert_eq!(a.composer.input.text(), "please stop, quit that");
     assert!(text(&draw(&a)).contains("› please stop, quit that"));
     let fx = key(&mut a, KeyCode::Enter);
     assert_eq!(
@@ -48,7 +48,7 @@ fn typing_while_the_agent_works_queues_the_message() {
             text: "please stop, quit that".into()
         })]
     );
-    assert_eq!(a.input.text(), "");
+    assert_eq!(a.composer.input.text(), "");
     // The modal keys are kept for who asks for them: there `p` shows the patch.
     let mut m = app();
     feed(&mut m, session_start());
@@ -102,10 +102,10 @@ fn ctrl_g_edits_the_draft_and_a_failed_editor_keeps_it() {
     typed(&mut a, "draft");
     assert_eq!(ctrl(&mut a, 'g'), vec![Effect::EditDraft("draft".into())]);
     a.on_draft_edited(Ok("from the editor\nsecond line\n".into()));
-    assert_eq!(a.input.text(), "from the editor\nsecond line");
+    assert_eq!(a.composer.input.text(), "from the editor\nsecond line");
     let err = std::io::Error::other("no such editor");
     a.on_draft_edited(Err(lilypad::tui::actions::ActionError::Terminal(err)));
-    assert_eq!(a.input.text(), "from the editor\nsecond line");
+    assert_eq!(a.composer.input.text(), "from the editor\nsecond line");
     assert!(text(&draw(&a)).contains("the editor failed, the message is kept"));
 }
 
@@ -128,5 +128,5 @@ fn ctrl_z_suspends_anywhere_and_a_review_keeps_its_letters() {
         )),
         "{fx:?}"
     );
-    assert_eq!(a.input.text(), "", "y approved, it was not typed");
+    assert_eq!(a.composer.input.text(), "", "y approved, it was not typed");
 }

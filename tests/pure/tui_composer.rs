@@ -54,13 +54,13 @@ fn printable_keys_type_and_enter_sends() {
     let mut a = composing();
     typed(&mut a, "fix q and ? and j");
     assert_eq!(
-        a.input.text(),
+        a.composer.input.text(),
         "fix q and ? and j",
         "no letter is a command here"
     );
     let fx = key(&mut a, KeyCode::Enter);
     assert_eq!(sent(&fx), "fix q and ? and j");
-    assert_eq!(a.input.text(), "");
+    assert_eq!(a.composer.input.text(), "");
 }
 
 #[test]
@@ -73,7 +73,7 @@ fn ctrl_j_shift_enter_and_alt_enter_start_a_line() {
     typed(&mut a, "three");
     assert!(press(&mut a, KeyCode::Enter, KeyModifiers::ALT).is_empty());
     typed(&mut a, "four");
-    assert_eq!(a.input.text(), "one\ntwo\nthree\nfour");
+    assert_eq!(a.composer.input.text(), "one\ntwo\nthree\nfour");
     let screen = text(&draw(&a));
     for row in ["› one", "  two", "  three", "  four"] {
         assert!(
@@ -90,7 +90,7 @@ fn a_paste_keeps_its_lines() {
     let mut a = composing();
     a.on_paste("The test fails:\r  assert add(2, 3) == 5\rPlease fix calc.py");
     assert_eq!(
-        a.input.text(),
+        a.composer.input.text(),
         "The test fails:\n  assert add(2, 3) == 5\nPlease fix calc.py"
     );
     let fx = key(&mut a, KeyCode::Enter);
@@ -107,7 +107,7 @@ fn a_paste_in_the_transcript_opens_the_message_line() {
     assert!(!a.input_focus);
     a.on_paste("look\nhere");
     assert!(a.input_focus);
-    assert_eq!(a.input.text(), "look\nhere");
+    assert_eq!(a.composer.input.text(), "look\nhere");
 }
 
 #[test]
@@ -117,7 +117,7 @@ fn a_long_paste_is_folded_and_sent_whole() {
     typed(&mut a, "why? ");
     a.on_paste(&trace);
     typed(&mut a, " thanks");
-    assert_eq!(a.input.text(), "why? [pasted 42 lines] thanks");
+    assert_eq!(a.composer.input.text(), "why? [pasted 42 lines] thanks");
     let screen = text(&draw(&a));
     assert!(
         screen.contains("› why? [pasted 42 lines] thanks"),
@@ -126,15 +126,15 @@ fn a_long_paste_is_folded_and_sent_whole() {
     assert!(!screen.contains("frame 7"), "{screen}");
     let fx = key(&mut a, KeyCode::Enter);
     assert_eq!(sent(&fx), format!("why? {trace} thanks"));
-    assert!(a.pastes.is_empty());
+    assert!(a.composer.pastes.is_empty());
 
     // Backspace after the label takes the whole paste away.
     a.input_focus = true;
     a.on_paste(&trace);
-    assert_eq!(a.input.text(), "[pasted 42 lines]");
+    assert_eq!(a.composer.input.text(), "[pasted 42 lines]");
     key(&mut a, KeyCode::Backspace);
-    assert_eq!(a.input.text(), "");
-    assert!(a.pastes.is_empty());
+    assert_eq!(a.composer.input.text(), "");
+    assert!(a.composer.pastes.is_empty());
 }
 
 #[test]
@@ -142,41 +142,41 @@ fn word_and_line_keys() {
     let mut a = composing();
     typed(&mut a, "run the slow tests");
     ctrl(&mut a, 'w');
-    assert_eq!(a.input.text(), "run the slow ");
+    assert_eq!(a.composer.input.text(), "run the slow ");
     alt(&mut a, 'b');
     alt(&mut a, 'b');
     typed(&mut a, "all ");
-    assert_eq!(a.input.text(), "run all the slow ");
+    assert_eq!(a.composer.input.text(), "run all the slow ");
     alt(&mut a, 'f');
     ctrl(&mut a, 'k');
-    assert_eq!(a.input.text(), "run all the");
+    assert_eq!(a.composer.input.text(), "run all the");
     key(&mut a, KeyCode::Home);
     typed(&mut a, "> ");
     key(&mut a, KeyCode::End);
     typed(&mut a, "!");
-    assert_eq!(a.input.text(), "> run all the!");
+    assert_eq!(a.composer.input.text(), "> run all the!");
     ctrl(&mut a, 'a');
     ctrl(&mut a, 'k');
-    assert_eq!(a.input.text(), "");
+    assert_eq!(a.composer.input.text(), "");
 }
 
 #[test]
 fn up_and_down_recall_the_messages_sent() {
     let mut a = composing();
-    a.sent = History::new(vec!["first".into(), "second\nof two lines".into()]);
+    a.composer.sent = History::new(vec!["first".into(), "second\nof two lines".into()]);
     typed(&mut a, "draft");
     key(&mut a, KeyCode::Up);
-    assert_eq!(a.input.text(), "second\nof two lines");
+    assert_eq!(a.composer.input.text(), "second\nof two lines");
     // The cursor is on the recalled message's first line: Up goes on to the older one.
     key(&mut a, KeyCode::Up);
-    assert_eq!(a.input.text(), "first");
+    assert_eq!(a.composer.input.text(), "first");
     key(&mut a, KeyCode::Up);
-    assert_eq!(a.input.text(), "first", "nothing older");
+    assert_eq!(a.composer.input.text(), "first", "nothing older");
     key(&mut a, KeyCode::Down);
-    assert_eq!(a.input.text(), "second\nof two lines");
+    assert_eq!(a.composer.input.text(), "second\nof two lines");
     key(&mut a, KeyCode::Down);
     assert_eq!(
-        a.input.text(),
+        a.composer.input.text(),
         "draft",
         "after the newest: what was being typed"
     );
@@ -184,17 +184,17 @@ fn up_and_down_recall_the_messages_sent() {
     ctrl(&mut a, 'j');
     typed(&mut a, "more");
     key(&mut a, KeyCode::Up);
-    assert_eq!(a.input.text(), "draft\nmore");
-    assert!(a.input.on_first_line());
+    assert_eq!(a.composer.input.text(), "draft\nmore");
+    assert!(a.composer.input.on_first_line());
     let fx = key(&mut a, KeyCode::Enter);
     assert_eq!(sent(&fx), "draft\nmore");
     assert_eq!(
-        a.sent.entries().last().map(String::as_str),
+        a.composer.sent.entries().last().map(String::as_str),
         Some("draft\nmore")
     );
     a.input_focus = true;
     key(&mut a, KeyCode::Up);
-    assert_eq!(a.input.text(), "draft\nmore");
+    assert_eq!(a.composer.input.text(), "draft\nmore");
 }
 
 #[test]
@@ -225,7 +225,7 @@ fn the_message_line_grows_to_six_rows_and_scrolls() {
 #[test]
 fn ctrl_r_searches_the_messages_sent() {
     let mut a = composing();
-    a.sent = History::new(vec![
+    a.composer.sent = History::new(vec![
         "run the tests".into(),
         "fix calc.py".into(),
         "run the linter".into(),
@@ -233,7 +233,11 @@ fn ctrl_r_searches_the_messages_sent() {
     typed(&mut a, "draft");
     ctrl(&mut a, 'r');
     typed(&mut a, "run");
-    assert_eq!(a.input.text(), "run the linter", "the newest match");
+    assert_eq!(
+        a.composer.input.text(),
+        "run the linter",
+        "the newest match"
+    );
     let screen = text(&draw(&a));
     assert!(
         screen.contains("sent before: run › run the linter"),
@@ -241,22 +245,26 @@ fn ctrl_r_searches_the_messages_sent() {
     );
     ctrl(&mut a, 'r');
     assert_eq!(
-        a.input.text(),
+        a.composer.input.text(),
         "run the tests",
         "Ctrl-R again: an older one"
     );
     ctrl(&mut a, 'r');
-    assert_eq!(a.input.text(), "run the tests", "nothing older: it stays");
+    assert_eq!(
+        a.composer.input.text(),
+        "run the tests",
+        "nothing older: it stays"
+    );
     // Esc: the line as it was.
     key(&mut a, KeyCode::Esc);
-    assert!(a.recall.is_none());
-    assert_eq!(a.input.text(), "draft");
+    assert!(a.composer.recall.is_none());
+    assert_eq!(a.composer.input.text(), "draft");
     // Enter takes the message found, to edit; a second Enter sends it.
     ctrl(&mut a, 'r');
     typed(&mut a, "calc");
     assert!(key(&mut a, KeyCode::Enter).is_empty());
-    assert!(a.recall.is_none());
-    assert_eq!(a.input.text(), "fix calc.py");
+    assert!(a.composer.recall.is_none());
+    assert_eq!(a.composer.input.text(), "fix calc.py");
     typed(&mut a, " again");
     let fx = key(&mut a, KeyCode::Enter);
     assert_eq!(sent(&fx), "fix calc.py again");
@@ -285,7 +293,7 @@ fn bang_runs_a_command_in_the_sandbox_and_shows_its_output() {
             command: "ls -la".into()
         })]
     );
-    assert_eq!(a.input.text(), "");
+    assert_eq!(a.composer.input.text(), "");
     // While it runs the session is busy, and Esc (the transcript's interrupt once the
     // message is sent) stops it.
     assert!(a.status.state.is_busy());

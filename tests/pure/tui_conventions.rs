@@ -163,15 +163,17 @@ fn the_mouse_wheel_scrolls_the_transcript_and_the_review() {
     draw(&r);
     let scroll = |r: &lilypad::tui::App| match &r.mode {
         lilypad::tui::app::Mode::Review(lilypad::tui::app::Review::Change(c)) => {
-            (c.scroll, c.dock.panel.get().y)
+            (c.cursor.scroll, c.dock.panel.get().y)
         }
         other => panic!("{other:?}"),
     };
     r.on_wheel_at(Direction::Forward, 0);
     assert_eq!(scroll(&r).0, 0, "row 0 is the conversation's");
     let panel = scroll(&r).1;
+    // Over the panel: the diff, which fits in it, so no further than its end.
     r.on_wheel_at(Direction::Forward, panel + 1);
-    assert_eq!(scroll(&r).0, 3);
+    assert_eq!(scroll(&r).0, 0);
+    assert!(r.transcript.position().2, "the conversation did not scroll");
 }
 
 /// The text of columns `xs` of every row, whitespace collapsed.
@@ -194,17 +196,25 @@ fn the_help_wraps_its_descriptions_at_120_columns_and_scrolls_to_the_end() {
     key(&mut a, KeyCode::Char('?'));
     let mut seen = Vec::new();
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    for page in 0..10 {
+    // A row at a time, so that no description is cut by a page's edge; until the end.
+    for step in 0..1000 {
         term.draw(|f| views::draw(f, &a)).unwrap();
         let buf = term.backend().buffer().clone();
-        if page == 0 {
+        if step == 0 {
             snapshot("help_overlay_120", &buf);
         }
         // The popup's inner area starts at x 3 and is split in two columns.
         let half = (w - 6) / 2;
-        seen.push(column_text(&buf, 3..3 + half));
-        seen.push(column_text(&buf, 3 + half..w - 3));
-        key(&mut a, KeyCode::PageDown);
+        let (left, right) = (
+            column_text(&buf, 3..3 + half),
+            column_text(&buf, 3 + half..w - 3),
+        );
+        if seen.len() >= 2 && seen[seen.len() - 2] == left && seen[seen.len() - 1] == right {
+            break;
+        }
+        seen.push(left);
+        seen.push(right);
+        key(&mut a, KeyCode::Down);
     }
     for (_, entries) in keymap::help_sections() {
         for (_, help) in entries {

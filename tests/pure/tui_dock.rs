@@ -161,12 +161,12 @@ fn an_overflowing_change_says_how_much_more_and_fills_the_screen_on_f() {
     assert!(panel_top(&screen) <= 5, "{screen}");
     // PgDn pages the diff full screen; `f` docks it again.
     let before = match &app.mode {
-        Mode::Review(Review::Change(c)) => c.line,
+        Mode::Review(Review::Change(c)) => c.cursor.line,
         _ => unreachable!(),
     };
     key(&mut app, KeyCode::PageDown);
     match &app.mode {
-        Mode::Review(Review::Change(c)) => assert!(c.line > before),
+        Mode::Review(Review::Change(c)) => assert!(c.cursor.line > before),
         _ => panic!("left the review"),
     }
     key(&mut app, KeyCode::Char('f'));
@@ -195,7 +195,7 @@ fn page_keys_and_the_wheel_scroll_the_conversation_while_the_decision_waits() {
     assert!(!app.transcript.position().2);
     app.on_wheel_at(Direction::Forward, panel.y + 2);
     match &app.mode {
-        Mode::Review(Review::Change(c)) => assert_eq!(c.scroll, 3),
+        Mode::Review(Review::Change(c)) => assert_eq!(c.cursor.scroll, 3),
         _ => unreachable!(),
     }
     // Tab gives the arrows to the conversation, and back.
@@ -261,7 +261,7 @@ fn unbound_keys_on_the_patch_screen_never_reach_the_message_line() {
         }
         key(&mut app, KeyCode::Char('d'));
         assert!(matches!(app.mode, Mode::Transcript));
-        assert_eq!(app.input.text(), "", "{scheme:?}");
+        assert_eq!(app.composer.input.text(), "", "{scheme:?}");
         let screen = text(&draw_at(&app, 120, 40));
         assert!(
             screen.contains(&format!("patch discarded. {note}")),

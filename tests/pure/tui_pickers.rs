@@ -71,7 +71,11 @@ fn enter_runs_the_chosen_command_and_esc_keeps_the_text() {
     typed(&mut a, "/patch");
     let fx = key(&mut a, KeyCode::Enter);
     assert_eq!(fx, vec![Effect::ExportPatch]);
-    assert_eq!(a.input.text(), "", "the command is not left on the line");
+    assert_eq!(
+        a.composer.input.text(),
+        "",
+        "the command is not left on the line"
+    );
     assert!(a.palette.is_none());
 
     // Down chooses the next entry; Enter runs that one.
@@ -103,7 +107,7 @@ fn enter_runs_the_chosen_command_and_esc_keeps_the_text() {
     assert!(a.palette_entries().is_empty());
     key(&mut a, KeyCode::Esc);
     assert!(a.palette.is_none());
-    assert_eq!(a.input.text(), "/usr/bin is missing");
+    assert_eq!(a.composer.input.text(), "/usr/bin is missing");
     let fx = key(&mut a, KeyCode::Enter);
     assert_eq!(
         fx,
@@ -129,7 +133,7 @@ fn a_prompt_file_is_sent_expanded_with_its_arguments() {
     assert!(screen.contains("Fix a test"), "{screen}");
     // Tab completes the name and a space, for the arguments.
     key(&mut a, KeyCode::Tab);
-    assert_eq!(a.input.text(), "/fix ");
+    assert_eq!(a.composer.input.text(), "/fix ");
     typed(&mut a, "calc.py 'it adds wrong'");
     assert_eq!(
         names(&a),
@@ -143,7 +147,7 @@ fn a_prompt_file_is_sent_expanded_with_its_arguments() {
             text: "Fix calc.py because it adds wrong. All: calc.py it adds wrong".into()
         })]
     );
-    assert_eq!(a.input.text(), "");
+    assert_eq!(a.composer.input.text(), "");
 }
 
 #[test]
@@ -164,7 +168,7 @@ fn at_opens_the_file_picker_and_enter_puts_the_path_in_place() {
     assert!(text(&draw(&a)).contains("tests/test_calc.py"));
     key(&mut a, KeyCode::Enter);
     assert!(a.picker.is_none());
-    assert_eq!(a.input.text(), "look at tests/test_calc.py ");
+    assert_eq!(a.composer.input.text(), "look at tests/test_calc.py ");
     // A second picker reads the repository again, and meanwhile ranks the last listing; Esc
     // closes it, keeping what was typed.
     let fx = typed(&mut a, "and @cal");
@@ -172,7 +176,10 @@ fn at_opens_the_file_picker_and_enter_puts_the_path_in_place() {
     assert_eq!(a.path_matches()[0], "src/calc.py");
     key(&mut a, KeyCode::Esc);
     assert!(a.picker.is_none());
-    assert_eq!(a.input.text(), "look at tests/test_calc.py and @cal");
+    assert_eq!(
+        a.composer.input.text(),
+        "look at tests/test_calc.py and @cal"
+    );
     assert!(matches!(a.mode, Mode::Transcript));
     // An @ inside a word (an e-mail address) opens nothing.
     typed(&mut a, " me@host");

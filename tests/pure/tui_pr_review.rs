@@ -1,7 +1,8 @@
 //! The session review through the real App with keys: Esc puts it aside with its pending
 //! comments, `/request` on the message line brings it back with the summary field open, and
 //! Enter sends ONE message; `C` records the comments without sending anything; keys the
-//! review does not bind never reach the message line.
+//! review does not bind never reach the message line. Leaving or quitting with comments not
+//! sent warns once (the second press goes ahead); `t` splits the diff as in a change's review.
 
 use super::tui_views::{app, draw, feed, session_start, text};
 use crossterm::event::{KeyCode, KeyEvent};
@@ -46,7 +47,15 @@ fn esc_keeps_pending_comments_and_slash_request_sends_them_as_one_message() {
     press(&mut a, "jmplus is right\n");
     // A key the review does not bind does nothing, and types nowhere.
     press(&mut a, "yz");
-    assert!(a.input.text().is_empty());
+    assert!(a.composer.input.text().is_empty());
+    // With a comment not sent, the first Esc warns and the second leaves.
+    press(&mut a, "\x1b");
+    assert!(matches!(a.mode, Mode::Patch(_)));
+    let screen = text(&draw(&a));
+    assert!(
+        screen.contains("1 comment not sent (r request changes · C record) · Esc again leaves, the comments kept pending"),
+        "{screen}"
+    );
     press(&mut a, "\x1b");
     assert!(matches!(a.mode, Mode::Transcript));
     let screen = text(&draw(&a));
@@ -109,4 +118,82 @@ fn c_records_the_comments_without_sending_them() {
     // Nothing pending: request changes without a summary has nothing to send.
     assert!(press(&mut a, "r\n").is_empty());
     assert!(text(&draw(&a)).contains("nothing to send"));
+}
+
+#[test]
+fn quitting_with_comments_not_sent_warns_once_and_the_second_press_quits() {
+    let mut a = reviewing();
+    draw(&a);
+    press(&mut a, "jmplus is right\n");
+    assert!(press(&mut a, "q").is_empty());
+    let screen = text(&draw(&a));
+    assert!(
+        screen.contains(
+            "1 comment not sent (r request changes · C record) · q again quits and loses them"
+        ),
+        "{screen}"
+    );
+    // Another key forgets the warning: `q` warns again.
+    press(&mut a, "j");
+    assert!(press(&mut a, "q").is_empty());
+    assert!(!a.quitting);
+    let fx = press(&mut a, "q");
+    assert!(fx.contains(&Effect::Quit), "{fx:?}");
+    assert!(
+        !fx.iter()
+            .any(|e| matches!(e, Effect::Send(Op::UserMessage { .. }))),
+        "{fx:?}"
+    );
+
+    // Put aside, the comments still count: quitting from the transcript warns too.
+    let mut a = reviewing();
+    draw(&a);
+    press(&mut a, "jmplus is right\n\x1b\x1b");
+    assert!(matches!(a.mode, Mode::Transcript));
+    a.input_focus = false;
+    assert!(press(&mut a, "q").is_empty());
+    let screen = text(&draw(&a));
+    assert!(
+        screen.contains(
+            "1 review comment not sent (p then r sends them) · q again quits and loses them"
+        ),
+        "{screen}"
+    );
+    assert!(press(&mut a, "q").contains(&Effect::Quit));
+
+    // Without comments, quitting asks about the undecided patch as before.
+    let mut a = reviewing();
+    draw(&a);
+    assert!(press(&mut a, "q").is_empty());
+    assert!(matches!(
+        a.overlay,
+        Some(lilypad::tui::app::Overlay::ConfirmQuit(_))
+    ));
+}
+
+#[test]
+fn t_splits_the_session_reviews_diff_and_back() {
+    let mut a = reviewing();
+    let both = |a: &App| {
+        let screen = text(&super::tui_big_changes::draw_at(a, 200, 50));
+        screen
+            .lines()
+            .any(|l| l.contains("return a - b") && l.contains("return a + b"))
+    };
+    // `auto` decides first by the diff's width beside the file list; `t` switches it.
+    let first = both(&a);
+    press(&mut a, "t");
+    assert_ne!(both(&a), first, "t switched the layout");
+    press(&mut a, "t");
+    assert_eq!(both(&a), first, "and back");
+    // At 120 columns the diff is unified, and `t` splits it.
+    a.diff_layout = lilypad::tui::DiffLayout::Auto;
+    let at_120 = |a: &App| {
+        text(&super::tui_big_changes::draw_at(a, 120, 40))
+            .lines()
+            .any(|l| l.contains("return a - b") && l.contains("return a + b"))
+    };
+    assert!(!at_120(&a));
+    press(&mut a, "t");
+    assert!(at_120(&a), "split");
 }

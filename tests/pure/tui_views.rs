@@ -543,7 +543,7 @@ fn at_the_context_limit_a_message_asks_how_to_make_room() {
     // Esc gives the message back, unsent.
     app.on_key(KeyEvent::from(KeyCode::Esc));
     assert!(app.overlay.is_none());
-    assert_eq!(app.input.text(), "finish the fix");
+    assert_eq!(app.composer.input.text(), "finish the fix");
     let fx = app.on_key(KeyEvent::from(KeyCode::Enter));
     assert!(fx.is_empty() && app.overlay.is_some());
     let fx = app.on_key(KeyEvent::from(KeyCode::Char('d')));

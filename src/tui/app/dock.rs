@@ -70,7 +70,7 @@ impl App {
             A::FullScreen => {
                 c.dock.full_screen = !c.dock.full_screen;
                 // The panel's height changes: keep the cursor's line in view at the new size.
-                c.move_line(0);
+                c.cursor.follow();
             }
             A::ToggleSplit => {
                 let width = c.dock.width.get();
@@ -78,8 +78,7 @@ impl App {
             }
             // Full screen, there is no conversation on screen: a page of the diff.
             A::PageUp | A::PageDown if c.dock.full_screen => {
-                let p = c.page.get().max(1) as isize;
-                c.move_line(if action == A::PageUp { -p } else { p });
+                c.move_page(if action == A::PageUp { -1 } else { 1 });
             }
             A::PageUp | A::PageDown => {
                 let to = if action == A::PageUp {

@@ -8,6 +8,7 @@
 //! only learns what happened from events (a decision sent is not shown as taken until the
 //! agent's `ToolResult` says so).
 
+pub mod composer;
 mod decision_line;
 mod dock;
 mod keys;
@@ -19,6 +20,7 @@ pub mod review;
 pub mod search;
 mod status;
 
+pub use composer::Composer;
 pub use dock::{DockView, Pane};
 pub use pr_review::PatchReview;
 pub use review::{ChangeReview, CommandReview, Review};
@@ -28,7 +30,6 @@ pub use status::{AgentState, Status};
 use crate::diff::{FileDiff, Highlighter};
 use crate::protocol::{ApprovalKind, Event, Op, RequestId};
 use crate::tui::actions::ActionError;
-use crate::tui::text_input::TextInput;
 use crate::tui::theme::Theme;
 use crate::tui::transcript::{Level, RenderCtx, Transcript};
 use std::collections::{HashMap, VecDeque};
@@ -146,14 +147,9 @@ pub struct App {
     pub status: Status,
     pub mode: Mode,
     pub overlay: Option<Overlay>,
-    pub input: TextInput,
+    /// The message line: its text, folded pastes, the messages sent and their search.
+    pub composer: Composer,
     pub input_focus: bool,
-    /// Pastes folded on the message line: (the label shown, the text sent in its place).
-    pub pastes: Vec<(String, String)>,
-    /// The messages sent in this repository, for Up and Down on the message line.
-    pub sent: crate::tui::history::History,
-    /// A search of the messages sent (Ctrl-R), while one is typed.
-    pub recall: Option<crate::tui::history::Recall>,
     queued: VecDeque<crate::protocol::ApprovalRequest>,
     /// Request id to call id, so a diff can be attached to its transcript item.
     calls: HashMap<RequestId, String>,
@@ -182,8 +178,9 @@ pub struct App {
     pub keys: crate::tui::KeyScheme,
     /// How a change under review is drawn (`[interface] diff`, then `t`).
     pub diff_layout: crate::tui::DiffLayout,
-    /// Esc was pressed on an empty message line: a second Esc asks which turn to rewind to.
-    pub(crate) esc_armed: bool,
+    /// Leaving with review comments not sent was warned about by this key's action: the
+    /// same again goes ahead (any other key forgets the warning).
+    pub(crate) unsent_warned: Option<crate::tui::keymap::Action>,
     /// The command palette, while the message line starts with the `/` that opened it.
     pub palette: Option<pickers::Palette>,
     /// The file picker, while the cursor is in the word of the `@` that opened it.
@@ -214,11 +211,8 @@ impl App {
             status: Status::default(),
             mode: Mode::Transcript,
             overlay: None,
-            input: TextInput::default(),
+            composer: Composer::default(),
             input_focus: false,
-            pastes: Vec::new(),
-            sent: Default::default(),
-            recall: None,
             queued: VecDeque::new(),
             calls: HashMap::new(),
             patch: PatchDecision::Undecided,
@@ -234,7 +228,7 @@ impl App {
             attempt_label: None,
             keys: crate::tui::KeyScheme::Modal,
             diff_layout: crate::tui::DiffLayout::default(),
-            esc_armed: false,
+            unsent_warned: None,
             palette: None,
             picker: None,
             prompts: Vec::new(),

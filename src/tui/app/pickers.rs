@@ -5,7 +5,9 @@
 //! `/`, the picker the word after the `@`, and each closes when the text no longer has that
 //! shape.
 //!
-//! Owns what the pickers list, choose and do. Does not own matching (`crate::tui::fuzzy`),
+//! Owns what the pickers list and how their choice moves ([`Palette::handle`],
+//! [`PathPicker::handle`]); what taking an entry does is `app/keys/palette.rs`' and
+//! `app/keys/path_picker.rs`'. Does not own matching (`crate::tui::fuzzy`),
 //! prompt files (`crate::tui::prompts`), listing the repository (the runner, on
 //! [`super::Effect::ListPaths`]) or drawing (`crate::tui::views`).
 
@@ -38,6 +40,50 @@ pub struct PathPicker {
     /// large repository is ranked once per key typed, not once per frame.
     ranked_for: Option<String>,
     matches: Vec<String>,
+}
+
+/// What a picker's own key asks of the App, once the picker has moved its choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick {
+    /// The choice moved (or nothing happened).
+    Stay,
+    /// Close the picker, the message line as it is.
+    Close,
+    /// Put the name of entry `i` on the message line (the palette's Tab).
+    Complete(usize),
+    /// Take entry `i`: run the command or send the prompt file; put the path on the line.
+    Take(usize),
+    /// Not one of the picker's keys: the message line's.
+    Pass,
+}
+
+impl Palette {
+    /// An action on the palette of `entries` entries.
+    pub fn handle(&mut self, action: Action, entries: usize) -> Pick {
+        match action {
+            Action::PrevEntry => self.selected = step(self.selected, entries, false),
+            Action::NextEntry => self.selected = step(self.selected, entries, true),
+            Action::Cancel => return Pick::Close,
+            Action::Complete => return Pick::Complete(self.selected),
+            Action::Submit => return Pick::Take(self.selected),
+            _ => return Pick::Pass,
+        }
+        Pick::Stay
+    }
+}
+
+impl PathPicker {
+    /// An action on the file picker showing `matches` paths.
+    pub fn handle(&mut self, action: Action, matches: usize) -> Pick {
+        match action {
+            Action::PrevEntry => self.selected = step(self.selected, matches, false),
+            Action::NextEntry => self.selected = step(self.selected, matches, true),
+            Action::Cancel => return Pick::Close,
+            Action::Submit => return Pick::Take(self.selected),
+            _ => return Pick::Pass,
+        }
+        Pick::Stay
+    }
 }
 
 /// The repository's paths for the file picker, as the runner listed them: read again each
@@ -85,10 +131,11 @@ impl App {
     /// Before a key types on the message line: what it opens once typed (`/` on an empty
     /// line the palette, `@` at a word's start the file picker).
     pub(super) fn picker_opened_by(&self, key: &KeyEvent) -> Option<Opens> {
-        if typed(key, '/') && self.input.text().is_empty() && self.palette.is_none() {
+        if typed(key, '/') && self.composer.input.text().is_empty() && self.palette.is_none() {
             return Some(Opens::Palette);
         }
         let at_word_start = self
+            .composer
             .input
             .before_cursor()
             .chars()
@@ -96,7 +143,7 @@ impl App {
             .is_none_or(char::is_whitespace);
         if typed(key, '@') && at_word_start && self.options.repo.is_some() {
             return Some(Opens::Paths {
-                at: self.input.cursor(),
+                at: self.composer.input.cursor(),
             });
         }
         None
@@ -129,7 +176,7 @@ impl App {
     /// After any change to the message line: close a picker whose text is gone, and keep
     /// each choice within its list.
     pub(super) fn refresh_pickers(&mut self) {
-        if !self.input.text().starts_with('/') || !self.message_line_open() {
+        if !self.composer.input.text().starts_with('/') || !self.message_line_open() {
             self.palette = None;
         }
         if self.palette.is_some() {
@@ -158,7 +205,7 @@ impl App {
     /// The palette's name and arguments: what follows the `/` up to the first whitespace,
     /// and the rest (`None` for the rest while only the name is typed).
     pub fn palette_query(&self) -> Option<(&str, Option<&str>)> {
-        let text = self.input.text().strip_prefix('/')?;
+        let text = self.composer.input.text().strip_prefix('/')?;
         Some(match text.find(char::is_whitespace) {
             Some(i) => (&text[..i], Some(&text[i..])),
             None => (text, None),
@@ -189,7 +236,7 @@ impl App {
     /// one word.
     pub fn picker_query(&self) -> Option<&str> {
         let p = self.picker.as_ref()?;
-        let before = self.input.before_cursor();
+        let before = self.composer.input.before_cursor();
         let (at_byte, at_char) = before.char_indices().nth(p.at)?;
         if at_char != '@' {
             return None;
@@ -226,109 +273,6 @@ impl App {
         }
         self.refresh_pickers();
     }
-
-    /// A key of the palette's own.
-    pub(super) fn act_palette(&mut self, action: Action) -> Vec<Effect> {
-        let n = self.palette_entries().len();
-        let Some(selected) = self.palette.as_ref().map(|p| p.selected) else {
-            return Vec::new();
-        };
-        let choose = |to| Some(Palette { selected: to });
-        match action {
-            Action::PrevEntry => self.palette = choose(step(selected, n, false)),
-            Action::NextEntry => self.palette = choose(step(selected, n, true)),
-            Action::Cancel => self.palette = None,
-            Action::Complete => {
-                let chosen = self
-                    .palette_entries()
-                    .get(selected)
-                    .map(|e| (e.name().to_string(), matches!(e, Entry::Prompt(_))));
-                let Some((name, prompt)) = chosen else {
-                    return Vec::new();
-                };
-                let args = self
-                    .palette_query()
-                    .and_then(|(_, a)| a)
-                    .unwrap_or_default();
-                let space = if prompt && args.is_empty() { " " } else { "" };
-                let text = format!("/{name}{space}{args}");
-                self.input.set_text(&text);
-                self.refresh_pickers();
-            }
-            Action::Submit => return self.run_palette_entry(),
-            _ => {}
-        }
-        Vec::new()
-    }
-
-    /// Enter in the palette: run the chosen command or send the chosen prompt file; with
-    /// nothing chosen, send the text as it is.
-    fn run_palette_entry(&mut self) -> Vec<Effect> {
-        let selected = self.palette.as_ref().map_or(0, |p| p.selected);
-        let chosen = match self.palette_entries().get(selected) {
-            Some(Entry::Command(bd)) => Ok(*bd),
-            Some(Entry::Prompt(p)) => Err(Some((*p).clone())),
-            None => Err(None),
-        };
-        self.palette = None;
-        match chosen {
-            Ok(bd) => {
-                self.input.take();
-                self.pastes.clear();
-                self.act(bd.action, bd.context)
-            }
-            Err(Some(prompt)) => {
-                let text = self.message_text();
-                let args = text
-                    .strip_prefix('/')
-                    .and_then(|t| t.find(char::is_whitespace).map(|i| &t[i..]))
-                    .unwrap_or_default();
-                let expanded = prompt.expand(args);
-                if expanded.trim().is_empty() {
-                    self.transcript.notice(
-                        Level::Warning,
-                        format!("the prompt file {} has no text to send", prompt.name),
-                    );
-                    return Vec::new();
-                }
-                self.pastes.clear();
-                self.input.set_text(&expanded);
-                self.act_transcript(Action::Submit)
-            }
-            Err(None) => self.act_transcript(Action::Submit),
-        }
-    }
-
-    /// A key of the file picker's own.
-    pub(super) fn act_picker(&mut self, action: Action) -> Vec<Effect> {
-        let n = self.path_matches().len();
-        let Some(picker) = self.picker.as_mut() else {
-            return Vec::new();
-        };
-        match action {
-            Action::PrevEntry => picker.selected = step(picker.selected, n, false),
-            Action::NextEntry => picker.selected = step(picker.selected, n, true),
-            Action::Cancel => self.picker = None,
-            Action::Submit => {
-                let selected = picker.selected;
-                let chosen = self.path_matches().get(selected).cloned();
-                let typed = self.picker_query().map_or(0, |q| q.chars().count() + 1);
-                self.picker = None;
-                if let Some(path) = chosen {
-                    let path = if path.contains(char::is_whitespace) {
-                        format!("\"{path}\"")
-                    } else {
-                        path
-                    };
-                    self.input.delete_back(typed);
-                    self.input.insert_str(&format!("{path} "));
-                }
-                self.refresh_pickers();
-            }
-            _ => {}
-        }
-        Vec::new()
-    }
 }
 
 /// The entry after (`forward`) or before `selected` in a list of `n`, round the ends.
@@ -346,4 +290,32 @@ fn step(selected: usize, n: usize, forward: bool) -> usize {
 pub(super) enum Opens {
     Palette,
     Paths { at: usize },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_picker_moves_its_choice_round_the_ends_and_passes_other_keys_on() {
+        let mut p = Palette::default();
+        assert_eq!(p.handle(Action::PrevEntry, 3), Pick::Stay);
+        assert_eq!(p.selected, 2);
+        p.handle(Action::NextEntry, 3);
+        assert_eq!(p.selected, 0);
+        assert_eq!(p.handle(Action::Complete, 3), Pick::Complete(0));
+        assert_eq!(p.handle(Action::Submit, 3), Pick::Take(0));
+        assert_eq!(p.handle(Action::Cancel, 3), Pick::Close);
+        assert_eq!(p.handle(Action::WordLeft, 3), Pick::Pass);
+        let mut f = PathPicker {
+            at: 0,
+            selected: 0,
+            ranked_for: None,
+            matches: Vec::new(),
+        };
+        f.handle(Action::NextEntry, 2);
+        assert_eq!(f.handle(Action::Submit, 2), Pick::Take(1));
+        // The file picker has no completion: Tab is the message line's.
+        assert_eq!(f.handle(Action::Complete, 2), Pick::Pass);
+    }
 }

@@ -22,6 +22,11 @@ impl App {
         let Mode::Patch(p) = &mut self.mode else {
             return Vec::new();
         };
+        if action == Action::ToggleSplit {
+            // As in a change's review: the layout is the interface's, `t` switches it.
+            self.diff_layout = self.diff_layout.toggled(p.cursor.width());
+            return Vec::new();
+        }
         match p.handle(action) {
             Outcome::Nothing => Vec::new(),
             Outcome::Apply => {
@@ -59,7 +64,9 @@ impl App {
                 text: String::from_utf8_lossy(&p.raw).into_owned(),
             }],
             Outcome::Back => {
-                self.put_review_aside();
+                if self.warn_unsent(Action::Cancel) != Unsent::Warned {
+                    self.put_review_aside();
+                }
                 Vec::new()
             }
             Outcome::Request(text) => self.request_changes(text),
@@ -195,6 +202,77 @@ impl App {
         }
         self.input_focus = false;
         self.mode = Mode::Patch(review);
+    }
+}
+
+/// What leaving with review comments not sent does now (see [`App::warn_unsent`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Unsent {
+    /// No comment is pending: leave as usual.
+    None,
+    /// The first press: warned, nothing more.
+    Warned,
+    /// The same key again after the warning: leave without asking more.
+    Again,
+}
+
+impl App {
+    /// Review comments not sent yet, in the session review in front or put aside.
+    pub(super) fn unsent_comments(&self) -> usize {
+        match &self.mode {
+            Mode::Patch(p) => p.comments.pending().len(),
+            _ => self
+                .patch_memory
+                .stash
+                .as_ref()
+                .map_or(0, |p| p.comments.pending().len()),
+        }
+    }
+
+    /// Quitting (`action` Quit or Ctrl-C's) or leaving the session review (`Cancel`) with
+    /// review comments not sent: the first press warns, saying what the second does, as an
+    /// editor warns about unsaved changes; the same key again goes ahead.
+    pub(super) fn warn_unsent(&mut self, action: Action) -> Unsent {
+        let n = self.unsent_comments();
+        if n == 0 || self.replay.is_some() {
+            return Unsent::None;
+        }
+        if self.unsent_warned.take() == Some(action) {
+            return Unsent::Again;
+        }
+        self.unsent_warned = Some(action);
+        let key = self.key_now(action);
+        let then = match action {
+            Action::Cancel => "leaves, the comments kept pending",
+            _ => "quits and loses them",
+        };
+        let comments = if n == 1 { "comment" } else { "comments" };
+        match &mut self.mode {
+            Mode::Patch(p) => {
+                let request = keys_of(Context::Patch, Action::RequestChanges);
+                let record = keys_of(Context::Patch, Action::CommentReview);
+                p.note = Some(format!(
+                    "{n} {comments} not sent ({request} request changes · {record} record) · {key} again {then}"
+                ));
+            }
+            _ => {
+                let request = self.request_hint();
+                self.transcript.notice(
+                    Level::Warning,
+                    format!("{n} review {comments} not sent ({request} sends them) · {key} again {then}"),
+                );
+            }
+        }
+        Unsent::Warned
+    }
+
+    /// How `action` is reached now: its keys in the first context in force that binds it.
+    fn key_now(&self, action: Action) -> String {
+        self.contexts()
+            .into_iter()
+            .map(|ctx| keys_of(ctx, action))
+            .find(|k| !k.is_empty())
+            .unwrap_or_default()
     }
 }
 

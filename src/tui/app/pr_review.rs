@@ -14,10 +14,10 @@
 //! by path and line numbers, so they survive a scope switch and a new export of the patch.
 
 use crate::diff::{DiffLine, FileDiff, Hunk, LineKind};
+use crate::tui::diff_cursor::{DiffCursor, Marked};
 use crate::tui::keymap::{Action, Context};
 use crate::tui::review_comments::{Anchor, LineRef, ReviewComment, ReviewComments};
 use crate::tui::text_input::TextInput;
-use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
 
 /// Which changes the review shows.
@@ -95,18 +95,9 @@ pub struct PatchReview {
     /// The file list's cursor.
     pub list: usize,
     pub pane: ListPane,
-    /// The line cursor among the shown file's lines.
-    pub line: usize,
-    /// Where a range selection (`v`) started, while one is made.
-    pub range_from: Option<usize>,
-    /// First row of the shown diff in view.
-    pub scroll: usize,
-    /// First row of each line of the shown diff in the last drawing.
-    pub line_starts: RefCell<Vec<usize>>,
-    /// Rows of the diff in view in the last drawing.
-    pub page: Cell<usize>,
-    /// Rows of the whole shown diff in the last drawing (the wheel scrolls no further).
-    pub rows: Cell<usize>,
+    /// The line cursor among the shown file's lines, the range selected with `v`, the
+    /// view's scroll and what the last drawing measured.
+    pub cursor: DiffCursor,
     /// Paths marked viewed.
     pub viewed: BTreeSet<String>,
     pub comments: ReviewComments,
@@ -128,12 +119,7 @@ impl PatchReview {
             file: 0,
             list: 0,
             pane: ListPane::Diff,
-            line: 0,
-            range_from: None,
-            scroll: 0,
-            line_starts: Default::default(),
-            page: Cell::new(20),
-            rows: Cell::new(usize::MAX),
+            cursor: DiffCursor::default(),
             viewed: BTreeSet::new(),
             comments: ReviewComments::default(),
             field: None,
@@ -185,7 +171,7 @@ impl PatchReview {
         )
     }
 
-    fn lines(&self) -> impl Iterator<Item = &DiffLine> {
+    fn lines(&self) -> impl Iterator<Item = &DiffLine> + Clone {
         self.shown()
             .into_iter()
             .flat_map(|f| f.hunks.iter().flat_map(|h| h.lines.iter()))
@@ -193,13 +179,12 @@ impl PatchReview {
 
     /// The line under the cursor.
     pub fn cursor_line(&self) -> Option<&DiffLine> {
-        self.lines().nth(self.line)
+        self.cursor.under(self.lines())
     }
 
     /// The range selected (first and last line index), while `v` selects one.
     pub fn selection(&self) -> Option<(usize, usize)> {
-        self.range_from
-            .map(|from| (from.min(self.line), from.max(self.line)))
+        self.cursor.selection()
     }
 
     /// The contexts keys are looked up in, most specific first.
@@ -250,10 +235,8 @@ impl PatchReview {
         let n = self.files().len();
         self.file = i.min(n.saturating_sub(1));
         self.list = self.file;
-        self.scroll = 0;
-        self.range_from = None;
-        self.line = first_change(self.lines());
-        self.line_starts.borrow_mut().clear();
+        let line = first_change(self.lines());
+        self.cursor.reset(line);
         if let Some(path) = self.shown().map(|f| f.path.clone()) {
             self.viewed.insert(path);
         }
@@ -268,38 +251,43 @@ impl PatchReview {
         self.show(i);
     }
 
+    /// Lines the cursor moves among: none while the shown file is folded to one row.
+    fn movable_lines(&self) -> usize {
+        if self.folded().is_some() {
+            0
+        } else {
+            self.lines().count()
+        }
+    }
+
     /// Move the line cursor by `delta`; the view follows it.
     pub fn move_line(&mut self, delta: isize) {
-        let Some(line) = crate::tui::diff_cursor::step(self.line, delta, self.lines().count())
-        else {
-            return;
-        };
-        self.line = line;
-        self.scroll = crate::tui::diff_cursor::follow(
-            &self.line_starts.borrow(),
-            self.line,
-            self.scroll,
-            self.page.get(),
-        );
+        let lines = self.movable_lines();
+        self.cursor.step(delta, lines);
     }
 
     pub fn scroll_by(&mut self, delta: isize) {
-        let last = self.rows.get().saturating_sub(self.page.get());
-        self.scroll = ((self.scroll as isize + delta).max(0) as usize).min(last);
+        self.cursor.scroll_by(delta);
     }
 
     /// Where `m` comments now: the selected range, else the line under the cursor (or the
     /// range that ends there, to edit it).
+    /// A file folded to one row: the file itself.
     fn line_anchor(&self) -> Option<Anchor> {
         let path = self.shown()?.path.clone();
-        if let Some((a, b)) = self.selection() {
-            let first = LineRef::of(self.lines().nth(a)?);
-            let last = LineRef::of(self.lines().nth(b)?);
-            if a != b {
-                return Some(Anchor::Range { path, first, last });
-            }
+        if self.folded().is_some() {
+            return Some(Anchor::File { path });
         }
-        let line = self.cursor_line()?;
+        let line = match self.cursor.marked(self.lines())? {
+            Marked::Range(first, last) => {
+                return Some(Anchor::Range {
+                    path,
+                    first: LineRef::of(first),
+                    last: LineRef::of(last),
+                })
+            }
+            Marked::Line(line) => line,
+        };
         if let Some(c) = self.comments.on_line(&path, line) {
             return Some(c.anchor.clone());
         }
@@ -338,7 +326,7 @@ impl PatchReview {
             A::SavePatch => return Outcome::AskSavePath,
             A::DiscardPatch => return Outcome::Discard,
             A::Copy => return Outcome::Copy,
-            A::Cancel if self.range_from.is_some() => self.range_from = None,
+            A::Cancel if self.cursor.range_from.is_some() => self.cursor.range_from = None,
             A::Cancel => return Outcome::Back,
             A::NextHunk | A::PrevHunk => {
                 let n = self.files().len();
@@ -375,15 +363,11 @@ impl PatchReview {
                 }
             }
             A::PageUp | A::PageDown => {
-                let n = self.page.get().max(1) as isize;
-                self.move_line(if action == A::PageUp { -n } else { n });
+                let lines = self.movable_lines();
+                self.cursor
+                    .page_by(if action == A::PageUp { -1 } else { 1 }, lines);
             }
-            A::SelectRange => {
-                self.range_from = match self.range_from {
-                    Some(_) => None,
-                    None => Some(self.line),
-                };
-            }
+            A::SelectRange if self.folded().is_none() => self.cursor.toggle_range(),
             A::Comment => {
                 if let Some(anchor) = self.line_anchor() {
                     self.start_comment(anchor);
@@ -429,7 +413,7 @@ impl PatchReview {
             .at(&Anchor::Review)
             .map(|c| c.text.clone())
             .unwrap_or_default();
-        self.range_from = None;
+        self.cursor.range_from = None;
         self.field = Some((Field::Summary(end), TextInput::with_text(&text)));
     }
 
@@ -440,7 +424,7 @@ impl PatchReview {
             Field::SavePath => Outcome::Save(text.trim().to_string()),
             Field::Comment(anchor) => {
                 self.comments.set(anchor, &text);
-                self.range_from = None;
+                self.cursor.range_from = None;
                 Outcome::Nothing
             }
             Field::Summary(End::RequestChanges) => {

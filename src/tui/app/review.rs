@@ -5,15 +5,19 @@
 
 use crate::diff::{apply_hunks, DiffLine, FileDiff, LineKind};
 use crate::protocol::{ApprovalKind, ApprovalRequest, HunkNote, ReviewDecision};
+use crate::tui::diff_cursor::DiffCursor;
+use crate::tui::diff_gaps;
 use crate::tui::line_comments::LineComments;
 use crate::tui::text_input::TextInput;
 use crate::tui::Direction;
-use crate::tui::{diff_cursor, diff_gaps};
-use std::cell::Cell as Slot;
 use std::sync::Arc;
 
 /// What the person is deciding on.
 #[derive(Debug)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one review in front at a time, matched on every key and frame: boxing buys nothing"
+)]
 pub enum Review {
     Change(ChangeReview),
     Command(CommandReview),
@@ -35,11 +39,7 @@ impl Review {
                 diff: None,
                 selected: Vec::new(),
                 focus: 0,
-                line: 0,
-                scroll: 0,
-                hunk_starts: Default::default(),
-                line_starts: Default::default(),
-                page: Slot::new(20),
+                cursor: DiffCursor::default(),
                 comments: LineComments::default(),
                 feedback: None,
                 feedback_for: FeedbackFor::Rejection,
@@ -98,17 +98,9 @@ pub struct ChangeReview {
     /// Per hunk: included in the approval.
     pub selected: Vec<bool>,
     pub focus: usize,
-    /// The line cursor: the index of a line among all the hunks' lines (its hunk has the
-    /// focus).
-    pub line: usize,
-    pub scroll: usize,
-    /// First line of each hunk in the last drawing (for jumping).
-    pub hunk_starts: std::cell::RefCell<Vec<usize>>,
-    /// First row of each line of the hunks in the last drawing (for keeping the cursor in
-    /// view).
-    pub line_starts: std::cell::RefCell<Vec<usize>>,
-    /// Lines visible in the last drawing.
-    pub page: Slot<usize>,
+    /// The line cursor among all the hunks' lines (its hunk has the focus), the view's
+    /// scroll and what the last drawing measured.
+    pub cursor: DiffCursor,
     /// The person's comments on lines, sent with the decision.
     pub comments: LineComments,
     pub feedback: Option<TextInput>,
@@ -169,10 +161,10 @@ impl ChangeReview {
         let mut start = 0;
         for (h, hunk) in d.hunks.iter().enumerate() {
             let end = start + hunk.lines.len();
-            if self.line == start && diff_gaps::is_folded(d, h, gaps) {
+            if self.cursor.line == start && diff_gaps::is_folded(d, h, gaps) {
                 return Some(h);
             }
-            if self.line + 1 == end && diff_gaps::is_folded(d, h + 1, gaps) {
+            if self.cursor.line + 1 == end && diff_gaps::is_folded(d, h + 1, gaps) {
                 return Some(h + 1);
             }
             start = end;
@@ -225,8 +217,8 @@ impl ChangeReview {
             self.open_gaps = vec![false; hunks];
             self.selected = vec![true; hunks];
             self.focus = 0;
-            self.scroll = 0;
-            self.line = self.first_change(0);
+            let line = self.first_change(0);
+            self.cursor.reset(line);
         }
     }
 
@@ -242,7 +234,7 @@ impl ChangeReview {
 
     /// The line under the cursor.
     pub fn cursor_line(&self) -> Option<&DiffLine> {
-        self.lines().nth(self.line).map(|(_, l)| l)
+        self.cursor.under(self.lines().map(|(_, l)| l))
     }
 
     fn first_change(&self, hunk: usize) -> usize {
@@ -250,26 +242,41 @@ impl ChangeReview {
     }
 
     /// Move the line cursor by `delta` lines; the focus follows it to its hunk, and the view
-    /// scrolls to keep it in sight.
+    /// scrolls to keep it in sight. A folded file is one row: the cursor stays on it.
     pub fn move_line(&mut self, delta: isize) {
-        let Some(line) = diff_cursor::step(self.line, delta, self.lines().count()) else {
-            return;
+        let lines = if self.folded().is_some() {
+            0
+        } else {
+            self.lines().count()
         };
-        self.line = line;
-        let hunk = self.lines().nth(self.line).map(|(hunk, _)| hunk);
+        if !self.cursor.step(delta, lines) {
+            return;
+        }
+        let hunk = self.lines().nth(self.cursor.line).map(|(hunk, _)| hunk);
         if let Some(hunk) = hunk {
             self.focus = hunk;
         }
-        self.scroll = diff_cursor::follow(
-            &self.line_starts.borrow(),
-            self.line,
-            self.scroll,
-            self.page.get(),
-        );
+    }
+
+    /// A page of lines up (`pages` < 0) or down.
+    pub fn move_page(&mut self, pages: isize) {
+        self.move_line(pages * self.cursor.page() as isize);
     }
 
     /// Open the comment field for the line under the cursor (with its comment, if it has one).
+    /// A folded file shows no line to comment on: the note says to open it first.
     pub fn start_comment(&mut self) {
+        if let Some(g) = self.folded() {
+            let open = crate::tui::keymap::keys_of(
+                crate::tui::keymap::Context::Folded,
+                crate::tui::keymap::Action::Unfold,
+            );
+            self.note = Some(format!(
+                "this file is folded ({}): {open} opens it to comment on a line",
+                g.label()
+            ));
+            return;
+        }
         let Some(line) = self.cursor_line() else {
             return;
         };
@@ -401,7 +408,14 @@ impl ChangeReview {
         self.selected.len()
     }
 
+    /// Space: select or deselect the hunk in focus; on a folded file, the one row stands for
+    /// all of its hunks, so all of them (selected unless all were).
     pub fn toggle_focused(&mut self) {
+        if self.folded().is_some() {
+            let all = self.selected.iter().all(|s| *s);
+            self.selected.iter_mut().for_each(|s| *s = !all);
+            return;
+        }
         if let Some(s) = self.selected.get_mut(self.focus) {
             *s = !*s;
         }
@@ -417,14 +431,12 @@ impl ChangeReview {
             Direction::Forward => (self.focus + 1).min(n - 1),
             Direction::Back => self.focus.saturating_sub(1),
         };
-        self.line = self.first_change(self.focus);
-        if let Some(start) = self.hunk_starts.borrow().get(self.focus) {
-            self.scroll = start.saturating_sub(1);
-        }
+        let line = self.first_change(self.focus);
+        self.cursor.jump(line, self.focus);
     }
 
     pub fn scroll_by(&mut self, delta: isize) {
-        self.scroll = (self.scroll as isize + delta).max(0) as usize;
+        self.cursor.scroll_by(delta);
     }
 }
 
@@ -629,7 +641,7 @@ mod tests {
         c.move_focus(Direction::Back);
         assert_eq!(c.cursor_line().map(|l| l.text()).as_deref(), Some("line 2"));
         c.move_line(-100);
-        assert_eq!((c.line, c.focus), (0, 0));
+        assert_eq!((c.cursor.line, c.focus), (0, 0));
     }
 
     #[test]
@@ -665,7 +677,7 @@ mod tests {
         let mut c = change(&before, &after);
         c.move_focus(Direction::Forward);
         c.toggle_focused();
-        c.scroll = 7;
+        c.cursor.scroll = 7;
         let hl = crate::diff::Highlighter::default();
         let mut stages = Vec::new();
         FileDiff::compute_in_stages("f.rs", Some(&before), &after, &hl, |d| stages.push(d));
@@ -673,11 +685,14 @@ mod tests {
             c.set_diff(Arc::new(d));
         }
         assert_eq!(
-            (c.selected.clone(), c.focus, c.scroll),
+            (c.selected.clone(), c.focus, c.cursor.scroll),
             (vec![true, false], 1, 7)
         );
         // A different change starts over.
         c.set_diff(Arc::new(FileDiff::compute("f.rs", Some("a\n"), "b\n")));
-        assert_eq!((c.selected.clone(), c.focus, c.scroll), (vec![true], 0, 0));
+        assert_eq!(
+            (c.selected.clone(), c.focus, c.cursor.scroll),
+            (vec![true], 0, 0)
+        );
     }
 }

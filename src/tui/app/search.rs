@@ -1,7 +1,10 @@
 //! The transcript search as the App keeps it: the field being typed, the query, and which
-//! match is in view. Finding and marking lines is the transcript's (`transcript::search`).
+//! match is in view, and what its keys ask for ([`Search::handle`]). Finding and marking
+//! lines is the transcript's (`transcript::search`); the routing of its keys is
+//! `app/keys/search.rs`'.
 
 use super::{App, Effect};
+use crate::tui::keymap::Action;
 use crate::tui::text_input::TextInput;
 use crate::tui::Direction;
 
@@ -15,6 +18,36 @@ pub struct Search {
     pub found: Option<(usize, usize)>,
 }
 
+/// What a key of the search asks of the App.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seek {
+    Stay,
+    /// Search for this query (empty: end the search).
+    Find(String),
+    /// The next match that way.
+    Visit(Direction),
+    End,
+    /// Not one of the search's keys: the transcript's.
+    Pass,
+}
+
+impl Search {
+    /// An action while the search is in front: its field typed, or its matches visited.
+    pub fn handle(&mut self, action: Action) -> Seek {
+        let typing = self.field.is_some();
+        match action {
+            Action::Submit if typing => {
+                Seek::Find(self.field.take().map(|mut f| f.take()).unwrap_or_default())
+            }
+            Action::Cancel => Seek::End,
+            Action::NextMatch => Seek::Visit(Direction::Forward),
+            Action::PrevMatch => Seek::Visit(Direction::Back),
+            _ if typing => Seek::Stay,
+            _ => Seek::Pass,
+        }
+    }
+}
+
 impl App {
     /// `/`: start typing a search.
     pub(super) fn start_search(&mut self) -> Vec<Effect> {
@@ -25,14 +58,9 @@ impl App {
         Vec::new()
     }
 
-    /// Enter in the search field: find the first match from the top of the view down.
-    pub(super) fn submit_search(&mut self) -> Vec<Effect> {
-        let query = self
-            .search
-            .as_mut()
-            .and_then(|s| s.field.take())
-            .map(|mut f| f.take())
-            .unwrap_or_default();
+    /// Enter in the search field on `query`: find the first match from the top of the view
+    /// down.
+    pub(super) fn submit_search(&mut self, query: String) -> Vec<Effect> {
         if query.trim().is_empty() {
             self.end_search();
             return Vec::new();
@@ -105,5 +133,27 @@ impl App {
             ),
             None => format!("search “{}”: no match · Esc ends", s.query),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_search_takes_its_own_keys_and_passes_the_others_on() {
+        let mut s = Search {
+            field: Some(TextInput::with_text("needle")),
+            ..Search::default()
+        };
+        // Typing: the transcript's keys do nothing; Enter searches for what is typed.
+        assert_eq!(s.handle(Action::ScrollDown), Seek::Stay);
+        assert_eq!(s.handle(Action::Submit), Seek::Find("needle".into()));
+        assert!(s.field.is_none());
+        // The matches shown: n and N visit them, the transcript's keys are its own.
+        assert_eq!(s.handle(Action::NextMatch), Seek::Visit(Direction::Forward));
+        assert_eq!(s.handle(Action::PrevMatch), Seek::Visit(Direction::Back));
+        assert_eq!(s.handle(Action::ScrollDown), Seek::Pass);
+        assert_eq!(s.handle(Action::Cancel), Seek::End);
     }
 }

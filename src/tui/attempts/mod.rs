@@ -3,19 +3,20 @@
 //! made the same one) and its check's last lines, and the pieces view where the
 //! reviewer builds the patch from one attempt or from hunks taken from several.
 //!
-//! Owns: the board's state and keys (no I/O: the runner performs what [`BoardEffect`]s say
-//! and feeds back patches and results). Each attempt's own transcript and reviews live in its
+//! Owns: the board's state and (in `keys`, one handler per view) its keys (no I/O: the
+//! runner performs what [`BoardEffect`]s say and feeds back patches and results). Each attempt's own transcript and reviews live in its
 //! own [`super::App`]; the runner decides which is in front. Does not own: combining hunks
 //! into a patch ([`crate::diff::combine`]) or drawing ([`view`], one column: [`card`]).
 
 pub mod card;
+mod keys;
 pub mod view;
 
 use crate::diff::combine::{self, CombineError, Piece};
 use crate::diff::FileDiff;
 use crate::protocol::{Event, FinishReason};
 use crate::tui::actions::ActionError;
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crate::tui::diff_cursor::DiffCursor;
 
 /// What one attempt has reported, beyond what its App shows.
 #[derive(Debug, Clone, Default)]
@@ -48,6 +49,8 @@ pub struct Pieces {
     pub pieces: Vec<Piece>,
     pub taken: Vec<bool>,
     pub focus: usize,
+    /// The focused piece's diff: its scroll and what its last drawing measured.
+    pub diff: DiffCursor,
 }
 
 impl Pieces {
@@ -101,7 +104,7 @@ pub struct Board {
     /// What was applied, for the summary (`None`: nothing yet).
     pub applied: Option<String>,
     /// `q` was pressed once while something was unapplied or running.
-    confirm_quit: bool,
+    pub(super) confirm_quit: bool,
 }
 
 impl Board {
@@ -166,51 +169,7 @@ impl Board {
         }
     }
 
-    /// `busy`: whether any attempt is still working.
-    pub fn on_key(&mut self, key: KeyEvent, busy: bool) -> Vec<BoardEffect> {
-        if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
-            return vec![BoardEffect::Quit];
-        }
-        let quit_pending = std::mem::take(&mut self.confirm_quit);
-        match &mut self.view {
-            BoardView::Cards => self.card_key(key, busy, quit_pending),
-            BoardView::Pieces(_) => self.pieces_key(key),
-        }
-    }
-
-    fn card_key(&mut self, key: KeyEvent, busy: bool, quit_pending: bool) -> Vec<BoardEffect> {
-        let n = self.cards.len().max(1);
-        match key.code {
-            KeyCode::Left | KeyCode::Char('h') => self.selected = (self.selected + n - 1) % n,
-            KeyCode::Right | KeyCode::Char('l') | KeyCode::Tab => {
-                self.selected = (self.selected + 1) % n
-            }
-            KeyCode::Char(c @ '1'..='9') => {
-                let i = c as usize - '1' as usize;
-                if i < self.cards.len() {
-                    self.selected = i;
-                }
-            }
-            KeyCode::Enter | KeyCode::Char('o') => return vec![BoardEffect::Open(self.selected)],
-            KeyCode::Char('a') => return self.apply_whole(self.selected),
-            KeyCode::Char('p') => self.open_pieces(),
-            KeyCode::Char('q') => {
-                if quit_pending || (!busy && self.applied.is_some()) {
-                    return vec![BoardEffect::Quit];
-                }
-                self.confirm_quit = true;
-                self.message = Some(if busy {
-                    "attempts are still running: q again ends them all and quits".into()
-                } else {
-                    "nothing is applied yet: q again quits and leaves your tree as it is".into()
-                });
-            }
-            _ => {}
-        }
-        Vec::new()
-    }
-
-    fn apply_whole(&mut self, i: usize) -> Vec<BoardEffect> {
+    pub(super) fn apply_whole(&mut self, i: usize) -> Vec<BoardEffect> {
         match self.cards.get(i).and_then(|c| c.patch.as_ref()) {
             Some((raw, _)) if !raw.is_empty() => vec![BoardEffect::Apply(raw.clone())],
             Some(_) => {
@@ -225,7 +184,7 @@ impl Board {
     }
 
     /// Open (or refresh) the pieces view, keeping what was taken.
-    fn open_pieces(&mut self) {
+    pub(super) fn open_pieces(&mut self) {
         let mut pieces = Vec::new();
         for (i, c) in self.cards.iter().enumerate() {
             if let Some((_, files)) = &c.patch {
@@ -247,45 +206,13 @@ impl Board {
             focus: old.focus.min(pieces.len().saturating_sub(1)),
             pieces,
             taken,
+            diff: old.diff,
         });
-    }
-
-    fn pieces_key(&mut self, key: KeyEvent) -> Vec<BoardEffect> {
-        let BoardView::Pieces(p) = &mut self.view else {
-            return Vec::new();
-        };
-        let n = p.pieces.len();
-        match key.code {
-            KeyCode::Up | KeyCode::Char('k') => p.focus = p.focus.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => p.focus = (p.focus + 1).min(n.saturating_sub(1)),
-            KeyCode::Char(' ') if n > 0 => {
-                p.taken[p.focus] = !p.taken[p.focus];
-                let clash = p.conflicts_of(p.focus);
-                self.message = (p.taken[p.focus] && !clash.is_empty()).then(|| {
-                    format!(
-                        "this piece conflicts with {} taken piece{}: take one of them",
-                        clash.len(),
-                        if clash.len() == 1 { "" } else { "s" }
-                    )
-                });
-            }
-            KeyCode::Char('t') if n > 0 => {
-                // Take every piece of the focused piece's attempt, and none of the others'.
-                let a = p.pieces[p.focus].attempt;
-                for (i, piece) in p.pieces.iter().enumerate() {
-                    p.taken[i] = piece.attempt == a;
-                }
-            }
-            KeyCode::Char('a') => return self.apply_taken(),
-            KeyCode::Esc | KeyCode::Char('q') => self.view = BoardView::Cards,
-            _ => {}
-        }
-        Vec::new()
     }
 
     /// Apply what is taken: the exact patch of an attempt when all of it and nothing else is
     /// taken, else the combination.
-    fn apply_taken(&mut self) -> Vec<BoardEffect> {
+    pub(super) fn apply_taken(&mut self) -> Vec<BoardEffect> {
         let BoardView::Pieces(p) = &self.view else {
             return Vec::new();
         };
@@ -349,6 +276,7 @@ impl Board {
 mod tests {
     use super::*;
     use crate::diff::{patch, Highlighter};
+    use crossterm::event::{KeyCode, KeyEvent};
 
     fn key(c: char) -> KeyEvent {
         KeyEvent::from(KeyCode::Char(c))
@@ -385,6 +313,35 @@ mod tests {
             b.on_key(KeyEvent::from(KeyCode::Enter), false),
             vec![BoardEffect::Open(1)]
         );
+    }
+
+    #[test]
+    fn page_keys_scroll_the_focused_pieces_diff_and_another_piece_starts_at_its_top() {
+        let mut b = board();
+        b.on_key(key('p'), false);
+        let scroll = |b: &Board| match &b.view {
+            BoardView::Pieces(p) => p.diff.scroll,
+            BoardView::Cards => panic!("pieces view"),
+        };
+        if let BoardView::Pieces(p) = &b.view {
+            // As a drawing of 30 rows, 8 in view, would leave it.
+            p.diff.drawn(crate::tui::diff_cursor::Drawing {
+                page: 8,
+                view: 8,
+                rows: 30,
+                ..Default::default()
+            });
+        }
+        b.on_key(KeyEvent::from(KeyCode::PageDown), false);
+        assert_eq!(scroll(&b), 8);
+        for _ in 0..5 {
+            b.on_key(KeyEvent::from(KeyCode::PageDown), false);
+        }
+        assert_eq!(scroll(&b), 22, "no further than the last page");
+        b.on_key(KeyEvent::from(KeyCode::PageUp), false);
+        assert_eq!(scroll(&b), 14);
+        b.on_key(key('j'), false);
+        assert_eq!(scroll(&b), 0);
     }
 
     #[test]

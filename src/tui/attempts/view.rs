@@ -5,6 +5,7 @@
 use super::{card, Board, BoardView, Pieces};
 use crate::diff::{FileDiff, FileStatus};
 use crate::tui::app::App;
+use crate::tui::diff_cursor::Drawing;
 use crate::tui::diff_lines;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::truncate;
@@ -36,17 +37,15 @@ pub fn draw(frame: &mut Frame<'_>, board: &Board, apps: &[&App], theme: &Theme) 
             news,
         );
     }
-    let keys = match board.view {
-        BoardView::Cards => {
-            "←/→ choose · enter open its transcript (b back) · a apply its patch · p take pieces · q quit"
-        }
-        BoardView::Pieces(_) => {
-            "↑/↓ move · space take/drop · t take all of its attempt · a apply what is taken · esc back"
-        }
-    };
+    // The keys in force, from the one key table.
+    let keys = crate::tui::keymap::hints(&[board.context()])
+        .into_iter()
+        .map(|(key, hint)| format!("{key} {hint}"))
+        .collect::<Vec<_>>()
+        .join(" · ");
     frame.render_widget(
         Paragraph::new(Line::styled(
-            truncate(keys, hints.width as usize),
+            truncate(&keys, hints.width as usize),
             theme.dim(),
         )),
         hints,
@@ -143,7 +142,19 @@ fn pieces(frame: &mut Frame<'_>, area: Rect, board: &Board, p: &Pieces, t: &Them
         },
         None => file.clone(),
     };
+    // Only the rows in view are built; PgUp/PgDn scroll them.
     let mut out = vec![diff_lines::header(&shown, t)];
-    out.extend(diff_lines::render(&shown, t, diff.width as usize, Default::default()).lines);
+    let (width, rows) = (diff.width as usize, diff.height.saturating_sub(1) as usize);
+    let sized = diff_lines::render_window(&shown, t, width, Default::default(), 0, 0);
+    let top = p.diff.top(sized.total, rows);
+    out.extend(diff_lines::render_window(&shown, t, width, Default::default(), top, rows).lines);
+    p.diff.drawn(Drawing {
+        line_starts: sized.line_starts,
+        hunk_starts: sized.hunk_starts,
+        page: rows.max(1),
+        view: rows,
+        rows: sized.total,
+        width: diff.width,
+    });
     frame.render_widget(Paragraph::new(out), diff);
 }

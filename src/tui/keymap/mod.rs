@@ -61,6 +61,10 @@ pub enum Context {
     Palette,
     /// The file picker: `@` typed on the message line.
     PathPicker,
+    /// The attempts board's cards (`--attempts N`).
+    Board,
+    /// The attempts board's pieces.
+    Pieces,
 }
 
 impl Context {
@@ -93,6 +97,8 @@ impl Context {
             Context::HistorySearch => "Searching the messages sent",
             Context::Palette => "The command palette (/ on an empty message line)",
             Context::PathPicker => "The file picker (@ on the message line)",
+            Context::Board => "The attempts board (--attempts N)",
+            Context::Pieces => "The attempts board's pieces",
         }
     }
 
@@ -232,6 +238,14 @@ pub enum Action {
     RequestChanges,
     /// The session review: record the pending comments without sending them.
     CommentReview,
+    /// The attempts board: choose the attempt of the digit pressed.
+    ChooseAttempt,
+    /// The attempts board: open the chosen attempt's own view.
+    OpenAttempt,
+    /// The attempts board: open the pieces of every attempt's patch.
+    TakePieces,
+    /// The attempts board's pieces: take every piece of the focused piece's attempt.
+    TakeAttempt,
 }
 
 /// A key: code plus Ctrl/Alt, and Shift where it is not part of the character (Shift-Enter).

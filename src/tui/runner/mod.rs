@@ -103,7 +103,7 @@ pub async fn run(
         (None, _) => None,
     };
     if let Some(h) = &history {
-        app.sent = History::new(h.load());
+        app.composer.sent = History::new(h.load());
     }
     let prompts = super::prompts::load(&options.prompt_dirs);
     app.prompts = prompts.prompts;
@@ -361,7 +361,7 @@ impl Loop {
                 }
                 let held = std::mem::take(&mut self.held);
                 if let Some(task) = self.task.take() {
-                    self.slots[0].app.sent.push(&task);
+                    self.slots[0].app.composer.sent.push(&task);
                     self.remember(&task);
                     let _ = link.ops.send(Op::UserMessage { text: task });
                 } else if held.is_empty()

@@ -165,11 +165,11 @@ fn draw_input(frame: &mut Frame<'_>, area: Rect, app: &App) {
         },
         Mode::Transcript => match app.search.as_ref().and_then(|s| s.field.as_ref()) {
             Some(f) => ("search / ", Some(f), true),
-            None => ("› ", Some(&app.input), app.message_line_open()),
+            None => ("› ", Some(&app.composer.input), app.message_line_open()),
         },
     };
     // A search of the messages sent: what is typed in the label, the message found after it.
-    let recall = match (&app.mode, &app.recall) {
+    let recall = match (&app.mode, &app.composer.recall) {
         (Mode::Transcript, Some(r)) if app.message_line_open() => Some(r),
         _ => None,
     };
@@ -245,10 +245,13 @@ pub const MESSAGE_ROWS: usize = 6;
 /// Rows of the message line: one per line of the message (at most [`MESSAGE_ROWS`]).
 fn message_rows(app: &App) -> usize {
     let typing_elsewhere = app.search.as_ref().is_some_and(|s| s.field.is_some());
-    if !matches!(app.mode, Mode::Transcript) || typing_elsewhere || app.input.text().is_empty() {
+    if !matches!(app.mode, Mode::Transcript)
+        || typing_elsewhere
+        || app.composer.input.text().is_empty()
+    {
         return 1;
     }
-    app.input.cursor_line().1.clamp(1, MESSAGE_ROWS)
+    app.composer.input.cursor_line().1.clamp(1, MESSAGE_ROWS)
 }
 
 fn placeholder(app: &App) -> String {

@@ -6,6 +6,7 @@
 use crate::diff::FileDiff;
 use crate::tui::app::pr_review::{ListPane, PatchReview};
 use crate::tui::app::App;
+use crate::tui::diff_cursor::Drawing;
 use crate::tui::diff_lines::{self, HunkMarks};
 use crate::tui::keymap::{keys_of, Action, Context};
 use crate::tui::review_comments::Anchor;
@@ -235,10 +236,9 @@ fn draw_diff(frame: &mut Frame<'_>, area: Rect, app: &App, p: &PatchReview) {
         put(frame, area.x, area.y + i as u16, area.width, line);
     }
     let rows = (area.height as usize).saturating_sub(head_rows);
-    p.page.set(rows.saturating_sub(1).max(1));
     let comments = p.comments.marks(f);
     let marks = HunkMarks {
-        cursor: Some(p.line),
+        cursor: Some(p.cursor.line),
         comments: Some(&comments),
         selection: p.selection(),
         folded: p.folded(),
@@ -254,11 +254,18 @@ fn draw_diff(frame: &mut Frame<'_>, area: Rect, app: &App, p: &PatchReview) {
     } else {
         diff_lines::render_window
     };
-    let total = render(f, t, width, marks, 0, 0).total;
-    p.rows.set(total);
-    let scroll = p.scroll.min(total.saturating_sub(rows));
+    let sized = render(f, t, width, marks, 0, 0);
+    let total = sized.total;
+    let scroll = p.cursor.top(total, rows);
     let window = render(f, t, width, marks, scroll, rows);
-    *p.line_starts.borrow_mut() = window.line_starts;
+    p.cursor.drawn(Drawing {
+        line_starts: sized.line_starts,
+        hunk_starts: sized.hunk_starts,
+        page: rows.saturating_sub(1).max(1),
+        view: rows,
+        rows: total,
+        width: area.width,
+    });
     for (i, line) in window.lines.iter().enumerate() {
         let y = area.y + (head_rows + i) as u16;
         put(frame, area.x, y, area.width, line);

@@ -4,6 +4,7 @@
 
 use crate::diff::Highlighter;
 use crate::tui::app::{App, ChangeReview, CommandReview, Pane};
+use crate::tui::diff_cursor::Drawing;
 use crate::tui::diff_lines::{self, DiffWindow, HunkMarks};
 use crate::tui::diff_split;
 use crate::tui::keymap::{self, Action, Context};
@@ -42,7 +43,7 @@ fn marks(c: &ChangeReview) -> HunkMarks<'_> {
     HunkMarks {
         selected: Some(&c.selected),
         focus: Some(c.focus),
-        cursor: Some(c.line),
+        cursor: Some(c.cursor.line),
         comments: Some(&c.comments),
         selection: None,
         folded: c.folded(),
@@ -138,16 +139,21 @@ pub(super) fn draw_change(frame: &mut Frame<'_>, area: Rect, app: &App, c: &Chan
         return;
     };
     let h = inner.height as usize;
-    c.page.set(h.saturating_sub(2).max(1));
     // Only the visible rows of the diff are built; `before` rows (header, notes) come first.
     let before = lines.len();
     let after = usize::from(diff.hunks.is_empty());
     // One pass for the diff's size and hunk positions, then the window at the clamped scroll.
     let sized = window(app, c, width, 0, 0);
-    *c.hunk_starts.borrow_mut() = sized.hunk_starts.iter().map(|s| s + before).collect();
-    *c.line_starts.borrow_mut() = sized.line_starts.iter().map(|s| s + before).collect();
     let total = before + sized.total + after;
-    let scroll = c.scroll.min(total.saturating_sub(h));
+    c.cursor.drawn(Drawing {
+        hunk_starts: sized.hunk_starts.iter().map(|s| s + before).collect(),
+        line_starts: sized.line_starts.iter().map(|s| s + before).collect(),
+        page: h.saturating_sub(2).max(1),
+        view: h,
+        rows: total,
+        width: c.dock.width.get(),
+    });
+    let scroll = c.cursor.top(total, h);
     let first = scroll.saturating_sub(before);
     let shown = window(app, c, width, first, h);
     let mut visible: Vec<Line<'static>> = lines.into_iter().skip(scroll).collect();

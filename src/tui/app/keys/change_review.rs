@@ -108,8 +108,7 @@ impl ChangeReview {
                 Step::Nothing
             }
             A::PageUp | A::PageDown => {
-                let p = self.page.get().max(1) as isize;
-                self.move_line(if action == A::PageUp { -p } else { p });
+                self.move_page(if action == A::PageUp { -1 } else { 1 });
                 Step::Nothing
             }
             A::Copy => match &self.diff {

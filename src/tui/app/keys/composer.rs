@@ -1,13 +1,16 @@
-//! The message line's keys: pastes (long ones folded), the history of messages sent and its
-//! search (Ctrl-R), word and line motions, the draft in $EDITOR, and Esc on it (interrupt, or
-//! twice on an empty line: rewind).
+//! The message line's keys ([`ComposerKeys`]): sending (a message, or `!cmd`), pastes (long
+//! ones folded), the draft in $EDITOR, Esc on it (interrupt, or twice on an empty line:
+//! rewind), and the search of the messages sent (Ctrl-R, [`RecallKeys`]); its editing keys
+//! (word and line motions, the history) are the state's own (`app/composer.rs`). With the
+//! message line in front, the transcript's keys still work through it.
 
-use super::super::{App, Effect, Mode};
+use super::super::{AgentState, App, Effect, Mode, Overlay};
+use super::transcript::TranscriptKeys;
 use super::FOLD_LINES;
+use crate::protocol::Op;
 use crate::tui::keymap::{Action, Context};
 use crate::tui::text_input::clean_paste;
 use crate::tui::transcript::Level;
-use crate::tui::Direction;
 
 impl App {
     /// A paste (bracketed paste: the terminal sends it whole). On the message line it keeps
@@ -33,14 +36,14 @@ impl App {
                 if lines > FOLD_LINES {
                     let mut label = format!("[pasted {lines} lines]");
                     let mut n = 1;
-                    while self.pastes.iter().any(|(l, _)| *l == label) {
+                    while self.composer.pastes.iter().any(|(l, _)| *l == label) {
                         n += 1;
                         label = format!("[pasted {lines} lines #{n}]");
                     }
-                    self.input.insert_str(&label);
-                    self.pastes.push((label, text));
+                    self.composer.input.insert_str(&label);
+                    self.composer.pastes.push((label, text));
                 } else {
-                    self.input.insert_str(&text);
+                    self.composer.input.insert_str(&text);
                 }
             }
             Context::Feedback | Context::Comment | Context::ReviewSummary => {
@@ -53,7 +56,7 @@ impl App {
                     f.insert_str(text.lines().next().unwrap_or_default());
                 }
                 if c == Context::HistorySearch {
-                    self.recall_step(false);
+                    self.composer.recall_step(false);
                 }
             }
             _ => {}
@@ -61,130 +64,10 @@ impl App {
         self.refresh_pickers();
     }
 
-    /// Backspace right after a folded paste's label deletes the label (and the paste) whole.
-    pub(super) fn delete_folded_paste(&mut self) -> bool {
-        let before = self.input.before_cursor();
-        let Some(i) = self
-            .pastes
-            .iter()
-            .position(|(l, _)| before.ends_with(l.as_str()))
-        else {
-            return false;
-        };
-        let (label, _) = self.pastes.remove(i);
-        self.input.delete_back(label.chars().count());
-        true
-    }
-
-    /// The message as it is sent: the line's text with each folded paste put back whole.
-    pub(in crate::tui::app) fn message_text(&self) -> String {
-        let mut text = self.input.text().to_string();
-        for (label, pasted) in &self.pastes {
-            if let Some(at) = text.find(label.as_str()) {
-                text.replace_range(at..at + label.len(), pasted);
-            }
-        }
-        text
-    }
-
     /// The message line is sent (or handed on): empty it, and keep the text in the history.
     pub(super) fn take_message(&mut self, text: &str) {
-        self.input.take();
-        self.pastes.clear();
+        self.composer.take(text);
         self.input_focus = false;
-        self.sent.push(text);
-    }
-
-    /// Up or Down on the message line: the line above or below, or from the first (last)
-    /// line the previous (next) message of the history.
-    pub(super) fn line_or_history(&mut self, to: Direction) {
-        if self.input.line_move(to) {
-            return;
-        }
-        let recalled = match to {
-            Direction::Back => {
-                let current = self.input.text().to_string();
-                self.sent.back(&current).map(str::to_string)
-            }
-            Direction::Forward => self.sent.forward(),
-        };
-        let Some(text) = recalled else {
-            return;
-        };
-        self.pastes.clear();
-        self.input.set_text(&text);
-        if to == Direction::Back {
-            // On the first line, so that Up goes on to the older message.
-            self.input.to_first_line_end();
-        }
-    }
-
-    /// Search the messages sent again for what is typed: from the newest, or (`older`) from
-    /// before the one found. The message line shows the message found, or the draft when
-    /// none matches.
-    pub(super) fn recall_step(&mut self, older: bool) {
-        let Some(r) = self.recall.as_mut() else {
-            return;
-        };
-        let before = match (older, r.found) {
-            (true, Some(i)) => i,
-            _ => self.sent.entries().len(),
-        };
-        match self.sent.find(r.query.text(), before) {
-            Some(i) => {
-                r.found = Some(i);
-                let text = self.sent.entries()[i].clone();
-                self.pastes.clear();
-                self.input.set_text(&text);
-            }
-            // Ctrl-R past the oldest match keeps the one found.
-            None if older => {}
-            None => {
-                r.found = None;
-                let draft = r.draft.clone();
-                self.input.set_text(&draft);
-            }
-        }
-    }
-
-    /// Enter (keep the message found on the line), Esc (the line as it was) or Ctrl-R (an
-    /// older match) in a search of the messages sent.
-    pub(super) fn recall_choice(&mut self, action: Action) {
-        match action {
-            Action::OlderMatch => self.recall_step(true),
-            Action::Cancel => {
-                if let Some(r) = self.recall.take() {
-                    self.input.set_text(&r.draft);
-                }
-            }
-            _ => self.recall = None,
-        }
-    }
-
-    /// The message line's own keys: new lines, history, word and line motions.
-    pub(super) fn act_composer(&mut self, action: Action) -> Vec<Effect> {
-        use Action as A;
-        match action {
-            A::Newline => self.input.newline(),
-            A::HistoryPrev => self.line_or_history(Direction::Back),
-            A::HistoryNext => self.line_or_history(Direction::Forward),
-            A::DeleteWordBack => self.input.delete_word_back(),
-            A::KillToLineEnd => self.input.kill_to_line_end(),
-            A::WordLeft => self.input.word_left(),
-            A::WordRight => self.input.word_right(),
-            A::LineStart => self.input.line_start(),
-            A::LineEnd => self.input.line_end(),
-            A::SearchHistory => {
-                self.recall = Some(crate::tui::history::Recall {
-                    draft: self.input.text().to_string(),
-                    ..Default::default()
-                });
-                self.recall_step(false);
-            }
-            A::EditDraft => return vec![Effect::EditDraft(self.message_text())],
-            _ => {}
-        }
-        Vec::new()
     }
 
     /// The editor opened with Ctrl-G is closed: what was saved is the message line's text
@@ -194,8 +77,8 @@ impl App {
             Ok(text) => {
                 let text = text.strip_suffix('\n').unwrap_or(&text);
                 let text = text.strip_suffix('\r').unwrap_or(text);
-                self.pastes.clear();
-                self.input.set_text(text);
+                self.composer.pastes.clear();
+                self.composer.input.set_text(text);
                 if !self.chat_in_front() && matches!(self.mode, Mode::Transcript) {
                     self.input_focus = true;
                 }
@@ -211,17 +94,106 @@ impl App {
     /// empty line the first Esc arms and the second asks which turn to rewind to.
     pub(super) fn escape_or_rewind(&mut self) -> Vec<Effect> {
         if self.status.state.is_busy() {
-            self.esc_armed = false;
-            return self.act_transcript(Action::Interrupt);
+            self.composer.esc_armed = false;
+            return TranscriptKeys(self).handle(Action::Interrupt);
         }
-        if !self.input.text().is_empty() {
-            self.esc_armed = false;
+        if !self.composer.input.text().is_empty() {
+            self.composer.esc_armed = false;
             return Vec::new();
         }
-        if std::mem::take(&mut self.esc_armed) {
+        if std::mem::take(&mut self.composer.esc_armed) {
             return self.open_rewind();
         }
-        self.esc_armed = true;
+        self.composer.esc_armed = true;
         Vec::new()
     }
+}
+
+/// The message line in front (focused in the modal keys, or the chat keys' transcript).
+pub(super) struct ComposerKeys<'a>(pub(super) &'a mut App);
+
+impl ComposerKeys<'_> {
+    /// The message line's own keys (its editing keys are `Composer::handle`'s); any other
+    /// action is the transcript's.
+    pub(super) fn handle(self, action: Action) -> Vec<Effect> {
+        let app = self.0;
+        if app.composer.handle(action) {
+            return Vec::new();
+        }
+        match action {
+            Action::EditDraft => vec![Effect::EditDraft(app.composer.message_text())],
+            Action::EscapeOrRewind => app.escape_or_rewind(),
+            Action::Submit => app.send_message(),
+            Action::Cancel => {
+                app.input_focus = false;
+                Vec::new()
+            }
+            _ => TranscriptKeys(app).handle(action),
+        }
+    }
+}
+
+/// The search of the messages sent (Ctrl-R) in front.
+pub(super) struct RecallKeys<'a>(pub(super) &'a mut App);
+
+impl RecallKeys<'_> {
+    /// Keep the message found, go back to the draft, or find an older match; any other key
+    /// is the message line's.
+    pub(super) fn handle(self, action: Action) -> Vec<Effect> {
+        match action {
+            Action::Submit | Action::Cancel | Action::OlderMatch => {
+                self.0.composer.recall_choice(action);
+                Vec::new()
+            }
+            _ => ComposerKeys(self.0).handle(action),
+        }
+    }
+}
+
+impl App {
+    /// Enter on the message line: send the message (or run `!cmd`), or hold it until the
+    /// session has started or the person has chosen how to make room in a full context.
+    pub(in crate::tui::app) fn send_message(&mut self) -> Vec<Effect> {
+        if self.composer.input.text().trim().is_empty() {
+            return Vec::new();
+        }
+        let text = self.composer.message_text().trim().to_string();
+        let state = self.status.state;
+        if let Some(command) = shell_command(&text) {
+            return self.run_shell(&text, command);
+        }
+        if self.context_full && state.accepts_message() {
+            // Sent only once the person has chosen how to make room.
+            self.take_message(&text);
+            self.overlay = Some(Overlay::ContextFull(text));
+            return Vec::new();
+        }
+        if state == AgentState::Starting {
+            // The runner holds it until the session is ready, then sends it like any other
+            // message (after the task given on the command line, if any).
+            self.take_message(&text);
+            self.transcript.notice(
+                Level::Info,
+                format!("queued until the session has started › {text}"),
+            );
+            return vec![Effect::Send(Op::UserMessage { text })];
+        }
+        if !state.accepts_message() && !state.is_busy() {
+            self.transcript.notice(
+                Level::Warning,
+                "the session is not running: the message cannot be sent",
+            );
+            return Vec::new();
+        }
+        // While the agent works or is paused, the agent queues the message for the next turn
+        // boundary (and says so with `MessageQueued`).
+        self.take_message(&text);
+        vec![Effect::Send(Op::UserMessage { text })]
+    }
+}
+
+/// The command of a message `!cmd` (`!` and a command, on one line or more), if it is one.
+pub(super) fn shell_command(text: &str) -> Option<String> {
+    let command = text.strip_prefix('!')?.trim();
+    (!command.is_empty()).then(|| command.to_string())
 }

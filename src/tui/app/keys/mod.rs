@@ -1,18 +1,26 @@
-//! Keys to actions (through the one key table, `tui/keymap`) and the dispatch of each action
-//! to the handler of the mode in front, one file each: the message line (`composer`), the
-//! transcript (`transcript`, `replay`), a file change (`change_review`) or a command
-//! (`command_review`) under review (`review` picks one), the session's own questions and
-//! commands (`session`); the session review answers in `app/pr_keys.rs`, the pickers in
-//! `app/pickers.rs`, the search in `app/search.rs`.
+//! Keys to actions (through the one key table, `tui/keymap`) and the routing of each action
+//! to the handler of the mode in force ([`App::act`]), one type with its own `handle` in one
+//! file each: the message line (`composer`: [`composer::ComposerKeys`], and the search of the
+//! messages sent, [`composer::RecallKeys`]), the transcript (`transcript`, with `replay`'s
+//! steps), the command palette (`palette`), the file picker (`path_picker`), the transcript
+//! search (`search`), the help and the questions over everything (`overlays`), a file change
+//! (`change_review`: `ChangeReview::handle`) or a command (`command_review`:
+//! `CommandReview::handle`) under review (`review` picks one; the docked panel's keys are
+//! `app/dock.rs`'), the session review (`PatchReview::handle`, its effects in
+//! `app/pr_keys.rs`); the keys that work whatever is in front are `session`'s.
 //!
-//! Owns which contexts are in force ([`App::contexts`]) and the routing of an action to its
-//! handler ([`App::act`]); not what any one mode does with it.
+//! Owns which contexts are in force ([`App::contexts`]) and which mode's handler a context's
+//! actions go to; not what any one mode does with them.
 
 mod change_review;
 mod command_review;
 mod composer;
+mod overlays;
+mod palette;
+mod path_picker;
 mod replay;
 mod review;
+mod search;
 mod session;
 mod transcript;
 
@@ -20,9 +28,14 @@ use super::review::FeedbackFor;
 use super::{App, Effect, Mode, Overlay, Review};
 use crate::tui::keymap::{lookup, Action, Context};
 use crate::tui::text_input::TextInput;
-use crate::tui::transcript::Level;
 use crate::tui::Direction;
+use composer::{ComposerKeys, RecallKeys};
 use crossterm::event::KeyEvent;
+use overlays::{HelpKeys, Questions};
+use palette::PaletteKeys;
+use path_picker::PathPickerKeys;
+use search::SearchKeys;
+use transcript::TranscriptKeys;
 
 /// Lines one notch of the mouse wheel scrolls.
 pub(crate) const WHEEL_LINES: usize = 3;
@@ -65,7 +78,7 @@ impl App {
             Mode::Transcript if self.search.as_ref().is_some_and(|s| s.field.is_some()) => {
                 vec![C::Search, C::Anywhere]
             }
-            Mode::Transcript if self.message_line_open() && self.recall.is_some() => {
+            Mode::Transcript if self.message_line_open() && self.composer.recall.is_some() => {
                 vec![C::HistorySearch, C::Anywhere]
             }
             Mode::Transcript if self.message_line_open() && self.picker.is_some() => {
@@ -140,7 +153,7 @@ impl App {
         let mut fx = Vec::new();
         for _ in 0..WHEEL_LINES {
             fx.extend(match ctx {
-                C::Transcript => self.act_transcript(action),
+                C::Transcript => TranscriptKeys(self).handle(action),
                 _ => self.act(action, ctx),
             });
         }
@@ -152,7 +165,10 @@ impl App {
         let contexts = self.contexts();
         let action = lookup(&contexts, &key);
         if action != Some(Action::EscapeOrRewind) {
-            self.esc_armed = false;
+            self.composer.esc_armed = false;
+        }
+        if action != self.unsent_warned {
+            self.unsent_warned = None;
         }
         match action {
             Some(action) => {
@@ -164,14 +180,14 @@ impl App {
                 if matches!(contexts[0], Context::Input | Context::Chat)
                     && key.code == crossterm::event::KeyCode::Backspace
                     && key.modifiers.is_empty()
-                    && self.delete_folded_paste()
+                    && self.composer.delete_folded_paste()
                 {
                     return Vec::new();
                 }
                 let on_message_line = matches!(
                     contexts[0],
                     Context::Input | Context::Chat | Context::Palette | Context::PathPicker
-                ) && self.recall.is_none();
+                ) && self.composer.recall.is_none();
                 let opens = on_message_line
                     .then(|| self.picker_opened_by(&key))
                     .flatten();
@@ -181,7 +197,7 @@ impl App {
                     }
                 }
                 if contexts[0] == Context::HistorySearch {
-                    self.recall_step(false);
+                    self.composer.recall_step(false);
                 }
                 let fx = match opens {
                     Some(opens) => self.open_picker(opens),
@@ -198,113 +214,85 @@ impl App {
             Mode::Review(r) => r.feedback_mut().as_mut(),
             Mode::Patch(p) => p.field_mut(),
             Mode::Transcript => {
-                if let Some(r) = self.recall.as_mut() {
+                if let Some(r) = self.composer.recall.as_mut() {
                     return Some(&mut r.query);
                 }
                 match self.search.as_mut().and_then(|s| s.field.as_mut()) {
                     Some(f) => Some(f),
-                    None => Some(&mut self.input),
+                    None => Some(&mut self.composer.input),
                 }
             }
         }
     }
 
+    /// Hand `action`, looked up in `ctx`, to the mode whose keys `ctx` holds; the keys that
+    /// work anywhere (help, quit, suspend, the approval policy, export, the check) first.
     pub(in crate::tui::app) fn act(&mut self, action: Action, ctx: Context) -> Vec<Effect> {
-        use Action as A;
-        match action {
-            A::Help => {
-                self.overlay = Some(Overlay::Help);
-                self.help_scroll = 0;
-                Vec::new()
+        if let Some(fx) = self.act_anywhere(action) {
+            return fx;
+        }
+        match Handler::of(ctx, &self.mode) {
+            Handler::Help => HelpKeys(self).handle(action),
+            Handler::Question => Questions(self).handle(action, ctx),
+            Handler::Review => self.act_review(action, ctx),
+            Handler::Patch => self.act_patch(action),
+            Handler::Search => SearchKeys(self).handle(action),
+            Handler::Recall => RecallKeys(self).handle(action),
+            Handler::Palette => PaletteKeys(self).handle(action),
+            Handler::PathPicker => PathPickerKeys(self).handle(action),
+            Handler::Composer => ComposerKeys(self).handle(action),
+            Handler::Transcript => TranscriptKeys(self).handle(action),
+        }
+    }
+}
+
+/// The mode whose handler takes the actions of a context, one file each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Handler {
+    /// The help overlay (`overlays`).
+    Help,
+    /// A question over everything: quit, the full context, rewind (`overlays`).
+    Question,
+    /// A change or a command under review, docked or full screen (`review`).
+    Review,
+    /// The session review (`app/pr_keys.rs`, `app/pr_review.rs`).
+    Patch,
+    /// The transcript search: its field, or its matches (`search`).
+    Search,
+    /// The search of the messages sent, Ctrl-R (`composer`).
+    Recall,
+    /// The command palette (`palette`).
+    Palette,
+    /// The file picker (`path_picker`).
+    PathPicker,
+    /// The message line (`composer`).
+    Composer,
+    /// The transcript, live or replayed (`transcript`).
+    Transcript,
+}
+
+impl Handler {
+    /// Whose keys `ctx` holds while `mode` is in front (the palette runs a command in its
+    /// binding's context, whatever is in front).
+    fn of(ctx: Context, mode: &Mode) -> Self {
+        use Context as C;
+        match ctx {
+            C::Help => Handler::Help,
+            C::Confirm | C::ContextChoice | C::Rewind => Handler::Question,
+            C::Folded | C::Comment if matches!(mode, Mode::Patch(_)) => Handler::Patch,
+            C::Diff | C::Folded | C::Command | C::Feedback | C::Comment | C::Prefix => {
+                Handler::Review
             }
-            A::InterruptOrQuit => self.interrupt_or_quit(),
-            A::Suspend => vec![Effect::Suspend],
-            // Anywhere, a review included: a request already asked keeps its question.
-            A::CycleApprovals if self.replay.is_none() => self.cycle_approvals(),
-            A::ExportSession if self.replay.is_none() => vec![Effect::ExportSession],
-            A::RunCheck if self.replay.is_none() => match self.check.clone() {
-                Some(command) => self.start_shell(command),
-                None => {
-                    self.transcript.notice(
-                        Level::Warning,
-                        "no check command: set `check` under [sandbox] in the config file or the repository's .lilypad/config.toml",
-                    );
-                    Vec::new()
-                }
-            },
-            A::Quit => match self.quit_question() {
-                Some(q) => {
-                    self.overlay = Some(Overlay::ConfirmQuit(q));
-                    Vec::new()
-                }
-                None => self.quit_now(),
-            },
-            A::Yes => {
-                self.overlay = None;
-                self.quit_now()
-            }
-            A::No => {
-                self.overlay = None;
-                Vec::new()
-            }
-            A::Cancel if ctx == Context::Help => {
-                self.overlay = None;
-                Vec::new()
-            }
-            A::ScrollUp | A::ScrollDown | A::PageUp | A::PageDown if ctx == Context::Help => {
-                let page = self.help_page.get().max(1) as isize;
-                let d = match action {
-                    A::ScrollUp => -1,
-                    A::ScrollDown => 1,
-                    A::PageUp => -page,
-                    _ => page,
-                };
-                self.help_scroll = (self.help_scroll as isize + d).max(0) as usize;
-                Vec::new()
-            }
-            A::Submit | A::Cancel | A::Complete | A::PrevEntry | A::NextEntry
-                if ctx == Context::Palette =>
-            {
-                self.act_palette(action)
-            }
-            A::Submit | A::Cancel | A::PrevEntry | A::NextEntry if ctx == Context::PathPicker => {
-                self.act_picker(action)
-            }
-            A::Submit | A::Cancel | A::OlderMatch if ctx == Context::HistorySearch => {
-                self.recall_choice(action);
-                Vec::new()
-            }
-            A::Submit if ctx == Context::Search => self.submit_search(),
-            A::Cancel if ctx == Context::Search || ctx == Context::Found => {
-                self.end_search();
-                Vec::new()
-            }
-            A::NextMatch => self.step_search(Direction::Forward),
-            A::PrevMatch => self.step_search(Direction::Back),
-            A::ContinueFresh | A::DropOldResults | A::Cancel if ctx == Context::ContextChoice => {
-                self.context_choice(action)
-            }
-            A::EarlierTurn | A::LaterTurn | A::Submit | A::Cancel if ctx == Context::Rewind => {
-                self.rewind_choice(action)
-            }
-            _ => match ctx {
-                Context::Diff | Context::Folded | Context::Command if self.act_dock(action) => {
-                    Vec::new()
-                }
-                Context::Comment | Context::Folded if matches!(self.mode, Mode::Patch(_)) => {
-                    self.act_patch(action)
-                }
-                Context::Diff
-                | Context::Folded
-                | Context::Command
-                | Context::Feedback
-                | Context::Comment
-                | Context::Prefix => self.act_review(action),
-                Context::Patch | Context::SavePath | Context::ReviewSummary => {
-                    self.act_patch(action)
-                }
-                _ => self.act_transcript(action),
-            },
+            C::Patch | C::SavePath | C::ReviewSummary => Handler::Patch,
+            C::Search | C::Found => Handler::Search,
+            C::HistorySearch => Handler::Recall,
+            C::Palette => Handler::Palette,
+            C::PathPicker => Handler::PathPicker,
+            C::Chat | C::Input => Handler::Composer,
+            C::Transcript | C::Replay | C::Browse | C::Anywhere => Handler::Transcript,
+            // The attempts board answers its own keys (`attempts::Board::on_key`); an App is
+            // never asked for them, and would do nothing with them.
+            C::Board | C::Pieces => Handler::Transcript,
         }
     }
 }

@@ -6,7 +6,7 @@
 
 use super::super::{App, Effect, Mode, Review};
 use crate::protocol::{RequestId, ReviewDecision};
-use crate::tui::keymap::Action;
+use crate::tui::keymap::{Action, Context};
 
 /// What a review's key asks of the session, once the review has done its part.
 #[derive(Debug)]
@@ -23,7 +23,14 @@ pub(in crate::tui::app) enum Step {
 }
 
 impl App {
-    pub(super) fn act_review(&mut self, action: Action) -> Vec<Effect> {
+    /// An action looked up in `ctx` while a change or a command is under review: the docked
+    /// panel's own keys first (focus, full screen, split, scrolling the conversation), then
+    /// the review's.
+    pub(super) fn act_review(&mut self, action: Action, ctx: Context) -> Vec<Effect> {
+        let docked = matches!(ctx, Context::Diff | Context::Folded | Context::Command);
+        if docked && self.act_dock(action) {
+            return Vec::new();
+        }
         match &self.mode {
             Mode::Review(Review::Change(_)) => self.act_change(action),
             Mode::Review(Review::Command(_)) => self.act_command(action),

@@ -1,6 +1,9 @@
-//! Keys that act on the session itself: the approval policy (Shift-Tab), the person's own
-//! commands (`!cmd`, the check), Ctrl-C, the full context's question and rewinding to a turn.
+//! Keys that act on the session itself, whatever is in front ([`App::act_anywhere`]): the
+//! help, quitting, suspending, the approval policy (Shift-Tab), exporting, the person's own
+//! commands (`!cmd`, the check); and what the questions over everything decide (the full
+//! context's, rewinding to a turn), whose keys are `overlays`'.
 
+use super::super::pr_keys::Unsent;
 use super::super::{AgentState, App, Effect, Overlay};
 use crate::protocol::Op;
 use crate::tui::keymap::Action;
@@ -8,6 +11,43 @@ use crate::tui::text_input::TextInput;
 use crate::tui::transcript::Level;
 
 impl App {
+    /// The keys that work whatever is in front: the help, quitting (Ctrl-C interrupts
+    /// first), suspending, and in a live session the approval policy, exporting the session
+    /// and the check. `None`: not one of them, the mode in front takes the action.
+    pub(super) fn act_anywhere(&mut self, action: Action) -> Option<Vec<Effect>> {
+        use Action as A;
+        let live = self.replay.is_none();
+        Some(match action {
+            A::Help => {
+                self.overlay = Some(Overlay::Help);
+                self.help_scroll = 0;
+                Vec::new()
+            }
+            A::InterruptOrQuit => self.interrupt_or_quit(),
+            A::Suspend => vec![Effect::Suspend],
+            // Anywhere, a review included: a request already asked keeps its question.
+            A::CycleApprovals if live => self.cycle_approvals(),
+            A::ExportSession if live => vec![Effect::ExportSession],
+            A::RunCheck if live => match self.check.clone() {
+                Some(command) => self.start_shell(command),
+                None => {
+                    self.transcript.notice(
+                        Level::Warning,
+                        "no check command: set `check` under [sandbox] in the config file or the repository's .lilypad/config.toml",
+                    );
+                    Vec::new()
+                }
+            },
+            A::CycleApprovals | A::ExportSession | A::RunCheck => Vec::new(),
+            A::Quit => match self.warn_unsent(A::Quit) {
+                Unsent::Warned => Vec::new(),
+                Unsent::Again => self.quit_now(),
+                Unsent::None => self.ask_to_quit(),
+            },
+            _ => return None,
+        })
+    }
+
     /// Shift-Tab, `/approvals`: ask the agent for the next preset policy. The status line
     /// shows it at once, so that presses in quick succession step on from it; the agent's
     /// `ApprovalPolicyChanged` confirms it.
@@ -80,6 +120,15 @@ impl App {
             ));
             return vec![Effect::Send(Op::Interrupt)];
         }
+        match self.warn_unsent(Action::InterruptOrQuit) {
+            Unsent::Warned => Vec::new(),
+            Unsent::Again => self.quit_now(),
+            Unsent::None => self.ask_to_quit(),
+        }
+    }
+
+    /// Quit, asking first when work would be lost.
+    pub(super) fn ask_to_quit(&mut self) -> Vec<Effect> {
         match self.quit_question() {
             Some(q) => {
                 self.overlay = Some(Overlay::ConfirmQuit(q));
@@ -99,7 +148,7 @@ impl App {
             Action::DropOldResults => Op::DropOldResults { text: Some(text) },
             _ => {
                 // Back to the message line with the text as it was.
-                self.input = TextInput::with_text(&text);
+                self.composer.input = TextInput::with_text(&text);
                 self.input_focus = true;
                 return Vec::new();
             }

@@ -30,7 +30,7 @@ pub(super) const CHAT: &[Binding] = &[
         &[alt('q')],
         A::Quit,
         None,
-        "quit (asks first while the agent works or a patch is pending)",
+        "quit (asks first while the agent works or a patch is pending; with review comments not sent, warns first and quits on a second press)",
     )
     .named("quit"),
     b(

@@ -44,6 +44,6 @@ pub(super) const GLOBAL: &[Binding] = &[
         &[ch('q')],
         A::Quit,
         Some("quit"),
-        "quit (asks first while the agent works or a patch is pending)",
+        "quit (asks first while the agent works or a patch is pending; with review comments not sent, warns first and quits on a second press)",
     ),
 ];

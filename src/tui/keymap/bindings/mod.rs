@@ -4,6 +4,7 @@
 
 use super::Binding;
 
+mod board;
 mod chat;
 mod entry;
 mod global;
@@ -23,6 +24,7 @@ const PARTS: &[&[Binding]] = &[
     entry::ENTRY,
     pickers::PICKERS,
     overlays::OVERLAYS,
+    board::BOARD,
 ];
 
 /// Bindings in all the groups.
@@ -33,7 +35,8 @@ const LEN: usize = global::GLOBAL.len()
     + chat::CHAT.len()
     + entry::ENTRY.len()
     + pickers::PICKERS.len()
-    + overlays::OVERLAYS.len();
+    + overlays::OVERLAYS.len()
+    + board::BOARD.len();
 
 /// The groups one after another, as one array (at compile time).
 const fn concat() -> [Binding; LEN] {

@@ -83,6 +83,13 @@ pub(super) const SESSION_REVIEW: &[Binding] = &[
     ),
     b(
         C::Patch,
+        &[ch('t')],
+        A::ToggleSplit,
+        Some("split/unified"),
+        "show the diff side by side (old left, new right) or unified, as in a change's review; `[interface] diff` chooses where it starts",
+    ),
+    b(
+        C::Patch,
         &[code(KeyCode::Tab)],
         A::SwitchPane,
         None,
@@ -114,7 +121,7 @@ pub(super) const SESSION_REVIEW: &[Binding] = &[
         &[code(KeyCode::Esc)],
         A::Cancel,
         Some("back"),
-        "drop the selection; else back to the transcript, the pending comments kept (decide later: p, or Alt-P with the default keys)",
+        "drop the selection; else back to the transcript, the pending comments kept (decide later: p, or Alt-P with the default keys); with comments not sent, the first Esc warns and the second leaves",
     ),
     b(
         C::Patch,
