@@ -67,23 +67,33 @@ pub enum DiffLayout {
 pub const SPLIT_COLUMNS: u16 = 140;
 
 impl DiffLayout {
-    /// Whether a diff `width` columns wide is drawn side by side.
-    pub fn is_split(self, width: u16) -> bool {
+    /// Whether a diff `width` columns wide is drawn side by side. `one_sided`: the file is new
+    /// or deleted, so one side would be empty; `auto` keeps it in one column rather than leave
+    /// half the width blank and wrap the other half.
+    pub fn is_split(self, width: u16, one_sided: bool) -> bool {
         match self {
-            DiffLayout::Auto => width >= SPLIT_COLUMNS,
+            DiffLayout::Auto => width >= SPLIT_COLUMNS && !one_sided,
             DiffLayout::Unified => false,
             DiffLayout::Split => true,
         }
     }
 
-    /// The other layout than the one drawn at `width` (what `t` switches to).
-    pub fn toggled(self, width: u16) -> Self {
-        if self.is_split(width) {
+    /// The other layout than the one drawn (what `t` switches to).
+    pub fn toggled(self, width: u16, one_sided: bool) -> Self {
+        if self.is_split(width, one_sided) {
             DiffLayout::Unified
         } else {
             DiffLayout::Split
         }
     }
+}
+
+/// Whether one side of `file`'s split view would be empty (a new or a deleted file).
+pub fn one_sided(file: &crate::diff::FileDiff) -> bool {
+    matches!(
+        file.status,
+        crate::diff::FileStatus::Added | crate::diff::FileStatus::Deleted
+    )
 }
 
 /// How the terminal is asked to get the person's attention.
@@ -263,9 +273,13 @@ mod tests {
         let s: InterfaceSettings = toml::from_str("diff = \"split\"").unwrap();
         assert_eq!(s.diff, DiffLayout::Split);
         assert!(toml::from_str::<InterfaceSettings>("diff = \"sideways\"").is_err());
-        assert!(!DiffLayout::Auto.is_split(139) && DiffLayout::Auto.is_split(140));
-        assert!(DiffLayout::Split.is_split(80) && !DiffLayout::Unified.is_split(200));
-        assert_eq!(DiffLayout::Auto.toggled(200), DiffLayout::Unified);
-        assert_eq!(DiffLayout::Auto.toggled(100), DiffLayout::Split);
+        assert!(!DiffLayout::Auto.is_split(139, false) && DiffLayout::Auto.is_split(140, false));
+        assert!(DiffLayout::Split.is_split(80, false) && !DiffLayout::Unified.is_split(200, false));
+        // A new or deleted file stays in one column under `auto`, unless split is chosen.
+        assert!(DiffLayout::Auto.is_split(200, false) && !DiffLayout::Auto.is_split(200, true));
+        assert!(DiffLayout::Split.is_split(200, true));
+        assert_eq!(DiffLayout::Auto.toggled(200, true), DiffLayout::Split);
+        assert_eq!(DiffLayout::Auto.toggled(200, false), DiffLayout::Unified);
+        assert_eq!(DiffLayout::Auto.toggled(100, false), DiffLayout::Split);
     }
 }

@@ -74,7 +74,11 @@ impl App {
             }
             A::ToggleSplit => {
                 let width = c.dock.width.get();
-                self.diff_layout = self.diff_layout.toggled(width);
+                let one_sided = c
+                    .diff
+                    .as_ref()
+                    .is_some_and(|d| crate::tui::settings::one_sided(d));
+                self.diff_layout = self.diff_layout.toggled(width, one_sided);
             }
             // Full screen, there is no conversation on screen: a page of the diff.
             A::PageUp | A::PageDown if c.dock.full_screen => {

@@ -24,7 +24,8 @@ impl App {
         };
         if action == Action::ToggleSplit {
             // As in a change's review: the layout is the interface's, `t` switches it.
-            self.diff_layout = self.diff_layout.toggled(p.cursor.width());
+            let one_sided = p.shown().is_some_and(crate::tui::settings::one_sided);
+            self.diff_layout = self.diff_layout.toggled(p.cursor.width(), one_sided);
             return Vec::new();
         }
         match p.handle(action) {
