@@ -65,6 +65,8 @@ pub enum Context {
     Board,
     /// The attempts board's pieces.
     Pieces,
+    /// An attempt opened from the board (its own view), outside text entry and overlays.
+    Attempt,
 }
 
 impl Context {
@@ -99,6 +101,7 @@ impl Context {
             Context::PathPicker => "The file picker (@ on the message line)",
             Context::Board => "The attempts board (--attempts N)",
             Context::Pieces => "The attempts board's pieces",
+            Context::Attempt => "An attempt opened from the board",
         }
     }
 
@@ -246,6 +249,8 @@ pub enum Action {
     TakePieces,
     /// The attempts board's pieces: take every piece of the focused piece's attempt.
     TakeAttempt,
+    /// An attempt opened from the board: the board in front again.
+    BackToBoard,
 }
 
 /// A key: code plus Ctrl/Alt, and Shift where it is not part of the character (Shift-Enter).

@@ -13,6 +13,7 @@ use super::actions::{self, ActionError, KeyReader};
 use super::app::{App, AppOptions, Effect, PatchDecision};
 use super::attempts::{Board, BoardEffect};
 use super::history::{History, HistoryFile};
+use super::keymap::{self, Action, Context};
 use super::notify::TitleState;
 use super::settings::{NotifyEvent, NotifyMethod};
 use super::terminal::TerminalGuard;
@@ -462,7 +463,6 @@ impl Loop {
     }
 
     fn on_key(&mut self, k: crossterm::event::KeyEvent) {
-        use crossterm::event::KeyCode;
         if self.board_front {
             let busy = self.busy();
             let Some(board) = self.board.as_mut() else {
@@ -478,7 +478,7 @@ impl Loop {
         if self.board.is_some()
             && !typing
             && app.overlay.is_none()
-            && matches!(k.code, KeyCode::Char('b') | KeyCode::Char('q'))
+            && keymap::lookup(&[Context::Attempt], &k) == Some(Action::BackToBoard)
         {
             self.board_front = true;
             if let Some(b) = self.board.as_mut() {

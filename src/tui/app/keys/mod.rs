@@ -290,9 +290,10 @@ impl Handler {
             C::PathPicker => Handler::PathPicker,
             C::Chat | C::Input => Handler::Composer,
             C::Transcript | C::Replay | C::Browse | C::Anywhere => Handler::Transcript,
-            // The attempts board answers its own keys (`attempts::Board::on_key`); an App is
-            // never asked for them, and would do nothing with them.
-            C::Board | C::Pieces => Handler::Transcript,
+            // The attempts board answers its own keys (`attempts::Board::on_key`), and the
+            // interface takes an attempt's way back to it before its App sees the key; an App
+            // is never asked for them, and would do nothing with them.
+            C::Board | C::Pieces | C::Attempt => Handler::Transcript,
         }
     }
 }

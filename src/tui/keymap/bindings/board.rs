@@ -69,6 +69,14 @@ pub(super) const BOARD: &[Binding] = &[
         Some("quit"),
         "end every attempt and quit (asks once while attempts run or nothing is applied; Ctrl-C quits at once)",
     ),
+    // An attempt's own view (the interface routes these before the attempt's keys).
+    b(
+        C::Attempt,
+        &[ch('b'), ch('q')],
+        A::BackToBoard,
+        None,
+        "the board in front again (the attempt goes on)",
+    ),
     // The pieces.
     b(
         C::Pieces,
