@@ -4,11 +4,9 @@
 
 use super::tasks::MineArgs;
 use crate::config::Settings;
-use crate::sandbox::SandboxKind;
-use crate::tasks::{self, MineOptions, Mined, TestRunner};
+use crate::tasks::{self, MineOptions, Mined};
 use anyhow::Context;
 use std::process::ExitCode;
-use std::time::Duration;
 
 pub(super) fn run(a: &MineArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     let opts = MineOptions {
@@ -17,14 +15,7 @@ pub(super) fn run(a: &MineArgs, settings: &Settings) -> anyhow::Result<ExitCode>
         limit: a.limit,
         jobs: usize::from(a.jobs),
         max_files: a.max_files,
-        runner: TestRunner {
-            settings: settings.sandbox.clone(),
-            kind: a.sandbox.kind.map(SandboxKind::from),
-            test_cmd: a.test_cmd.clone(),
-            timeout: Duration::from_secs(a.test_timeout),
-            pool: None,
-            closing: Default::default(),
-        },
+        runner: super::tasks_out::runner(settings, &a.sandbox, &a.test_cmd, a.test_timeout),
         describer: super::tasks_out::describer(a.describe, a.engine.as_ref(), settings)?,
     };
     let (mut out, mut rejects, rejects_path) = super::tasks_out::create(&a.out)?;

@@ -5,13 +5,11 @@
 
 use super::options::SandboxArgs;
 use crate::config::Settings;
-use crate::sandbox::SandboxKind;
 use crate::tasks::mutate::{self, MutateOptions};
-use crate::tasks::{Mined, TestRunner};
+use crate::tasks::Mined;
 use anyhow::Context;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
 pub struct MutateArgs {
@@ -60,14 +58,7 @@ pub(super) fn run(a: &MutateArgs, settings: &Settings) -> anyhow::Result<ExitCod
         limit: a.limit,
         max_mutants: a.max_mutants,
         jobs: usize::from(a.jobs),
-        runner: TestRunner {
-            settings: settings.sandbox.clone(),
-            kind: a.sandbox.kind.map(SandboxKind::from),
-            test_cmd: a.test_cmd.clone(),
-            timeout: Duration::from_secs(a.test_timeout),
-            pool: None,
-            closing: Default::default(),
-        },
+        runner: super::tasks_out::runner(settings, &a.sandbox, &a.test_cmd, a.test_timeout),
         describer: super::tasks_out::describer(a.describe, a.engine.as_ref(), settings)?,
     };
     let (mut out, mut rejects, rejects_path) = super::tasks_out::create(&a.out)?;

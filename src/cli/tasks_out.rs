@@ -1,6 +1,7 @@
 //! What `tasks mine` and `tasks mutate` share on the command line: their two output files (the
 //! tasks, and the rejects beside them), a line on stderr per task or reject as it ends, and
-//! counts by reason in words; the model that writes statements under `--describe`.
+//! counts by reason in words; the runs' test runner; the model that writes statements under
+//! `--describe`.
 
 use crate::config::Settings;
 use crate::launch::EngineFlag;
@@ -21,6 +22,23 @@ pub(super) fn create(out: &Path) -> anyhow::Result<(BufWriter<File>, BufWriter<F
             .with_context(|| format!("creating {}", p.display()))
     };
     Ok((create(out)?, create(&rejects)?, rejects))
+}
+
+/// The runs' runner: the `[sandbox]` settings, `--sandbox`, the test command and its limit.
+pub(super) fn runner(
+    settings: &Settings,
+    sandbox: &super::options::SandboxArgs,
+    test_cmd: &str,
+    timeout_secs: u64,
+) -> tasks::TestRunner {
+    tasks::TestRunner {
+        settings: settings.sandbox.clone(),
+        kind: sandbox.kind.map(crate::sandbox::SandboxKind::from),
+        test_cmd: test_cmd.to_string(),
+        timeout: std::time::Duration::from_secs(timeout_secs),
+        pool: None,
+        closing: Default::default(),
+    }
 }
 
 /// The model that writes the statements with `--describe` (`engine`, else the configured

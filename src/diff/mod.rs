@@ -207,6 +207,12 @@ impl FileDiff {
         self.hunks.iter().map(Hunk::removed).sum()
     }
 
+    /// Whether one side of the file is empty (a new or a deleted file): a side-by-side view
+    /// of it would leave one half blank.
+    pub fn one_sided(&self) -> bool {
+        matches!(self.status, FileStatus::Added | FileStatus::Deleted)
+    }
+
     /// Lines in all hunks.
     pub fn line_count(&self) -> usize {
         self.hunks.iter().map(|h| h.lines.len()).sum()

@@ -88,14 +88,6 @@ impl DiffLayout {
     }
 }
 
-/// Whether one side of `file`'s split view would be empty (a new or a deleted file).
-pub fn one_sided(file: &crate::diff::FileDiff) -> bool {
-    matches!(
-        file.status,
-        crate::diff::FileStatus::Added | crate::diff::FileStatus::Deleted
-    )
-}
-
 /// How the terminal is asked to get the person's attention.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -74,10 +74,7 @@ impl App {
             }
             A::ToggleSplit => {
                 let width = c.dock.width.get();
-                let one_sided = c
-                    .diff
-                    .as_ref()
-                    .is_some_and(|d| crate::tui::settings::one_sided(d));
+                let one_sided = c.diff.as_ref().is_some_and(|d| d.one_sided());
                 self.diff_layout = self.diff_layout.toggled(width, one_sided);
             }
             // Full screen, there is no conversation on screen: a page of the diff.

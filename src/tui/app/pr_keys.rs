@@ -24,7 +24,7 @@ impl App {
         };
         if action == Action::ToggleSplit {
             // As in a change's review: the layout is the interface's, `t` switches it.
-            let one_sided = p.shown().is_some_and(crate::tui::settings::one_sided);
+            let one_sided = p.shown().is_some_and(|f| f.one_sided());
             self.diff_layout = self.diff_layout.toggled(p.cursor.width(), one_sided);
             return Vec::new();
         }

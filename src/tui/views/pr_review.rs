@@ -249,10 +249,7 @@ fn draw_diff(frame: &mut Frame<'_>, area: Rect, app: &App, p: &PatchReview) {
         }),
         ..Default::default()
     };
-    let render = if app
-        .diff_layout
-        .is_split(area.width, crate::tui::settings::one_sided(f))
-    {
+    let render = if app.diff_layout.is_split(area.width, f.one_sided()) {
         diff_split::render_window
     } else {
         diff_lines::render_window

@@ -61,8 +61,10 @@ fn window(app: &App, c: &ChangeReview, width: usize, first: usize, count: usize)
             line_starts: Vec::new(),
         };
     };
-    let one_sided = crate::tui::settings::one_sided(diff);
-    let render = if app.diff_layout.is_split(c.dock.width.get(), one_sided) {
+    let render = if app
+        .diff_layout
+        .is_split(c.dock.width.get(), diff.one_sided())
+    {
         diff_split::render_window
     } else {
         diff_lines::render_window
